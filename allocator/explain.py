@@ -1,0 +1,633 @@
+"""Explain, per node, what the scheduler's DRA plugin would decide for a pod or a claim, and why.
+
+The verdict of every node comes from the faithful search (allocator.search), run like the
+scheduler's DynamicResources plugin runs it (PreEnqueue/PreFilter checks, then Filter per node).
+The *why* is extra: for every request, every device the node can see is diagnosed on its own
+(pool state, usage, selectors, capacity, counters, taints), and what the search itself ran into
+(constraint conflicts, counters taken by devices chosen earlier) is added from its trace.
+The JSON form is documented in docs/EXPLANATION.md.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from . import capacity as capacity_rules
+from .cel import CelCompileError, CelRuntimeError
+from .features import Features
+from .index import ClusterIndex, cluster_index
+from .model import Device, DeviceID
+from .nodeselector import NodeSelectorError, matches as selector_matches, node_matches
+from .objects import ObjectSet
+from .pools import AllocatorError, NodeUnschedulable, SkippedPool, gather_pools
+from .search import (
+    BINDING_CONDITIONS_DISABLED, CAPACITY, CEL_ERROR, CLASS_SELECTOR, COUNTERS, COUNTERS_DISABLED,
+    IN_USE, NODE_MISMATCH, REQUEST_SELECTOR, TAINTED, Allocator, ClaimSpec, Request, SearchTrace,
+    SelectorEvaluator, make_request,
+)
+from .state import AllocatedState, build_allocated_state
+from .taints import untolerated_taints
+
+API_VERSION = "kubectl-dra.io/v1alpha1"
+KIND = "DRAExplanation"
+
+FITS, UNSCHEDULABLE, ERROR = "Fits", "Unschedulable", "Error"
+
+# Reason codes beyond those of the search (see docs/EXPLANATION.md).
+POOL_INCOMPLETE = "PoolIncomplete"
+POOL_BEING_REPLACED = "PoolBeingReplaced"
+POOL_INVALID = "PoolInvalid"
+
+
+class ExplainError(ValueError):
+    """The target cannot be explained (unknown pod/claim/node): a usage or input error."""
+
+
+# ---------------------------------------------------------------------------- result types
+
+
+@dataclass
+class DeviceRejection:
+    device: DeviceID
+    code: str
+    message: str
+
+    def to_dict(self) -> dict:
+        return {"device": str(self.device), "reason": self.code, "message": self.message}
+
+
+@dataclass
+class RequestOutcome:
+    name: str                      # request or "request/subrequest"
+    device_class: str | None
+    wanted: int | str              # a count, or "All"
+    candidates: int                # devices usable on their own, before the search
+    chosen: list[DeviceID] = field(default_factory=list)
+    rejected: list[DeviceRejection] = field(default_factory=list)
+    selected: bool = False         # for subrequests: the alternative the search picked
+
+    def reason_counts(self) -> Counter:
+        return Counter(r.code for r in self.rejected)
+
+    def to_dict(self) -> dict:
+        return {
+            "request": self.name,
+            "deviceClassName": self.device_class,
+            "wanted": self.wanted,
+            "candidates": self.candidates,
+            "chosen": [str(d) for d in self.chosen],
+            "rejectedByReason": dict(sorted(self.reason_counts().items())),
+            "rejected": [r.to_dict() for r in self.rejected],
+            **({"selected": True} if self.selected else {}),
+        }
+
+
+@dataclass
+class ClaimOutcome:
+    namespace: str
+    name: str
+    pod_claim_name: str | None
+    state: str                     # ToAllocate | Allocated | WhatIf
+    requests: list[RequestOutcome] = field(default_factory=list)
+    allocation: dict | None = None
+    message: str = ""
+
+    @property
+    def ref(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def to_dict(self) -> dict:
+        data = {
+            "claim": {"namespace": self.namespace, "name": self.name},
+            "podClaimName": self.pod_claim_name,
+            "state": self.state,
+            "requests": [r.to_dict() for r in self.requests],
+        }
+        if self.allocation is not None:
+            data["allocation"] = self.allocation
+        if self.message:
+            data["message"] = self.message
+        return data
+
+
+@dataclass
+class NodeVerdict:
+    node: str
+    verdict: str
+    message: str = ""
+    claims: list[ClaimOutcome] = field(default_factory=list)
+    skipped_pools: list[SkippedPool] = field(default_factory=list)
+    search_steps: int = 0
+
+    @property
+    def chosen(self) -> list[tuple[str, list[dict]]]:
+        return [(c.ref, c.allocation["devices"]["results"]) for c in self.claims
+                if c.allocation is not None and c.state != "Allocated"]
+
+    def shortfall(self) -> int:
+        return sum(max(0, r.wanted - r.candidates) for c in self.claims for r in c.requests
+                   if isinstance(r.wanted, int) and (not r.name.count("/") or r.selected))
+
+    def to_dict(self) -> dict:
+        return {
+            "node": self.node,
+            "verdict": self.verdict,
+            "message": self.message,
+            "claims": [c.to_dict() for c in self.claims],
+            "skippedPools": [
+                {"pool": f"{p.driver}/{p.name}", "state": p.state, "reason": p.reason, "devices": len(p.devices)}
+                for p in self.skipped_pools
+            ],
+        }
+
+
+@dataclass
+class Summary:
+    nodes: int
+    fits: int
+    unschedulable: int
+    errors: int
+    message: str
+    reasons: list[tuple[str, int]]
+    closest: list[str]
+
+    def to_dict(self) -> dict:
+        return {
+            "nodes": self.nodes, "fits": self.fits, "unschedulable": self.unschedulable, "errors": self.errors,
+            "message": self.message,
+            "reasons": [{"reason": r, "nodes": n} for r, n in self.reasons],
+            "closest": self.closest,
+        }
+
+
+@dataclass
+class Explanation:
+    target_kind: str
+    namespace: str
+    name: str
+    features: Features
+    verdict: str
+    message: str
+    claims: list[ClaimOutcome]
+    nodes: list[NodeVerdict]
+    summary: Summary
+    what_if: bool = False
+    warnings: list[str] = field(default_factory=list)
+    selector_evaluations: int = 0
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": KIND,
+            "apiVersion": API_VERSION,
+            "target": {"kind": self.target_kind, "namespace": self.namespace, "name": self.name, "whatIf": self.what_if},
+            **self.features.to_dict(),
+            "verdict": self.verdict,
+            "message": self.message,
+            "claims": [c.to_dict() for c in self.claims],
+            "summary": self.summary.to_dict(),
+            "nodes": [n.to_dict() for n in self.nodes],
+            "warnings": list(self.warnings),
+        }
+
+
+# ---------------------------------------------------------------------------- entry points
+
+
+def explain_pod(objs: ObjectSet, namespace: str, name: str, features: Features, node: str | None = None) -> Explanation:
+    pod = objs.pods.get((namespace, name))
+    if pod is None:
+        raise ExplainError(f"Pod {namespace}/{name} not found")
+    return _explain_pod(objs, pod, features, node, what_if=False)
+
+
+def explain_claim(objs: ObjectSet, namespace: str, name: str, features: Features, node: str | None = None) -> Explanation:
+    claim = objs.claims.get((namespace, name))
+    if claim is None:
+        raise ExplainError(f"ResourceClaim {namespace}/{name} not found")
+    slot = _ClaimSlot(claim, None, "Allocated" if _allocation(claim) else "ToAllocate")
+    return _Explainer(objs, features, "ResourceClaim", namespace, name, [slot], node, False).run()
+
+
+def explain_objects(objs: ObjectSet, target: dict, features: Features, node: str | None = None) -> Explanation:
+    """What-if: a ResourceClaim, ResourceClaimTemplate or Pod that is not (necessarily) applied."""
+    from .objects import normalise
+    from .errors import FieldError
+
+    try:
+        kind, obj = normalise(target)
+    except FieldError as err:
+        raise ExplainError(f"{target.get('kind', '<no kind>')}/{(target.get('metadata') or {}).get('name', '<unnamed>')}: {err.field}: {err.message}") from None
+    if kind not in ("ResourceClaim", "ResourceClaimTemplate", "Pod"):
+        raise ExplainError(f"cannot explain a {target.get('kind')}: want a ResourceClaim, ResourceClaimTemplate or Pod")
+    meta = obj["metadata"]
+    namespace = meta.get("namespace") or "default"
+    meta["namespace"] = namespace
+    if kind == "Pod":
+        return _explain_pod(objs, obj, features, node, what_if=True)
+    if kind == "ResourceClaimTemplate":
+        claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                 "metadata": {"namespace": namespace, "name": meta["name"]}, "spec": obj["spec"]["spec"], "status": {}}
+    else:
+        claim = obj
+        claim.setdefault("status", {})
+    slot = _ClaimSlot(claim, None, "Allocated" if _allocation(claim) else "WhatIf")
+    return _Explainer(objs, features, kind, namespace, meta["name"], [slot], node, True).run()
+
+
+# ---------------------------------------------------------------------------- pod claims
+
+
+@dataclass
+class _ClaimSlot:
+    claim: dict | None
+    pod_claim_name: str | None
+    state: str                      # ToAllocate | Allocated | WhatIf | Missing
+    problem: str = ""               # PreEnqueue/PreFilter message making the pod unschedulable
+    key: tuple[str, str] | None = None
+
+
+def _allocation(claim: dict) -> dict | None:
+    return (claim.get("status") or {}).get("allocation")
+
+
+def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | None, what_if: bool) -> Explanation:
+    meta = pod["metadata"]
+    namespace, name = meta.get("namespace") or "default", meta["name"]
+    statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []}
+    slots: list[_ClaimSlot] = []
+    for entry in pod["spec"].get("resourceClaims") or []:
+        pod_claim = entry["name"]
+        if entry.get("resourceClaimName"):
+            claim_name = entry["resourceClaimName"]
+            claim = objs.claims.get((namespace, claim_name))
+            if claim is None:
+                slots.append(_ClaimSlot(None, pod_claim, "Missing",
+                                        f'resourceclaim.resource.k8s.io "{claim_name}" not found', (namespace, claim_name)))
+                continue
+        else:
+            status = statuses.get(pod_claim)
+            template_key = (namespace, entry["resourceClaimTemplateName"])
+            if status is not None and not status.get("resourceClaimName"):
+                continue  # the controller decided no claim is needed
+            if status is None:
+                template = objs.claim_templates.get(template_key)
+                if not what_if:
+                    slots.append(_ClaimSlot(None, pod_claim, "Missing", f'pod "{namespace}/{name}": ResourceClaim not created yet',
+                                            None))
+                    continue
+                if template is None:
+                    slots.append(_ClaimSlot(None, pod_claim, "Missing",
+                                            f'resourceclaimtemplate.resource.k8s.io "{template_key[1]}" not found', template_key))
+                    continue
+                claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                         "metadata": {"namespace": namespace, "name": f"{name}-{pod_claim}"},
+                         "spec": template["spec"]["spec"], "status": {}}
+                slots.append(_ClaimSlot(claim, pod_claim, "WhatIf"))
+                continue
+            claim_name = status["resourceClaimName"]
+            claim = objs.claims.get((namespace, claim_name))
+            if claim is None:
+                slots.append(_ClaimSlot(None, pod_claim, "Missing",
+                                        f'resourceclaim.resource.k8s.io "{claim_name}" not found', (namespace, claim_name)))
+                continue
+            owners = [o for o in claim["metadata"].get("ownerReferences") or [] if o.get("kind") == "Pod"]
+            if meta.get("uid") and owners and not any(o.get("uid") == meta["uid"] for o in owners):
+                slots.append(_ClaimSlot(claim, pod_claim, "Missing",
+                                        f"ResourceClaim {namespace}/{claim_name} was not created for Pod {namespace}/{name} (Pod is not owner)"))
+                continue
+        if claim["metadata"].get("deletionTimestamp"):
+            slots.append(_ClaimSlot(claim, pod_claim, "Missing", f'resourceclaim "{claim["metadata"]["name"]}" is being deleted'))
+            continue
+        slots.append(_ClaimSlot(claim, pod_claim, "Allocated" if _allocation(claim) else "ToAllocate"))
+    return _Explainer(objs, features, "Pod", namespace, name, slots, node, what_if).run()
+
+
+# ---------------------------------------------------------------------------- the explainer
+
+
+class _Explainer:
+    def __init__(self, objs: ObjectSet, features: Features, kind: str, namespace: str, name: str,
+                 slots: list[_ClaimSlot], node: str | None, what_if: bool):
+        self.objs = objs
+        self.features = features
+        self.kind, self.namespace, self.name = kind, namespace, name
+        self.slots = slots
+        self.focus = node
+        self.what_if = what_if
+        self.index: ClusterIndex = cluster_index(objs, features)
+        self.warnings: list[str] = []
+
+    def run(self) -> Explanation:
+        nodes = self._nodes()
+        claims = [self._claim_outcome(s) for s in self.slots]
+        problem = next((s.problem for s in self.slots if s.problem), "") or self._prefilter_problem()
+        to_allocate = [s for s in self.slots if s.state in ("ToAllocate", "WhatIf")]
+        allocated = [s for s in self.slots if s.state == "Allocated"]
+        skip = {(s.claim["metadata"]["namespace"], s.claim["metadata"]["name"]) for s in to_allocate}
+        state = build_allocated_state(self.objs, self.features, skip)
+        selectors = SelectorEvaluator(self.features)
+        allocator = Allocator(self.index, self.features, state, self.objs.device_classes, selectors)
+        specs = [ClaimSpec(s.claim) for s in to_allocate]
+
+        verdicts: list[NodeVerdict] = []
+        for node in nodes:
+            node_name = node["metadata"]["name"]
+            if problem:
+                verdicts.append(NodeVerdict(node_name, UNSCHEDULABLE, problem))
+                continue
+            verdicts.append(self._node_verdict(node, allocator, specs, to_allocate, allocated, state, selectors))
+
+        verdict, message = self._overall(verdicts, problem, bool(to_allocate or allocated))
+        summary = _summarise(verdicts)
+        if not nodes:
+            self.warnings.append("the cluster has no nodes")
+        if not self.features.deterministic_order:
+            self.warnings.append(f"Kubernetes 1.{self.features.minor} ({self.features.variant} allocator) does not "
+                                 "try pools in a fixed order; the scheduler may pick other devices than shown")
+        verdicts.sort(key=lambda v: ({FITS: 0, ERROR: 1, UNSCHEDULABLE: 2}[v.verdict], v.shortfall(), v.node))
+        return Explanation(self.kind, self.namespace, self.name, self.features, verdict, message, claims, verdicts,
+                           summary, self.what_if, self.warnings, selectors.evaluations)
+
+    def _nodes(self) -> list[dict]:
+        if self.focus is not None:
+            node = self.objs.nodes.get(self.focus)
+            if node is None:
+                raise ExplainError(f"Node {self.focus} not found")
+            return [node]
+        return [self.objs.nodes[n] for n in sorted(self.objs.nodes)]
+
+    def _claim_outcome(self, slot: _ClaimSlot) -> ClaimOutcome:
+        if slot.claim is None:
+            ns, name = slot.key if slot.key else (self.namespace, slot.pod_claim_name or "?")
+            return ClaimOutcome(ns, name, slot.pod_claim_name, slot.state, message=slot.problem)
+        meta = slot.claim["metadata"]
+        return ClaimOutcome(meta.get("namespace") or self.namespace, meta["name"], slot.pod_claim_name, slot.state,
+                            allocation=_allocation(slot.claim), message=slot.problem)
+
+    def _prefilter_problem(self) -> str:
+        """PreFilter: every request's DeviceClass must exist; subrequests need DRAPrioritizedList."""
+        for slot in self.slots:
+            if slot.state not in ("ToAllocate", "WhatIf"):
+                continue
+            ref = f'{slot.claim["metadata"]["namespace"]}/{slot.claim["metadata"]["name"]}'
+            for request in slot.claim["spec"]["devices"].get("requests") or []:
+                subrequests = request.get("firstAvailable") or []
+                if subrequests and not self.features.prioritized_list:
+                    return f"resource claim {ref}, request {request['name']}: has subrequests, but the DRAPrioritizedList feature is disabled"
+                candidates = [(f"{request['name']}/{s['name']}", s) for s in subrequests] or [(request["name"], request.get("exactly") or {})]
+                for label, spec in candidates:
+                    class_name = spec.get("deviceClassName")
+                    if class_name and class_name not in self.objs.device_classes:
+                        return f"request {label}: device class {class_name} does not exist"
+        return ""
+
+    def _overall(self, verdicts: list[NodeVerdict], problem: str, has_claims: bool) -> tuple[str, str]:
+        if not has_claims and not problem:
+            return FITS, "no ResourceClaims: DRA does not restrict where it runs"
+        errors = [v for v in verdicts if v.verdict == ERROR]
+        if errors:
+            return ERROR, errors[0].message
+        fitting = [v for v in verdicts if v.verdict == FITS]
+        if fitting:
+            return FITS, f"fits on {len(fitting)} of {len(verdicts)} nodes"
+        if problem:
+            return UNSCHEDULABLE, problem
+        return UNSCHEDULABLE, _summarise(verdicts).message
+
+    # ------------------------------------------------------------------ per node
+
+    def _node_verdict(self, node: dict, allocator: Allocator, specs: list[ClaimSpec], to_allocate: list[_ClaimSlot],
+                      allocated: list[_ClaimSlot], state: AllocatedState, selectors: SelectorEvaluator) -> NodeVerdict:
+        node_name = node["metadata"]["name"]
+        verdict = NodeVerdict(node_name, FITS)
+        unavailable = []
+        for slot in allocated:
+            selector = _allocation(slot.claim).get("nodeSelector")
+            outcome = self._claim_outcome(slot)
+            try:
+                ok = selector is None or selector_matches(selector, node)
+            except NodeSelectorError:
+                ok = False
+            outcome.message = "allocation available on this node" if ok else "allocation not available on this node"
+            verdict.claims.append(outcome)
+            if not ok:
+                unavailable.append(outcome.ref)
+        trace = SearchTrace()
+        results = None
+        if specs:
+            try:
+                results = allocator.allocate(node, specs, trace)
+            except AllocatorError as err:
+                verdict.verdict, verdict.message = ERROR, str(err)
+            except NodeUnschedulable as err:
+                verdict.verdict, verdict.message = UNSCHEDULABLE, str(err)
+            else:
+                if results is None:
+                    verdict.verdict, verdict.message = UNSCHEDULABLE, "cannot allocate all claims"
+        verdict.search_steps = trace.allocate_one_calls
+        if unavailable and verdict.verdict != ERROR:
+            verdict.verdict, verdict.message = UNSCHEDULABLE, "resourceclaim not available on the node"
+        if not specs and not unavailable:
+            verdict.message = "all claims are allocated and available here"
+        elif verdict.verdict == FITS:
+            verdict.message = "all claims can be allocated" if not unavailable else verdict.message
+
+        skipped: list[SkippedPool] = []
+        try:
+            pools = gather_pools(self.index, node, self.features, skipped)
+        except AllocatorError:
+            pools = []
+        verdict.skipped_pools = skipped
+        diagnoser = _Diagnoser(self, node, pools, skipped, state, selectors)
+        for ci, (slot, spec) in enumerate(zip(to_allocate, specs)):
+            outcome = self._claim_outcome(slot)
+            if results is not None:
+                outcome.allocation = results[ci]
+            outcome.requests = diagnoser.requests(ci, spec, trace, results[ci] if results is not None else None)
+            verdict.claims.append(outcome)
+        return verdict
+
+
+class _Diagnoser:
+    """Judges each device the node can see against one request, on its own."""
+
+    def __init__(self, explainer: _Explainer, node: dict, pools, skipped: list[SkippedPool], state: AllocatedState,
+                 selectors: SelectorEvaluator):
+        self.e = explainer
+        self.features = explainer.features
+        self.node = node
+        self.pools = [p for p in pools if not p.incomplete and not p.invalid]
+        self.skipped = skipped
+        self.state = state
+        self.selectors = selectors
+        self._available: dict[str, dict] = {}
+
+    def requests(self, ci: int, spec: ClaimSpec, trace: SearchTrace, allocation: dict | None) -> list[RequestOutcome]:
+        chosen_by_request: dict[str, list[DeviceID]] = {}
+        for result in (allocation or {}).get("devices", {}).get("results", []):
+            chosen_by_request.setdefault(result["request"], []).append(
+                DeviceID(result["driver"], result["pool"], result["device"]))
+        outcomes = []
+        for raw in spec.requests:
+            subrequests = raw.get("firstAvailable") or []
+            if subrequests:
+                for sub in subrequests:
+                    request = make_request(sub, sub["name"], raw["name"])
+                    outcome = self._request(ci, spec, request, trace, chosen_by_request.get(request.full_name, []))
+                    outcome.selected = request.full_name in chosen_by_request
+                    outcomes.append(outcome)
+            else:
+                request = make_request(raw.get("exactly") or {}, raw["name"], None)
+                outcomes.append(self._request(ci, spec, request, trace, chosen_by_request.get(request.name, [])))
+        return outcomes
+
+    def _request(self, ci: int, spec: ClaimSpec, request: Request, trace: SearchTrace, chosen: list[DeviceID]) -> RequestOutcome:
+        klass = self.e.objs.device_classes.get(request.class_name or "")
+        wanted: int | str = request.count if request.mode == "ExactCount" else "All"
+        outcome = RequestOutcome(request.full_name, request.class_name, wanted, 0, list(chosen))
+        searched = trace.rejected.get((ci, request.full_name), {})
+        chosen_set = set(chosen)
+        for pool in self.skipped:
+            code = {"Incomplete": POOL_INCOMPLETE, "BeingReplaced": POOL_BEING_REPLACED}.get(pool.state, POOL_INVALID)
+            for device in pool.devices:
+                if self._selectable(spec, request, klass, device) is None:
+                    outcome.rejected.append(DeviceRejection(device.id, code, f"pool {pool.driver}/{pool.name}: {pool.reason}"))
+        for pool in self.pools:
+            for device in pool.devices_targeting_node():
+                if device.id in chosen_set:
+                    outcome.candidates += 1
+                    continue
+                rejection = self._standalone(spec, request, klass, device, pool)
+                if rejection is None:
+                    outcome.candidates += 1
+                    found = searched.get(device.id)
+                    if found is not None:
+                        outcome.rejected.append(DeviceRejection(device.id, found.code, found.message))
+                else:
+                    outcome.rejected.append(rejection)
+        if wanted == "All":
+            outcome.wanted = outcome.candidates if outcome.candidates else "All"
+        return outcome
+
+    def _selectable(self, spec: ClaimSpec, request: Request, klass: dict | None, device: Device) -> DeviceRejection | None:
+        if not self.features.binding_and_status and device.binding_conditions:
+            return DeviceRejection(device.id, BINDING_CONDITIONS_DISABLED,
+                                   "device has binding conditions, but DRADeviceBindingConditions is disabled")
+        groups = []
+        if klass is not None:
+            groups.append((CLASS_SELECTOR, f"class {klass['metadata']['name']}", klass["spec"].get("selectors") or []))
+        groups.append((REQUEST_SELECTOR, f"claim {spec.ref}", request.selectors))
+        for code, owner, selectors in groups:
+            for i, selector in enumerate(selectors):
+                expression = ((selector or {}).get("cel") or {}).get("expression")
+                if expression is None:
+                    continue
+                try:
+                    if not self.selectors.evaluate(expression, device):
+                        return DeviceRejection(device.id, code, f"{owner}: selector #{i} is false: {expression}")
+                except (CelCompileError, CelRuntimeError) as err:
+                    return DeviceRejection(device.id, CEL_ERROR, f"{owner}: selector #{i}: {err}")
+        if device.slice.per_device_node_selection:
+            try:
+                if not node_matches(self.node, device.node_name, device.all_nodes, device.node_selector):
+                    return DeviceRejection(device.id, NODE_MISMATCH, "device is not available on this node")
+            except NodeSelectorError as err:
+                return DeviceRejection(device.id, NODE_MISMATCH, f"invalid device node selector: {err}")
+        return None
+
+    def _standalone(self, spec: ClaimSpec, request: Request, klass: dict | None, device: Device, pool) -> DeviceRejection | None:
+        if not request.admin_access and device.id in self.state.devices:
+            return DeviceRejection(device.id, IN_USE, self._holder(device.id))
+        rejection = self._selectable(spec, request, klass, device)
+        if rejection is not None:
+            return rejection
+        if self.features.consumable_capacity:
+            verdict = capacity_rules.check(request.capacity, device, self.state.aggregated_capacity.get(device.id), None)
+            if not verdict.ok:
+                return DeviceRejection(device.id, CAPACITY, verdict.describe())
+        if device.consumes_counters:
+            if not self.features.partitionable_devices:
+                return DeviceRejection(device.id, COUNTERS_DISABLED, "device consumes counters, but DRAPartitionableDevices is disabled")
+            shortage = self._counter_shortage(device, pool)
+            if shortage:
+                return DeviceRejection(device.id, COUNTERS, shortage)
+        if self.features.device_taints:
+            blocking = untolerated_taints(device.taints, request.tolerations)
+            if blocking:
+                sources = ", ".join(f"{t} (from {t.source})" for t in blocking)
+                return DeviceRejection(device.id, TAINTED, f"taint {sources} not tolerated")
+        return None
+
+    def _holder(self, device: DeviceID) -> str:
+        holders = [h for h in _usage(self.e.objs).get(device, []) if not h.admin_access]
+        if not holders:
+            return "allocated"
+        pods = ", ".join(f"{ns}/{n}" for h in holders for ns, n in h.pods)
+        return f"allocated to claim {holders[0].claim_ref}" + (f" (pod {pods})" if pods else "")
+
+    def _counter_shortage(self, device: Device, pool) -> str | None:
+        available = self._available.get(pool.name)
+        if available is None:
+            available = {name: dict(counters) for name, counters in pool.counter_sets.items()}
+            for s in pool.slices_targeting_node + pool.slices_not_targeting_node:
+                for other in s.devices:
+                    if self.state.is_allocated(other.id):
+                        for set_name, counters in other.consumes_counters:
+                            for name, value in counters.items():
+                                if name in available.get(set_name, {}):
+                                    available[set_name][name] = available[set_name][name] - value
+            self._available[pool.name] = available
+        for set_name, counters in device.consumes_counters:
+            for name, value in counters.items():
+                left = available.get(set_name, {}).get(name)
+                if left is not None and left < value:
+                    return f"counter set {set_name}, counter {name}: device needs {value}, {left} left"
+        return None
+
+
+def _usage(objs: ObjectSet):
+    usage = objs._cache.get("usage")
+    if usage is None:
+        from .state import device_usage
+
+        usage = objs._cache["usage"] = device_usage(objs)
+    return usage
+
+
+# ---------------------------------------------------------------------------- summary
+
+
+def _primary_reason(verdict: NodeVerdict) -> str:
+    if verdict.verdict == ERROR:
+        return "error: " + verdict.message
+    if verdict.message not in ("cannot allocate all claims", ""):
+        return verdict.message
+    for claim in verdict.claims:
+        if claim.state == "Allocated":
+            continue
+        alternatives = [r for r in claim.requests]
+        for request in alternatives:
+            if isinstance(request.wanted, int) and request.candidates < request.wanted or request.wanted == "All":
+                counts = request.reason_counts()
+                top = ", ".join(f"{n} {code}" for code, n in counts.most_common(3))
+                have = f"{request.candidates} of {request.wanted}" if request.wanted != "All" else "no"
+                return f"claim {claim.ref} request {request.name}: {have} devices usable" + (f" ({top})" if top else "")
+        conflicts = Counter(r.code for request in claim.requests for r in request.rejected
+                            if r.code in ("ConstraintConflict", COUNTERS, CAPACITY, "InUse"))
+        if conflicts:
+            top = ", ".join(f"{n} {code}" for code, n in conflicts.most_common(3))
+            return f"claim {claim.ref}: no combination of devices works together ({top})"
+    return "cannot allocate all claims"
+
+
+def _summarise(verdicts: list[NodeVerdict]) -> Summary:
+    fits = [v for v in verdicts if v.verdict == FITS]
+    errors = [v for v in verdicts if v.verdict == ERROR]
+    failing = [v for v in verdicts if v.verdict == UNSCHEDULABLE]
+    reasons = Counter(_primary_reason(v) for v in failing + errors)
+    ordered = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))
+    parts = [f"{n} node{'s' if n != 1 else ''}: {reason}" for reason, n in ordered]
+    message = f"{len(fits)}/{len(verdicts)} nodes are available" + (": " + "; ".join(parts) if parts else "") + "."
+    closest = [v.node for v in sorted(failing, key=lambda v: (v.shortfall(), v.node))[:3]]
+    return Summary(len(verdicts), len(fits), len(failing), len(errors), message, ordered, closest)

@@ -1,0 +1,159 @@
+"""Kubernetes versions and DRA feature gates, as the scheduler sees them.
+
+Defaults per minor come from the versioned feature-gate table of kube-scheduler
+(pkg/features/kube_features.go) summarised in shared/reference/dra-spec.md §2.
+The allocator variant choice mirrors k8s.io/dynamic-resource-allocation
+structured/allocator.go: the first of stable, incubating, experimental whose
+supported features cover the enabled ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+OLDEST_MINOR = 34
+NEWEST_MINOR = 37
+
+# gate -> {minor: default}
+_GATE_DEFAULTS: dict[str, dict[int, bool]] = {
+    "DRAAdminAccess": {34: True, 35: True, 36: True, 37: True},
+    "DRAPrioritizedList": {34: True, 35: True, 36: True, 37: True},
+    "DRADeviceTaints": {34: False, 35: False, 36: True, 37: True},
+    "DRADeviceTaintRules": {34: False, 35: False, 36: False, 37: True},
+    "DRAPartitionableDevices": {34: False, 35: False, 36: True, 37: True},
+    "DRAConsumableCapacity": {34: False, 35: False, 36: True, 37: True},
+    "DRADeviceBindingConditions": {34: False, 35: False, 36: True, 37: True},
+    "DRAResourceClaimDeviceStatus": {34: True, 35: True, 36: True, 37: True},
+    "DRAListTypeAttributes": {34: False, 35: False, 36: False, 37: False},
+    "DRAExtendedResource": {34: False, 35: False, 36: True, 37: True},
+}
+
+KNOWN_GATES = tuple(sorted(_GATE_DEFAULTS))
+
+_STABLE_SUPPORTS = {"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"}
+_INCUBATING_SUPPORTS = _STABLE_SUPPORTS | {"DeviceBindingAndStatus", "ConsumableCapacity"}
+
+
+class FeatureError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Features:
+    """The feature set one scheduler of a given Kubernetes minor version runs with."""
+
+    minor: int
+    gates: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @classmethod
+    def for_version(cls, minor: int | str | None = None, overrides: dict | None = None) -> "Features":
+        minor = parse_minor(minor)
+        gates = {name: defaults[minor] for name, defaults in _GATE_DEFAULTS.items()}
+        for name, value in (overrides or {}).items():
+            if name not in gates:
+                raise FeatureError(f"unknown feature gate {name!r} (known: {', '.join(KNOWN_GATES)})")
+            gates[name] = bool(value)
+        return cls(minor=minor, gates=gates)
+
+    # Allocator feature flags (structured.Features), derived like the scheduler's
+    # dynamicresources.AllocatorFeatures.
+    @property
+    def admin_access(self) -> bool:
+        return self.gates["DRAAdminAccess"]
+
+    @property
+    def prioritized_list(self) -> bool:
+        return self.gates["DRAPrioritizedList"]
+
+    @property
+    def partitionable_devices(self) -> bool:
+        return self.gates["DRAPartitionableDevices"]
+
+    @property
+    def device_taints(self) -> bool:
+        return self.gates["DRADeviceTaints"]
+
+    @property
+    def device_taint_rules(self) -> bool:
+        return self.gates["DRADeviceTaints"] and self.gates["DRADeviceTaintRules"]
+
+    @property
+    def consumable_capacity(self) -> bool:
+        return self.gates["DRAConsumableCapacity"]
+
+    @property
+    def binding_and_status(self) -> bool:
+        return self.gates["DRADeviceBindingConditions"] and self.gates["DRAResourceClaimDeviceStatus"]
+
+    @property
+    def list_type_attributes(self) -> bool:
+        return self.gates["DRAListTypeAttributes"]
+
+    def allocator_features(self) -> set[str]:
+        enabled = {
+            "AdminAccess": self.admin_access,
+            "PrioritizedList": self.prioritized_list,
+            "PartitionableDevices": self.partitionable_devices,
+            "DeviceTaints": self.device_taints,
+            "DeviceBindingAndStatus": self.binding_and_status,
+            "ConsumableCapacity": self.consumable_capacity,
+            "ListTypeAttributes": self.list_type_attributes,
+        }
+        return {name for name, on in enabled.items() if on}
+
+    @property
+    def variant(self) -> str:
+        wanted = self.allocator_features()
+        if self.minor >= 36 and wanted <= _STABLE_SUPPORTS:
+            return "stable"
+        if wanted <= _INCUBATING_SUPPORTS:
+            return "incubating"
+        return "experimental"
+
+    # Behaviour that changed between releases rather than behind a gate.
+    @property
+    def skips_incomplete_pools(self) -> bool:
+        """1.35+: ExactCount never takes devices from incomplete or invalid pools."""
+        return self.minor >= 35
+
+    @property
+    def deterministic_order(self) -> bool:
+        """1.36+ incubating/experimental sort pools and slices by name; older ones follow map order."""
+        return self.minor >= 36 and self.variant != "stable"
+
+    def to_dict(self) -> dict:
+        return {
+            "kubernetesVersion": f"1.{self.minor}",
+            "allocator": self.variant,
+            "deterministicOrder": self.deterministic_order,
+            "featureGates": dict(sorted(self.gates.items())),
+        }
+
+
+def parse_minor(minor: int | str | None) -> int:
+    """Accepts 37, "37", "1.37", "v1.37.2"; None means the newest supported."""
+    if minor is None:
+        return NEWEST_MINOR
+    if isinstance(minor, str):
+        text = minor.strip().lstrip("v")
+        parts = text.split(".")
+        try:
+            value = int(parts[1]) if len(parts) > 1 else int(parts[0])
+        except ValueError:
+            raise FeatureError(f"invalid Kubernetes version {minor!r}") from None
+        minor = value
+    if minor < OLDEST_MINOR:
+        raise FeatureError(f"Kubernetes 1.{minor} is not supported (DRA structured allocation is GA from 1.{OLDEST_MINOR})")
+    # A newer cluster than we know runs at least our newest semantics.
+    return min(int(minor), NEWEST_MINOR)
+
+
+def parse_gate_overrides(text: str) -> dict[str, bool]:
+    """Parses "A=true,B=false" like the --feature-gates flag."""
+    result: dict[str, bool] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or value.lower() not in ("true", "false"):
+            raise FeatureError(f"invalid feature gate setting {item!r}: want NAME=true|false")
+        result[name] = value.lower() == "true"
+    return result

@@ -1,0 +1,44 @@
+"""Per-ObjectSet indexes, built once and reused by every node and every explanation."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from .features import Features
+from .model import Slice
+from .objects import ObjectSet
+from .taints import rule_taint_lookup
+
+
+class ClusterIndex:
+    """Typed slices and lookups shared by pool analysis and allocation."""
+
+    def __init__(self, objs: ObjectSet, features: Features):
+        self.objs = objs
+        self.features = features
+        lookup = rule_taint_lookup(objs.taint_rules.values(), features.device_taint_rules)
+        self.slices: list[Slice] = [Slice(raw, lookup) for raw in objs.slices]
+        self.slices_on_node: dict[str, list[Slice]] = defaultdict(list)
+        self.slices_shared: list[Slice] = []
+        self.slices_by_pool: dict[tuple[str, str], list[Slice]] = defaultdict(list)
+        for s in self.slices:
+            if s.node_name:
+                self.slices_on_node[s.node_name].append(s)
+            else:
+                self.slices_shared.append(s)
+            self.slices_by_pool[s.pool_id].append(s)
+        self.newest_generation = {
+            pool_id: max(s.generation for s in slices) for pool_id, slices in self.slices_by_pool.items()
+        }
+
+    def devices(self):
+        for s in self.slices:
+            yield from s.devices
+
+
+def cluster_index(objs: ObjectSet, features: Features) -> ClusterIndex:
+    key = ("index", features.minor, tuple(sorted(features.gates.items())))
+    index = objs._cache.get(key)
+    if index is None:
+        index = objs._cache[key] = ClusterIndex(objs, features)
+    return index

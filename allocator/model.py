@@ -1,0 +1,169 @@
+"""Typed, immutable views of slices and devices, built once per ObjectSet.
+
+The allocator touches every device on every node; building these views once (attributes
+typed for CEL, quantities parsed, DeviceTaintRule taints merged) keeps the per-node work small.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .quantity import Quantity, parse_quantity
+from .semver import parse_semver
+
+
+class DeviceID(NamedTuple):
+    driver: str
+    pool: str
+    device: str
+
+    def __str__(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.device}"
+
+
+class Taint(NamedTuple):
+    key: str
+    value: str
+    effect: str
+    source: str  # "slice" or "DeviceTaintRule/<name>"
+    time_added: str | None = None
+
+    def to_dict(self) -> dict:
+        data = {"key": self.key, "value": self.value, "effect": self.effect, "source": self.source}
+        if self.time_added:
+            data["timeAdded"] = self.time_added
+        return data
+
+    def __str__(self) -> str:
+        value = f"={self.value}" if self.value else ""
+        return f"{self.key}{value}:{self.effect}"
+
+
+def _typed_attribute(attr: dict):
+    """The CEL value of a DeviceAttribute (k8s.io/dynamic-resource-allocation/cel)."""
+    if "int" in attr and attr["int"] is not None:
+        return int(attr["int"])
+    if "bool" in attr and attr["bool"] is not None:
+        return bool(attr["bool"])
+    if "string" in attr and attr["string"] is not None:
+        return str(attr["string"])
+    if "version" in attr and attr["version"] is not None:
+        return _version(attr["version"])
+    if attr.get("ints") is not None:
+        return [int(v) for v in attr["ints"]]
+    if attr.get("bools") is not None:
+        return [bool(v) for v in attr["bools"]]
+    if attr.get("strings") is not None:
+        return [str(v) for v in attr["strings"]]
+    if attr.get("versions") is not None:
+        return [_version(v) for v in attr["versions"]]
+    return None
+
+
+def _version(text: str):
+    try:
+        return parse_semver(text)
+    except ValueError:
+        # An unparsable version (the API server rejects these) compares as plain text.
+        return str(text)
+
+
+def attribute_identity(attr: dict) -> tuple | None:
+    """(type, value) used by match/distinctAttribute: type and value must both be equal."""
+    for key in ("string", "int", "bool", "version"):
+        if attr.get(key) is not None:
+            return (key, attr[key])
+    return None
+
+
+class Device:
+    """One device of a slice, with what the allocator needs precomputed."""
+
+    __slots__ = (
+        "id", "name", "slice", "raw", "raw_attributes", "attributes", "capacity", "consumes_counters",
+        "taints", "binding_conditions", "binding_failure_conditions", "binds_to_node",
+        "allow_multiple_allocations", "node_name", "node_selector", "all_nodes", "position",
+    )
+
+    def __init__(self, raw: dict, slice_: "Slice", position: int, extra_taints: list[Taint]):
+        self.raw = raw
+        self.name = raw["name"]
+        self.slice = slice_
+        self.position = position
+        self.id = DeviceID(slice_.driver, slice_.pool, self.name)
+        self.raw_attributes: dict = raw.get("attributes") or {}
+        self.attributes = {name: _typed_attribute(attr) for name, attr in self.raw_attributes.items()}
+        self.capacity: dict[str, Quantity] = {
+            name: parse_quantity(cap["value"]) for name, cap in (raw.get("capacity") or {}).items()
+        }
+        self.consumes_counters: list[tuple[str, dict[str, Quantity]]] = [
+            (c["counterSet"], {name: parse_quantity(v["value"]) for name, v in (c.get("counters") or {}).items()})
+            for c in raw.get("consumesCounters") or []
+        ]
+        self.taints: list[Taint] = [
+            Taint(t["key"], t.get("value") or "", t["effect"], "slice", t.get("timeAdded"))
+            for t in raw.get("taints") or []
+        ] + extra_taints
+        self.binding_conditions: list[str] = list(raw.get("bindingConditions") or [])
+        self.binding_failure_conditions: list[str] = list(raw.get("bindingFailureConditions") or [])
+        self.binds_to_node = bool(raw.get("bindsToNode"))
+        self.allow_multiple_allocations = bool(raw.get("allowMultipleAllocations"))
+        self.node_name = raw.get("nodeName") or None
+        self.node_selector = raw.get("nodeSelector")
+        self.all_nodes = bool(raw.get("allNodes"))
+
+    @property
+    def driver(self) -> str:
+        return self.id.driver
+
+    def capacity_policy(self, name: str) -> dict | None:
+        return ((self.raw.get("capacity") or {}).get(name) or {}).get("requestPolicy")
+
+    def lookup_attribute(self, qualified: str) -> dict | None:
+        """upstream lookupAttribute: exact key, else the bare name if the domain is the driver's."""
+        if qualified in self.raw_attributes:
+            return self.raw_attributes[qualified]
+        domain, sep, name = qualified.partition("/")
+        if not sep or domain != self.id.driver:
+            return None
+        return self.raw_attributes.get(name)
+
+    def __repr__(self) -> str:
+        return f"Device({self.id})"
+
+
+class Slice:
+    """A ResourceSlice with typed devices and counter sets."""
+
+    __slots__ = (
+        "name", "driver", "pool", "generation", "slice_count", "node_name", "node_selector", "all_nodes",
+        "per_device_node_selection", "shared_counters", "devices", "raw",
+    )
+
+    def __init__(self, raw: dict, rule_taints):
+        spec = raw["spec"]
+        self.raw = raw
+        self.name = raw["metadata"]["name"]
+        self.driver = spec["driver"]
+        self.pool = spec["pool"]["name"]
+        self.generation = int(spec["pool"].get("generation") or 0)
+        self.slice_count = int(spec["pool"]["resourceSliceCount"])
+        self.node_name = spec.get("nodeName") or None
+        self.node_selector = spec.get("nodeSelector")
+        self.all_nodes = bool(spec.get("allNodes"))
+        self.per_device_node_selection = bool(spec.get("perDeviceNodeSelection"))
+        self.shared_counters: list[tuple[str, dict[str, Quantity]]] = [
+            (cs["name"], {name: parse_quantity(c["value"]) for name, c in (cs.get("counters") or {}).items()})
+            for cs in spec.get("sharedCounters") or []
+        ]
+        self.devices = [
+            Device(d, self, i, rule_taints(self.driver, self.pool, d["name"]))
+            for i, d in enumerate(spec.get("devices") or [])
+        ]
+
+    @property
+    def pool_id(self) -> tuple[str, str]:
+        return (self.driver, self.pool)
+
+    def __repr__(self) -> str:
+        return f"Slice({self.name})"

@@ -1,0 +1,477 @@
+"""Read DRA-relevant API objects of any served version into one v1-shaped form.
+
+Input is what the API server returns (or YAML a user wrote). Output is plain dicts in the
+`resource.k8s.io/v1` shape with the API server's defaults applied, so the rest of the
+allocator deals with exactly one form. A malformed object becomes an ObjectError naming the
+object and the field and is left out; it never hides the others.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .errors import FieldError, ObjectError
+
+RESOURCE_GROUP = "resource.k8s.io"
+RESOURCE_VERSIONS = ("v1", "v1beta2", "v1beta1")
+TAINT_RULE_VERSIONS = ("v1", "v1beta2", "v1alpha3")
+
+RESOURCE_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate")
+CORE_KINDS = ("Node", "Pod", "Namespace")
+ALL_KINDS = RESOURCE_KINDS + ("DeviceTaintRule",) + CORE_KINDS
+
+# Device fields that v1beta1 keeps inside the `basic` wrapper.
+_BASIC_FIELDS = (
+    "attributes", "capacity", "consumesCounters", "nodeName", "nodeSelector", "allNodes", "taints",
+    "bindsToNode", "bindingConditions", "bindingFailureConditions", "allowMultipleAllocations",
+)
+# v1beta1 flat request fields that v1 moves under `exactly`.
+_EXACT_FIELDS = (
+    "deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity",
+)
+
+
+@dataclass
+class ObjectSet:
+    """Every DRA-relevant object of a cluster or snapshot, normalised to v1."""
+
+    slices: list[dict] = field(default_factory=list)
+    device_classes: dict[str, dict] = field(default_factory=dict)
+    claims: dict[tuple[str, str], dict] = field(default_factory=dict)
+    claim_templates: dict[tuple[str, str], dict] = field(default_factory=dict)
+    taint_rules: dict[str, dict] = field(default_factory=dict)
+    nodes: dict[str, dict] = field(default_factory=dict)
+    pods: dict[tuple[str, str], dict] = field(default_factory=dict)
+    namespaces: dict[str, dict] = field(default_factory=dict)
+    errors: list[ObjectError] = field(default_factory=list)
+    ignored_kinds: dict[str, int] = field(default_factory=dict)
+    # Derived, per-ObjectSet caches (device models, pool index); see allocator.index.
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def add(self, obj: Any, *, source: str | None = None) -> None:
+        """Adds one object (or every item of a List); bad ones become errors."""
+        if not isinstance(obj, dict):
+            self.errors.append(ObjectError("<unknown>", None, None, "", f"not an object but {type(obj).__name__}"
+                                           + (f" (in {source})" if source else "")))
+            return
+        kind = obj.get("kind")
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(obj.get("items"), list):
+            item_kind = kind[: -len("List")] if kind != "List" else None
+            for item in obj["items"]:
+                if item_kind and isinstance(item, dict) and "kind" not in item:
+                    item = {**item, "kind": item_kind, "apiVersion": obj.get("apiVersion")}
+                self.add(item, source=source)
+            return
+        try:
+            kind, normalised = normalise(obj)
+        except FieldError as err:
+            self.errors.append(ObjectError(_kind_of(obj), _meta(obj, "namespace"), _meta(obj, "name"),
+                                           err.field, err.message))
+            return
+        if kind is None:
+            self.ignored_kinds[str(obj.get("kind"))] = self.ignored_kinds.get(str(obj.get("kind")), 0) + 1
+            return
+        self._cache.clear()
+        meta = normalised["metadata"]
+        name, namespace = meta["name"], meta.get("namespace") or "default"
+        if kind == "ResourceSlice":
+            self.slices.append(normalised)
+        elif kind == "DeviceClass":
+            self.device_classes[name] = normalised
+        elif kind == "ResourceClaim":
+            meta["namespace"] = namespace
+            self.claims[(namespace, name)] = normalised
+        elif kind == "ResourceClaimTemplate":
+            meta["namespace"] = namespace
+            self.claim_templates[(namespace, name)] = normalised
+        elif kind == "DeviceTaintRule":
+            self.taint_rules[name] = normalised
+        elif kind == "Node":
+            self.nodes[name] = normalised
+        elif kind == "Pod":
+            meta["namespace"] = namespace
+            self.pods[(namespace, name)] = normalised
+        elif kind == "Namespace":
+            self.namespaces[name] = normalised
+
+    def with_objects(self, extra: Iterable[dict]) -> "ObjectSet":
+        """A copy with more objects added (what-if), leaving this one untouched."""
+        clone = ObjectSet(
+            slices=list(self.slices), device_classes=dict(self.device_classes), claims=dict(self.claims),
+            claim_templates=dict(self.claim_templates), taint_rules=dict(self.taint_rules),
+            nodes=dict(self.nodes), pods=dict(self.pods), namespaces=dict(self.namespaces),
+            errors=list(self.errors), ignored_kinds=dict(self.ignored_kinds),
+        )
+        for obj in extra:
+            clone.add(obj)
+        return clone
+
+
+def load_objects(objects: Iterable[Any]) -> ObjectSet:
+    result = ObjectSet()
+    for obj in objects:
+        result.add(obj)
+    return result
+
+
+def _meta(obj: dict, key: str) -> str | None:
+    meta = obj.get("metadata")
+    value = meta.get(key) if isinstance(meta, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _kind_of(obj: dict) -> str:
+    kind = obj.get("kind")
+    return kind if isinstance(kind, str) and kind else "<no kind>"
+
+
+def normalise(obj: dict) -> tuple[str | None, dict]:
+    """Returns (kind, v1-shaped deep copy) or (None, obj) for kinds we do not use."""
+    kind = obj.get("kind")
+    if not isinstance(kind, str) or not kind:
+        raise FieldError("kind", "missing")
+    api_version = obj.get("apiVersion")
+    if not isinstance(api_version, str) or not api_version:
+        raise FieldError("apiVersion", "missing")
+    group, _, version = api_version.rpartition("/")
+    if kind in RESOURCE_KINDS or kind == "DeviceTaintRule":
+        allowed = TAINT_RULE_VERSIONS if kind == "DeviceTaintRule" else RESOURCE_VERSIONS
+        if group != RESOURCE_GROUP or version not in allowed:
+            raise FieldError("apiVersion", f"{api_version!r} is not a served version of {kind} "
+                                           f"(want {RESOURCE_GROUP}/{'|'.join(allowed)})")
+    elif kind in CORE_KINDS:
+        if api_version != "v1":
+            raise FieldError("apiVersion", f"{api_version!r} is not a version of {kind} (want v1)")
+    else:
+        return None, obj
+    obj = copy.deepcopy(obj)
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        raise FieldError("metadata", "missing")
+    if not isinstance(meta.get("name"), str) or not meta["name"]:
+        raise FieldError("metadata.name", "missing")
+    obj["apiVersion"] = "v1" if kind in CORE_KINDS else f"{RESOURCE_GROUP}/v1"
+    if kind == "ResourceSlice":
+        _normalise_slice(obj, version)
+    elif kind == "DeviceClass":
+        spec = _dict(obj, "spec", "spec", default={})
+        _selectors(spec, "spec.selectors")
+    elif kind == "ResourceClaim":
+        spec = _dict(obj, "spec", "spec", default={})
+        _normalise_claim_spec(spec, "spec", version)
+        _normalise_claim_status(obj)
+    elif kind == "ResourceClaimTemplate":
+        spec = _dict(obj, "spec", "spec")
+        inner = _dict(spec, "spec", "spec.spec", default={})
+        _normalise_claim_spec(inner, "spec.spec", version)
+    elif kind == "DeviceTaintRule":
+        _normalise_taint_rule(obj)
+    elif kind == "Pod":
+        _normalise_pod(obj)
+    elif kind == "Node":
+        _dict(meta, "labels", "metadata.labels", default={})
+    return kind, obj
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _dict(parent: dict, key: str, path: str, default: Any = None) -> dict:
+    value = parent.get(key)
+    if value is None:
+        if default is None:
+            raise FieldError(path, "required")
+        value = parent[key] = copy.copy(default)
+    if not isinstance(value, dict):
+        raise FieldError(path, f"must be an object, not {type(value).__name__}")
+    return value
+
+
+def _list(parent: dict, key: str, path: str) -> list:
+    value = parent.get(key)
+    if value is None:
+        value = parent[key] = []
+    if not isinstance(value, list):
+        raise FieldError(path, f"must be a list, not {type(value).__name__}")
+    return value
+
+
+def _string(parent: dict, key: str, path: str, required: bool = True) -> str | None:
+    value = parent.get(key)
+    if value is None or value == "":
+        if required:
+            raise FieldError(path, "required")
+        return None
+    if not isinstance(value, str):
+        raise FieldError(path, f"must be a string, not {type(value).__name__}")
+    return value
+
+
+def _int(parent: dict, key: str, path: str, default: int | None = None) -> int:
+    value = parent.get(key)
+    if value is None:
+        if default is None:
+            raise FieldError(path, "required")
+        value = parent[key] = default
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, str) and value.lstrip("-").isdigit():
+            value = parent[key] = int(value)
+        else:
+            raise FieldError(path, f"must be an integer, not {value!r}")
+    return value
+
+
+def _quantity(value: Any, path: str) -> str:
+    from .quantity import QuantityError, parse_quantity
+
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise FieldError(path, f"must be a quantity, not {value!r}")
+    try:
+        parse_quantity(value)
+    except QuantityError as err:
+        raise FieldError(path, str(err)) from None
+    return str(value)
+
+
+def _selectors(spec: dict, path: str) -> None:
+    for i, selector in enumerate(_list(spec, "selectors", path)):
+        if not isinstance(selector, dict):
+            raise FieldError(f"{path}[{i}]", "must be an object")
+        cel = selector.get("cel")
+        if cel is None:
+            continue  # an unknown future selector type: the allocator reports it
+        if not isinstance(cel, dict) or not isinstance(cel.get("expression"), str):
+            raise FieldError(f"{path}[{i}].cel.expression", "required string")
+
+
+def _node_selector(value: Any, path: str) -> None:
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raise FieldError(path, "must be an object")
+    terms = value.get("nodeSelectorTerms")
+    if not isinstance(terms, list):
+        raise FieldError(f"{path}.nodeSelectorTerms", "must be a list")
+    for t, term in enumerate(terms):
+        if not isinstance(term, dict):
+            raise FieldError(f"{path}.nodeSelectorTerms[{t}]", "must be an object")
+        for key in ("matchExpressions", "matchFields"):
+            for r, req in enumerate(_list(term, key, f"{path}.nodeSelectorTerms[{t}].{key}")):
+                rpath = f"{path}.nodeSelectorTerms[{t}].{key}[{r}]"
+                if not isinstance(req, dict):
+                    raise FieldError(rpath, "must be an object")
+                _string(req, "key", f"{rpath}.key")
+                _string(req, "operator", f"{rpath}.operator")
+                values = req.setdefault("values", []) or []
+                req["values"] = values
+                if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                    raise FieldError(f"{rpath}.values", "must be a list of strings")
+
+
+def _taints(parent: dict, path: str) -> None:
+    for i, taint in enumerate(_list(parent, "taints", path)):
+        if not isinstance(taint, dict):
+            raise FieldError(f"{path}[{i}]", "must be an object")
+        _string(taint, "key", f"{path}[{i}].key")
+        _string(taint, "effect", f"{path}[{i}].effect")
+        taint.setdefault("value", "")
+
+
+def _tolerations(parent: dict, path: str) -> None:
+    for i, toleration in enumerate(_list(parent, "tolerations", path)):
+        if not isinstance(toleration, dict):
+            raise FieldError(f"{path}[{i}]", "must be an object")
+        operator = toleration.get("operator") or "Equal"
+        if operator not in ("Equal", "Exists"):
+            raise FieldError(f"{path}[{i}].operator", f"unsupported operator {operator!r}")
+        toleration["operator"] = operator
+        for key in ("key", "value", "effect"):
+            toleration.setdefault(key, "")
+
+
+# ---------------------------------------------------------------------------- kinds
+
+
+_ATTRIBUTE_TYPES = ("int", "bool", "string", "version", "ints", "bools", "strings", "versions")
+
+
+def _normalise_slice(obj: dict, version: str) -> None:
+    spec = _dict(obj, "spec", "spec")
+    _string(spec, "driver", "spec.driver")
+    pool = _dict(spec, "pool", "spec.pool")
+    _string(pool, "name", "spec.pool.name")
+    _int(pool, "generation", "spec.pool.generation", default=0)
+    count = _int(pool, "resourceSliceCount", "spec.pool.resourceSliceCount")
+    if count < 1:
+        raise FieldError("spec.pool.resourceSliceCount", f"must be positive, not {count}")
+    _node_selector(spec.get("nodeSelector"), "spec.nodeSelector")
+    for c, counter_set in enumerate(_list(spec, "sharedCounters", "spec.sharedCounters")):
+        cpath = f"spec.sharedCounters[{c}]"
+        if not isinstance(counter_set, dict):
+            raise FieldError(cpath, "must be an object")
+        _string(counter_set, "name", f"{cpath}.name")
+        _counters(counter_set, f"{cpath}.counters")
+    for d, device in enumerate(_list(spec, "devices", "spec.devices")):
+        dpath = f"spec.devices[{d}]"
+        if not isinstance(device, dict):
+            raise FieldError(dpath, "must be an object")
+        if version == "v1beta1" and "basic" in device:
+            basic = device.pop("basic") or {}
+            if not isinstance(basic, dict):
+                raise FieldError(f"{dpath}.basic", "must be an object")
+            for key in _BASIC_FIELDS:
+                if key in basic:
+                    device[key] = basic[key]
+        _string(device, "name", f"{dpath}.name")
+        for name, attr in _dict(device, "attributes", f"{dpath}.attributes", default={}).items():
+            apath = f"{dpath}.attributes[{name}]"
+            if not isinstance(attr, dict):
+                raise FieldError(apath, "must be an object")
+            present = [t for t in _ATTRIBUTE_TYPES if attr.get(t) is not None]
+            if len(present) != 1:
+                raise FieldError(apath, f"exactly one of {', '.join(_ATTRIBUTE_TYPES)} must be set")
+        for name, cap in _dict(device, "capacity", f"{dpath}.capacity", default={}).items():
+            cpath = f"{dpath}.capacity[{name}]"
+            if not isinstance(cap, dict) or "value" not in cap:
+                raise FieldError(f"{cpath}.value", "required")
+            _quantity(cap["value"], f"{cpath}.value")
+            policy = cap.get("requestPolicy")
+            if policy is not None:
+                if not isinstance(policy, dict):
+                    raise FieldError(f"{cpath}.requestPolicy", "must be an object")
+                if policy.get("default") is not None:
+                    _quantity(policy["default"], f"{cpath}.requestPolicy.default")
+                for v, valid in enumerate(policy.get("validValues") or []):
+                    _quantity(valid, f"{cpath}.requestPolicy.validValues[{v}]")
+                valid_range = policy.get("validRange")
+                if valid_range is not None:
+                    if not isinstance(valid_range, dict):
+                        raise FieldError(f"{cpath}.requestPolicy.validRange", "must be an object")
+                    for key in ("min", "max", "step"):
+                        if valid_range.get(key) is not None:
+                            _quantity(valid_range[key], f"{cpath}.requestPolicy.validRange.{key}")
+        for c, consumption in enumerate(_list(device, "consumesCounters", f"{dpath}.consumesCounters")):
+            cpath = f"{dpath}.consumesCounters[{c}]"
+            if not isinstance(consumption, dict):
+                raise FieldError(cpath, "must be an object")
+            _string(consumption, "counterSet", f"{cpath}.counterSet")
+            _counters(consumption, f"{cpath}.counters")
+        _node_selector(device.get("nodeSelector"), f"{dpath}.nodeSelector")
+        _taints(device, f"{dpath}.taints")
+        _list(device, "bindingConditions", f"{dpath}.bindingConditions")
+        _list(device, "bindingFailureConditions", f"{dpath}.bindingFailureConditions")
+
+
+def _counters(parent: dict, path: str) -> None:
+    counters = _dict(parent, "counters", path, default={})
+    for name, counter in counters.items():
+        if not isinstance(counter, dict) or "value" not in counter:
+            raise FieldError(f"{path}[{name}].value", "required")
+        _quantity(counter["value"], f"{path}[{name}].value")
+
+
+def _normalise_claim_spec(spec: dict, path: str, version: str) -> None:
+    devices = _dict(spec, "devices", f"{path}.devices", default={})
+    requests = _list(devices, "requests", f"{path}.devices.requests")
+    for r, request in enumerate(requests):
+        rpath = f"{path}.devices.requests[{r}]"
+        if not isinstance(request, dict):
+            raise FieldError(rpath, "must be an object")
+        _string(request, "name", f"{rpath}.name")
+        if version == "v1beta1" and "exactly" not in request and "firstAvailable" not in request:
+            exactly = {key: request.pop(key) for key in _EXACT_FIELDS if key in request}
+            request["exactly"] = exactly
+        elif version == "v1beta1" and request.get("firstAvailable"):
+            for key in _EXACT_FIELDS:
+                request.pop(key, None)
+        has_exact = request.get("exactly") is not None
+        has_first = bool(request.get("firstAvailable"))
+        if has_exact == has_first:
+            raise FieldError(rpath, "exactly one of exactly or firstAvailable must be set")
+        if has_exact:
+            _normalise_exact(_dict(request, "exactly", f"{rpath}.exactly"), f"{rpath}.exactly")
+        else:
+            for s, sub in enumerate(_list(request, "firstAvailable", f"{rpath}.firstAvailable")):
+                spath = f"{rpath}.firstAvailable[{s}]"
+                if not isinstance(sub, dict):
+                    raise FieldError(spath, "must be an object")
+                _string(sub, "name", f"{spath}.name")
+                _normalise_exact(sub, spath)
+    for c, constraint in enumerate(_list(devices, "constraints", f"{path}.devices.constraints")):
+        if not isinstance(constraint, dict):
+            raise FieldError(f"{path}.devices.constraints[{c}]", "must be an object")
+        _list(constraint, "requests", f"{path}.devices.constraints[{c}].requests")
+    _list(devices, "config", f"{path}.devices.config")
+
+
+def _normalise_exact(request: dict, path: str) -> None:
+    # deviceClassName is checked by the allocator (it reports the upstream error text).
+    _string(request, "deviceClassName", f"{path}.deviceClassName", required=False)
+    _selectors(request, f"{path}.selectors")
+    mode = request.get("allocationMode") or "ExactCount"
+    request["allocationMode"] = mode
+    if mode == "ExactCount":
+        count = _int(request, "count", f"{path}.count", default=1)
+        if count < 1:
+            raise FieldError(f"{path}.count", f"must be positive, not {count}")
+    _tolerations(request, f"{path}.tolerations")
+    capacity = request.get("capacity")
+    if capacity is not None:
+        if not isinstance(capacity, dict):
+            raise FieldError(f"{path}.capacity", "must be an object")
+        for name, value in _dict(capacity, "requests", f"{path}.capacity.requests", default={}).items():
+            _quantity(value, f"{path}.capacity.requests[{name}]")
+
+
+def _normalise_claim_status(obj: dict) -> None:
+    status = obj.get("status")
+    if status is None:
+        obj["status"] = {}
+        return
+    if not isinstance(status, dict):
+        raise FieldError("status", "must be an object")
+    allocation = status.get("allocation")
+    if allocation is not None:
+        if not isinstance(allocation, dict):
+            raise FieldError("status.allocation", "must be an object")
+        devices = _dict(allocation, "devices", "status.allocation.devices", default={})
+        for r, result in enumerate(_list(devices, "results", "status.allocation.devices.results")):
+            rpath = f"status.allocation.devices.results[{r}]"
+            if not isinstance(result, dict):
+                raise FieldError(rpath, "must be an object")
+            for key in ("request", "driver", "pool", "device"):
+                _string(result, key, f"{rpath}.{key}")
+        _node_selector(allocation.get("nodeSelector"), "status.allocation.nodeSelector")
+    _list(status, "reservedFor", "status.reservedFor")
+    _list(status, "devices", "status.devices")
+
+
+def _normalise_taint_rule(obj: dict) -> None:
+    spec = _dict(obj, "spec", "spec")
+    taint = _dict(spec, "taint", "spec.taint")
+    _string(taint, "key", "spec.taint.key")
+    _string(taint, "effect", "spec.taint.effect")
+    taint.setdefault("value", "")
+    selector = spec.get("deviceSelector")
+    if selector is not None and not isinstance(selector, dict):
+        raise FieldError("spec.deviceSelector", "must be an object")
+
+
+def _normalise_pod(obj: dict) -> None:
+    spec = _dict(obj, "spec", "spec", default={})
+    for i, claim in enumerate(_list(spec, "resourceClaims", "spec.resourceClaims")):
+        cpath = f"spec.resourceClaims[{i}]"
+        if not isinstance(claim, dict):
+            raise FieldError(cpath, "must be an object")
+        _string(claim, "name", f"{cpath}.name")
+        named = claim.get("resourceClaimName")
+        template = claim.get("resourceClaimTemplateName")
+        if bool(named) == bool(template):
+            raise FieldError(cpath, "exactly one of resourceClaimName or resourceClaimTemplateName must be set")
+    status = obj.get("status")
+    if status is None:
+        obj["status"] = {}
+    elif not isinstance(status, dict):
+        raise FieldError("status", "must be an object")

@@ -1,0 +1,194 @@
+"""Resource pools: which slices count, which pools are complete, invalid or being replaced.
+
+`gather_pools` mirrors GatherPools/buildPool in k8s.io/dynamic-resource-allocation
+structured/internal/incubating/pools_incubating.go for one node. `analyze_pools` gives the
+cluster-wide view the CLI and dashboard show.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .features import Features
+from .index import ClusterIndex
+from .model import Device, Slice
+from .nodeselector import NodeSelectorError, node_matches
+from .quantity import Quantity
+
+
+class AllocatorError(Exception):
+    """A fatal allocation error: the scheduler aborts the whole attempt for the pod."""
+
+
+class NodeUnschedulable(Exception):
+    """Unschedulable on this node only (upstream ErrFailedAllocationOnNode)."""
+
+
+@dataclass
+class Pool:
+    driver: str
+    name: str
+    generation: int = 0
+    expected_slices: int = 0
+    seen_slices: int = 0
+    incomplete: bool = False
+    invalid: bool = False
+    invalid_reason: str = ""
+    slices_targeting_node: list[Slice] = field(default_factory=list)
+    slices_not_targeting_node: list[Slice] = field(default_factory=list)
+    counter_sets: dict[str, dict[str, Quantity]] = field(default_factory=dict)
+    has_binding_conditions: bool = False
+
+    @property
+    def id(self) -> str:
+        return f"{self.driver}/{self.name}"
+
+    def devices_targeting_node(self):
+        for s in self.slices_targeting_node:
+            yield from s.devices
+
+
+@dataclass
+class SkippedPool:
+    """A pool the node can see but may not allocate from, and why (for explanations)."""
+
+    driver: str
+    name: str
+    state: str  # BeingReplaced | Incomplete | Invalid
+    reason: str
+    devices: list[Device] = field(default_factory=list)
+
+
+def slice_targets_node(s: Slice, node: dict) -> bool | None:
+    """True/False for a relevant/irrelevant slice; None for an unknown node-selection mode."""
+    try:
+        if s.node_name or s.all_nodes or s.node_selector is not None:
+            return node_matches(node, s.node_name, s.all_nodes, s.node_selector)
+        if s.per_device_node_selection:
+            for device in s.devices:
+                if node_matches(node, device.node_name, device.all_nodes, device.node_selector):
+                    return True
+            return False
+    except NodeSelectorError as err:
+        raise AllocatorError(f"gather pool information: failed to perform node selection for slice {s.name}: {err}") from None
+    return None
+
+
+def gather_pools(index: ClusterIndex, node: dict, features: Features,
+                 skipped: list[SkippedPool] | None = None) -> list[Pool]:
+    """The pools a node can allocate from, sorted (binding-condition pools last)."""
+    node_name = node["metadata"]["name"]
+    by_pool: dict[tuple[str, str], list[Slice]] = {}
+    for s in index.slices_on_node.get(node_name, []) + index.slices_shared:
+        if not features.partitionable_devices and (s.per_device_node_selection or s.shared_counters):
+            continue
+        if not slice_targets_node(s, node):
+            continue
+        current = by_pool.get(s.pool_id)
+        if current is None or s.generation > current[0].generation:
+            by_pool[s.pool_id] = [s]
+        elif s.generation == current[0].generation:
+            current.append(s)
+
+    pools: list[Pool] = []
+    with_binding: list[Pool] = []
+    for pool_id, slices in by_pool.items():
+        generation, expected = slices[0].generation, slices[0].slice_count
+        all_slices = None
+        legacy_incomplete = False
+        if len(slices) != expected:
+            newest = index.newest_generation[pool_id]
+            if newest > generation:
+                # Being replaced: a newer generation exists that does not reach this node.
+                if skipped is not None:
+                    skipped.append(SkippedPool(pool_id[0], pool_id[1], "BeingReplaced",
+                                               f"generation {generation} is being replaced by generation {newest}",
+                                               [d for s in slices for d in s.devices]))
+                continue
+            all_slices = [s for s in index.slices_by_pool[pool_id] if s.generation == generation]
+            if len(all_slices) != expected:
+                if skipped is not None:
+                    skipped.append(SkippedPool(pool_id[0], pool_id[1], "Incomplete",
+                                               f"{len(all_slices)} of {expected} slices of generation {generation} published",
+                                               [d for s in slices for d in s.devices]))
+                if features.skips_incomplete_pools:
+                    pools.append(Pool(pool_id[0], pool_id[1], generation, expected, len(all_slices), incomplete=True))
+                    continue
+                # Up to 1.34, ExactCount requests could use the visible slices of an incomplete pool;
+                # only "All" requests were refused.
+                legacy_incomplete = True
+                all_slices = None
+        pool = build_pool(pool_id, slices, features, all_slices)
+        pool.generation, pool.expected_slices = generation, expected
+        pool.seen_slices = len(all_slices) if all_slices is not None else len(slices)
+        pool.incomplete = legacy_incomplete
+        if pool.invalid and skipped is not None:
+            skipped.append(SkippedPool(pool.driver, pool.name, "Invalid", pool.invalid_reason,
+                                       [d for s in pool.slices_targeting_node for d in s.devices]))
+        (with_binding if pool.has_binding_conditions else pools).append(pool)
+    key = lambda p: (p.driver, p.name)  # noqa: E731
+    return sorted(pools, key=key) + sorted(with_binding, key=key)
+
+
+def build_pool(pool_id: tuple[str, str], slices: list[Slice], features: Features,
+               all_slices: list[Slice] | None) -> Pool:
+    pool = Pool(pool_id[0], pool_id[1])
+    slices = sorted(slices, key=lambda s: s.name)
+    device_slices: list[Slice] = []
+    counter_slices: list[Slice] = []
+    for s in slices:
+        (counter_slices if features.partitionable_devices and s.shared_counters else device_slices).append(s)
+    not_targeting: list[Slice] = []
+    if all_slices is not None and len(slices) < len(all_slices):
+        names = {s.name for s in slices}
+        for s in all_slices:
+            if s.name in names:
+                continue
+            (counter_slices if features.partitionable_devices and s.shared_counters else not_targeting).append(s)
+    pool.slices_targeting_node = device_slices
+    pool.has_binding_conditions = any(d.binding_conditions for s in device_slices for d in s.devices)
+
+    reason = _duplicate_device(device_slices)
+    if reason is None and features.partitionable_devices:
+        counter_sets: dict[str, dict[str, Quantity]] = {}
+        for s in counter_slices:
+            for name, counters in s.shared_counters:
+                if name in counter_sets:
+                    reason = f"duplicate counter set name {name}"
+                    break
+                counter_sets[name] = counters
+            if reason:
+                break
+        if reason is None:
+            reason = _missing_counters(counter_sets, device_slices) or _missing_counters(counter_sets, not_targeting)
+        pool.counter_sets = counter_sets
+        pool.slices_not_targeting_node = not_targeting
+    if reason is not None:
+        # Upstream keeps no devices for an invalid pool; the slices stay here only so that
+        # explanations (and the 1.34 "pool is invalid" error) can name them.
+        pool.invalid, pool.invalid_reason = True, reason
+        pool.slices_not_targeting_node = []
+        pool.counter_sets = {}
+    return pool
+
+
+def _duplicate_device(slices: list[Slice]) -> str | None:
+    seen: set[str] = set()
+    for s in slices:
+        for device in s.devices:
+            if device.name in seen:
+                return f"duplicate device name {device.name}"
+            seen.add(device.name)
+    return None
+
+
+def _missing_counters(counter_sets: dict[str, dict], slices: list[Slice]) -> str | None:
+    for s in slices:
+        for device in s.devices:
+            for set_name, counters in device.consumes_counters:
+                if set_name not in counter_sets:
+                    return f"counter set {set_name} not found"
+                for counter in counters:
+                    if counter not in counter_sets[set_name]:
+                        return f"counter {counter} not found in counter set {set_name}"
+    return None

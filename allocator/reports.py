@@ -1,0 +1,263 @@
+"""Cluster-wide pool and device reports: what `kubectl dra pools|devices` and the dashboard show.
+
+Pool states follow the scheduler's rules (see allocator.pools) but from the whole cluster's
+point of view: the newest generation of each pool decides; older generations are stale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .features import Features
+from .index import ClusterIndex, cluster_index
+from .model import Device, DeviceID, Slice, Taint
+from .nodeselector import describe as describe_selector
+from .objects import ObjectSet
+from .pools import build_pool
+from .quantity import Quantity
+from .state import Holder, device_usage
+from .taints import BLOCKING_EFFECTS
+
+COMPLETE, INCOMPLETE, BEING_REPLACED, INVALID = "Complete", "Incomplete", "BeingReplaced", "Invalid"
+
+
+@dataclass
+class NodeScope:
+    kind: str                     # node | nodeSelector | allNodes | perDevice | mixed
+    node_name: str | None = None
+    node_selector: dict | None = None
+
+    def __str__(self) -> str:
+        if self.kind == "node":
+            return f"node {self.node_name}"
+        if self.kind == "nodeSelector":
+            return f"nodes {describe_selector(self.node_selector)}"
+        if self.kind == "allNodes":
+            return "all nodes"
+        if self.kind == "perDevice":
+            return "per device"
+        return "mixed"
+
+    def to_dict(self) -> dict:
+        data: dict = {"type": self.kind, "description": str(self)}
+        if self.node_name:
+            data["nodeName"] = self.node_name
+        if self.node_selector is not None:
+            data["nodeSelector"] = self.node_selector
+        return data
+
+
+def _scope_of(slice_or_device) -> NodeScope:
+    if getattr(slice_or_device, "per_device_node_selection", False):
+        return NodeScope("perDevice")
+    if slice_or_device.node_name:
+        return NodeScope("node", node_name=slice_or_device.node_name)
+    if slice_or_device.all_nodes:
+        return NodeScope("allNodes")
+    if slice_or_device.node_selector is not None:
+        return NodeScope("nodeSelector", node_selector=slice_or_device.node_selector)
+    return NodeScope("mixed")
+
+
+@dataclass
+class DeviceReport:
+    driver: str
+    pool: str
+    name: str
+    slice_name: str
+    attributes: dict
+    capacity: dict
+    taints: list[Taint]
+    node_scope: NodeScope
+    allocated_by: list[Holder]
+    consumed_counters: list[dict]
+    allow_multiple_allocations: bool
+    binding_conditions: list[str]
+    status: list[dict]
+    usable: bool
+    consumed_capacity: dict = field(default_factory=dict)
+
+    @property
+    def id(self) -> DeviceID:
+        return DeviceID(self.driver, self.pool, self.name)
+
+    @property
+    def allocated(self) -> bool:
+        return any(not h.admin_access for h in self.allocated_by)
+
+    @property
+    def tainted(self) -> bool:
+        return any(t.effect in BLOCKING_EFFECTS for t in self.taints)
+
+    @property
+    def free(self) -> bool:
+        return self.usable and not self.tainted and (not self.allocated or self.allow_multiple_allocations)
+
+    def to_dict(self) -> dict:
+        return {
+            "driver": self.driver, "pool": self.pool, "name": self.name, "slice": self.slice_name,
+            "attributes": self.attributes, "capacity": self.capacity,
+            "consumedCapacity": self.consumed_capacity,
+            "taints": [t.to_dict() for t in self.taints],
+            "nodeScope": self.node_scope.to_dict(),
+            "allocatedBy": [h.to_dict() for h in self.allocated_by],
+            "consumesCounters": self.consumed_counters,
+            "allowMultipleAllocations": self.allow_multiple_allocations,
+            "bindingConditions": self.binding_conditions,
+            "status": self.status,
+            "usable": self.usable, "allocated": self.allocated, "tainted": self.tainted, "free": self.free,
+        }
+
+
+@dataclass
+class DeviceCounts:
+    total: int = 0
+    allocated: int = 0
+    free: int = 0
+    tainted: int = 0
+
+    def to_dict(self) -> dict:
+        return {"total": self.total, "allocated": self.allocated, "free": self.free, "tainted": self.tainted}
+
+
+@dataclass
+class PoolReport:
+    driver: str
+    pool: str
+    generation: int
+    slices_seen: int
+    slices_expected: int
+    state: str
+    reason: str | None
+    node_scope: NodeScope
+    slice_names: list[str]
+    stale_slice_names: list[str]
+    devices: list[DeviceReport]
+    counts: DeviceCounts
+    counter_sets: dict[str, dict[str, dict[str, str]]]
+
+    def to_dict(self) -> dict:
+        return {
+            "driver": self.driver, "pool": self.pool, "generation": self.generation,
+            "slices": {"seen": self.slices_seen, "expected": self.slices_expected, "names": self.slice_names,
+                       "stale": self.stale_slice_names},
+            "state": self.state, "reason": self.reason,
+            "nodeScope": self.node_scope.to_dict(),
+            "devices": self.counts.to_dict(),
+            "counterSets": self.counter_sets,
+        }
+
+
+def attribute_value(attr: dict):
+    for key in ("string", "int", "bool", "version", "strings", "ints", "bools", "versions"):
+        if attr.get(key) is not None:
+            return attr[key]
+    return None
+
+
+def qualified(driver: str, name: str) -> str:
+    return name if "/" in name else f"{driver}/{name}"
+
+
+def _device_status(objs: ObjectSet) -> dict[DeviceID, list[dict]]:
+    result: dict[DeviceID, list[dict]] = {}
+    for (namespace, name), claim in sorted(objs.claims.items()):
+        for entry in (claim.get("status") or {}).get("devices") or []:
+            key = DeviceID(entry.get("driver", ""), entry.get("pool", ""), entry.get("device", ""))
+            result.setdefault(key, []).append({"claim": {"namespace": namespace, "name": name}, **entry})
+    return result
+
+
+def analyze_pools(objs: ObjectSet, features: Features) -> list[PoolReport]:
+    key = ("pools", features.minor, tuple(sorted(features.gates.items())))
+    cached = objs._cache.get(key)
+    if cached is None:
+        cached = objs._cache[key] = _analyze(cluster_index(objs, features), features)
+    return cached
+
+
+def _analyze(index: ClusterIndex, features: Features) -> list[PoolReport]:
+    objs = index.objs
+    usage = device_usage(objs)
+    statuses = _device_status(objs)
+    reports = []
+    for pool_id in sorted(index.slices_by_pool):
+        all_slices = index.slices_by_pool[pool_id]
+        generation = index.newest_generation[pool_id]
+        current = sorted((s for s in all_slices if s.generation == generation), key=lambda s: s.name)
+        stale = sorted(s.name for s in all_slices if s.generation != generation)
+        counts_declared = sorted({s.slice_count for s in current})
+        expected = current[0].slice_count
+        state, reason = COMPLETE, None
+        pool = build_pool(pool_id, current, features, current)
+        if len(counts_declared) > 1:
+            state, reason = INVALID, f"slices of generation {generation} disagree on resourceSliceCount ({', '.join(map(str, counts_declared))})"
+        elif pool.invalid:
+            state, reason = INVALID, pool.invalid_reason
+        elif len(current) != expected:
+            if stale:
+                state, reason = BEING_REPLACED, f"{len(current)} of {expected} slices of generation {generation} published; generation {max(s.generation for s in all_slices if s.generation != generation)} still present"
+            else:
+                state, reason = INCOMPLETE, f"{len(current)} of {expected} slices of generation {generation} published"
+        usable = state == COMPLETE
+        scopes = {str(_scope_of(s)) for s in current if s.devices or not s.shared_counters}
+        device_slices = [s for s in current if s.devices]
+        scope = _scope_of(device_slices[0] if device_slices else current[0]) if len(scopes) <= 1 else NodeScope("mixed")
+        devices = [_device_report(d, s, usage, statuses, usable) for s in current for d in s.devices]
+        counts = DeviceCounts(
+            total=len(devices),
+            allocated=sum(1 for d in devices if d.allocated),
+            free=sum(1 for d in devices if d.free),
+            tainted=sum(1 for d in devices if d.tainted),
+        )
+        counter_sets = _counter_usage(current, devices, usage)
+        reports.append(PoolReport(pool_id[0], pool_id[1], generation, len(current), expected, state, reason, scope,
+                                  [s.name for s in current], stale, devices, counts, counter_sets))
+    return reports
+
+
+def _device_report(device: Device, s: Slice, usage, statuses, usable: bool) -> DeviceReport:
+    holders = usage.get(device.id, [])
+    consumed: dict[str, Quantity] = {}
+    for holder in holders:
+        for name, value in (holder.consumed_capacity or {}).items():
+            from .quantity import parse_quantity
+
+            q = parse_quantity(value)
+            consumed[name] = consumed[name] + q if name in consumed else q
+    return DeviceReport(
+        driver=s.driver, pool=s.pool, name=device.name, slice_name=s.name,
+        attributes={qualified(s.driver, k): attribute_value(v) for k, v in sorted(device.raw_attributes.items())},
+        capacity={qualified(s.driver, k): str(v) for k, v in sorted(device.capacity.items())},
+        taints=list(device.taints),
+        node_scope=_scope_of(device) if s.per_device_node_selection else _scope_of(s),
+        allocated_by=holders,
+        consumed_counters=[{"counterSet": name, "counters": {k: str(v) for k, v in c.items()}}
+                           for name, c in device.consumes_counters],
+        allow_multiple_allocations=device.allow_multiple_allocations,
+        binding_conditions=list(device.binding_conditions),
+        status=statuses.get(device.id, []),
+        usable=usable,
+        consumed_capacity={k: str(v) for k, v in sorted(consumed.items())},
+    )
+
+
+def _counter_usage(slices: list[Slice], devices: list[DeviceReport], usage) -> dict:
+    sets: dict[str, dict[str, dict[str, Quantity]]] = {}
+    for s in slices:
+        for name, counters in s.shared_counters:
+            sets[name] = {c: {"value": v, "consumed": None} for c, v in counters.items()}
+    for s in slices:
+        for device in s.devices:
+            if not any(not h.admin_access for h in usage.get(device.id, [])):
+                continue
+            for set_name, counters in device.consumes_counters:
+                for name, value in counters.items():
+                    entry = sets.get(set_name, {}).get(name)
+                    if entry is not None:
+                        entry["consumed"] = value if entry["consumed"] is None else entry["consumed"] + value
+    return {
+        name: {c: {"value": str(e["value"]), "consumed": str(e["consumed"]) if e["consumed"] is not None else "0"}
+               for c, e in sorted(counters.items())}
+        for name, counters in sorted(sets.items())
+    }

@@ -1,0 +1,693 @@
+"""The allocation search for one node: a faithful port of the upstream structured allocator.
+
+Mirrors k8s.io/dynamic-resource-allocation structured/internal/incubating/allocator_incubating.go
+(Allocate, validateDeviceRequest, allocateOne, isSelectable, allocateDevice,
+checkAvailableCounters, createNodeSelector), including its quirks, because our verdicts must
+equal the scheduler's: first complete solution wins, combinations (not permutations) inside one
+request, counters cached per pool *name*, counters consumed by a candidate that is then rejected
+for a taint or a constraint are not given back within the attempt.
+
+On top of the upstream logic it records why candidates were passed over, for explanations.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from . import capacity as capacity_rules
+from .cel import CelCompileError, CelRuntimeError, SelectorCompiler
+from .constraints import Constraint, build_constraints
+from .features import Features
+from .index import ClusterIndex
+from .model import Device, DeviceID
+from .nodeselector import NodeSelectorError, node_matches
+from .pools import AllocatorError, NodeUnschedulable, Pool, gather_pools
+from .quantity import Quantity, parse_quantity
+from .state import AllocatedState
+from .taints import untolerated_taints
+
+RESULTS_MAX = 32  # resourceapi.AllocationResultsMaxSize
+_ZERO = parse_quantity(0)
+_NO_SUCH_KEY_HINT = (". consider using CEL optional chaining (.? followed by orValue()) "
+                     "or guarding the check with has() for optional fields")
+
+# Reason codes of rejected devices (documented in docs/EXPLANATION.md).
+IN_USE = "InUse"
+IN_USE_SAME_CLAIM = "InUseBySameClaim"
+BINDING_CONDITIONS_DISABLED = "BindingConditionsDisabled"
+CLASS_SELECTOR = "ClassSelectorFalse"
+REQUEST_SELECTOR = "RequestSelectorFalse"
+CEL_ERROR = "CELError"
+NODE_MISMATCH = "DeviceNodeMismatch"
+CAPACITY = "CapacityInsufficient"
+COUNTERS_DISABLED = "PartitionableDevicesDisabled"
+COUNTERS = "CountersExhausted"
+TAINTED = "TaintNotTolerated"
+CONSTRAINT = "ConstraintConflict"
+
+
+class _MaxSizeExceeded(Exception):
+    """upstream errAllocationResultMaxSizeExceeded: prune choices that cannot stay within 32 results."""
+
+
+@dataclass
+class Request:
+    """A request or subrequest (upstream requestAccessor)."""
+
+    name: str
+    parent: str | None
+    class_name: str | None
+    selectors: list[dict]
+    mode: str
+    count: int
+    admin_access: bool
+    has_admin_access: bool
+    tolerations: list[dict]
+    capacity: dict[str, Quantity] | None
+    raw: dict
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.parent}/{self.name}" if self.parent else self.name
+
+
+def make_request(raw: dict, name: str, parent: str | None) -> Request:
+    capacity = raw.get("capacity")
+    requests = None
+    if capacity is not None:
+        requests = {k: parse_quantity(v) for k, v in (capacity.get("requests") or {}).items()}
+    admin = raw.get("adminAccess") if parent is None else None
+    return Request(
+        name=name, parent=parent, class_name=raw.get("deviceClassName") or None,
+        selectors=raw.get("selectors") or [], mode=raw.get("allocationMode") or "ExactCount",
+        count=int(raw.get("count") or 1), admin_access=bool(admin), has_admin_access=admin is not None,
+        tolerations=raw.get("tolerations") or [], capacity=requests, raw=raw,
+    )
+
+
+@dataclass
+class RequestData:
+    request: Request
+    klass: dict | None = None
+    num_devices: int = 0
+    all_devices: list[tuple[Device, Pool]] | None = None
+    selected_sub: int = 0
+
+
+@dataclass
+class ChosenDevice:
+    request: Request
+    device: Device
+    share_id: str | None = None
+    consumed: dict[str, Quantity] | None = None
+
+    def result(self, features: Features) -> dict:
+        """DeviceRequestAllocationResult as the API server would store it."""
+        data = {
+            "request": self.request.full_name,
+            "driver": self.device.id.driver,
+            "pool": self.device.id.pool,
+            "device": self.device.id.device,
+        }
+        if self.request.admin_access:
+            data["adminAccess"] = True
+        if self.request.tolerations:
+            data["tolerations"] = [dict(t) for t in self.request.tolerations]
+        if self.share_id:
+            data["shareID"] = self.share_id
+        if self.consumed:
+            data["consumedCapacity"] = {k: str(v) for k, v in self.consumed.items()}
+        if features.binding_and_status:
+            if self.device.binding_conditions:
+                data["bindingConditions"] = list(self.device.binding_conditions)
+            if self.device.binding_failure_conditions:
+                data["bindingFailureConditions"] = list(self.device.binding_failure_conditions)
+        return data
+
+
+@dataclass
+class Rejection:
+    code: str
+    message: str
+
+
+@dataclass
+class SearchTrace:
+    """Why candidates were passed over while searching (request full name -> device -> reason)."""
+
+    rejected: dict[tuple[int, str], dict[DeviceID, Rejection]] = field(default_factory=dict)
+    allocate_one_calls: int = 0
+
+    def note(self, claim_index: int, request: Request, device: Device, code: str, message: str) -> None:
+        bucket = self.rejected.setdefault((claim_index, request.full_name), {})
+        bucket.setdefault(device.id, Rejection(code, message))
+
+
+class ClaimSpec:
+    """A claim to allocate: its key for messages and its v1 spec."""
+
+    def __init__(self, claim: dict):
+        self.raw = claim
+        meta = claim["metadata"]
+        self.namespace = meta.get("namespace") or "default"
+        self.name = meta["name"]
+        self.requests = claim["spec"]["devices"].get("requests") or []
+
+    @property
+    def ref(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class SelectorEvaluator:
+    """CEL selectors compiled once and evaluated once per distinct referenced-attribute set."""
+
+    def __init__(self, features: Features):
+        self.compiler = SelectorCompiler(consumable_capacity=features.consumable_capacity,
+                                         list_attributes=features.list_type_attributes)
+        self.results: dict[tuple[str, object], object] = {}
+        self.evaluations = 0
+
+    def evaluate(self, expression: str, device: Device) -> bool:
+        """True/False; raises CelCompileError or CelRuntimeError."""
+        compiled = self.compiler.compile(expression)
+        key = (expression, compiled.fingerprint(device))
+        cached = self.results.get(key)
+        if cached is None:
+            self.evaluations += 1
+            try:
+                cached = compiled.matches(device)
+            except CelRuntimeError as err:
+                cached = err
+            self.results[key] = cached
+        if isinstance(cached, CelRuntimeError):
+            raise cached
+        return cached
+
+
+class Allocator:
+    """Shared across nodes for one pod, like upstream's Allocator (counter cache included)."""
+
+    def __init__(self, index: ClusterIndex, features: Features, state: AllocatedState,
+                 classes: dict[str, dict], selectors: SelectorEvaluator | None = None):
+        self.index = index
+        self.features = features
+        self.state = state
+        self.classes = classes
+        self.selectors = selectors or SelectorEvaluator(features)
+        self.available_counters: dict[str, dict[str, dict[str, Quantity]]] = {}
+
+    def allocate(self, node: dict, claims: list[ClaimSpec], trace: SearchTrace | None = None) -> "list[dict] | None":
+        """Allocation results (one per claim) or None; raises AllocatorError / NodeUnschedulable."""
+        return _Attempt(self, node, claims, trace or SearchTrace()).run()
+
+
+class _Attempt:
+    def __init__(self, allocator: Allocator, node: dict, claims: list[ClaimSpec], trace: SearchTrace):
+        self.a = allocator
+        self.features = allocator.features
+        self.node = node
+        self.node_name = node["metadata"]["name"]
+        self.claims = claims
+        self.trace = trace
+        self.pools: list[Pool] = []
+        self.request_data: dict[tuple[int, int, int], RequestData] = {}
+        self.constraints: list[list[Constraint]] = []
+        self.allocating: dict[DeviceID, set[int]] = {}
+        self.allocating_capacity: dict[DeviceID, dict[str, Quantity]] = {}
+        self.consumed_counters: dict[str, dict[str, dict[str, Quantity]]] = {}
+        self.results: list[list[ChosenDevice]] = [[] for _ in claims]
+        self.selectable_cache: dict[tuple[DeviceID, tuple[int, int, int]], bool] = {}
+
+    # ------------------------------------------------------------------ setup
+
+    def run(self) -> list[dict] | None:
+        self.pools = gather_pools(self.a.index, self.node, self.features)
+        for ci, claim in enumerate(self.claims):
+            min_devices = 0
+            for ri, raw in enumerate(claim.requests):
+                subrequests = raw.get("firstAvailable") or []
+                if subrequests and not self.features.prioritized_list:
+                    raise AllocatorError(f"claim {claim.ref}, request {raw['name']}: has subrequests, but the DRAPrioritizedList feature is disabled")
+                if not self.features.consumable_capacity:
+                    if raw.get("exactly") and raw["exactly"].get("capacity") is not None:
+                        raise AllocatorError(f"claim {claim.ref}, request {raw['name']}: has capacity requests, but the DRAConsumableCapacity feature is disabled")
+                    for sub in subrequests:
+                        if sub.get("capacity") is not None:
+                            raise AllocatorError(f"claim {claim.ref}, subrequest {sub['name']}: has capacity requests, but the DRAConsumableCapacity feature is disabled")
+                if subrequests:
+                    smallest = None
+                    for si, sub in enumerate(subrequests):
+                        data = self._validate(make_request(sub, sub["name"], raw["name"]), (ci, ri, si))
+                        self.request_data[(ci, ri, si)] = data
+                        smallest = data.num_devices if smallest is None else min(smallest, data.num_devices)
+                    min_devices += smallest or 0
+                else:
+                    data = self._validate(make_request(raw.get("exactly") or {}, raw["name"], None), (ci, ri, 0))
+                    self.request_data[(ci, ri, 0)] = data
+                    min_devices += data.num_devices
+            if min_devices > RESULTS_MAX:
+                raise AllocatorError(f"claim {claim.ref}: number of requested devices {min_devices} exceeds the claim limit of {RESULTS_MAX}")
+            constraints = build_constraints(claim.raw)
+            if isinstance(constraints, str):
+                raise AllocatorError(f"claim {claim.ref}, {constraints}")
+            self.constraints.append(constraints)
+
+        done = self._allocate_one(0, 0, 0, 0, False, (0, 0, 0))
+        if not done:
+            if any(p.invalid for p in self.pools) and self.features.skips_incomplete_pools:
+                raise NodeUnschedulable("invalid resource pools were encountered")
+            return None
+        return [self._assemble(ci) for ci in range(len(self.claims))]
+
+    def _validate(self, request: Request, key: tuple[int, int, int]) -> RequestData:
+        claim = self.claims[key[0]]
+        for i, selector in enumerate(request.selectors):
+            if not isinstance(selector, dict) or selector.get("cel") is None:
+                raise AllocatorError(f"claim {claim.ref}, request {request.name}, selector #{i}: CEL expression empty (unsupported selector type?)")
+        if not self.features.admin_access and request.has_admin_access:
+            raise AllocatorError(f"claim {claim.ref}, request {request.name}: admin access is requested, but the feature is disabled")
+        if not request.class_name:
+            raise AllocatorError(f"claim {claim.ref}, request {request.name}: missing device class name (unsupported request type?)")
+        klass = self.a.classes.get(request.class_name)
+        if klass is None:
+            raise AllocatorError(f'claim {claim.ref}, request {request.name}: could not retrieve device class {request.class_name}: '
+                                 f'deviceclass.resource.k8s.io "{request.class_name}" not found')
+        data = RequestData(request, klass)
+        if request.mode == "ExactCount":
+            data.num_devices = request.count
+        elif request.mode == "All":
+            data.all_devices = []
+            for pool in self.pools:
+                if pool.incomplete:
+                    raise AllocatorError(f"claim {claim.ref}, request {request.name}: asks for all devices, but resource pool {pool.id} is currently being updated")
+                if pool.invalid:
+                    raise AllocatorError(f"claim {claim.ref}, request {request.name}: asks for all devices, but resource pool {pool.id} is currently invalid")
+                for device in pool.devices_targeting_node():
+                    if not self._is_selectable(key, data, device):
+                        continue
+                    if self.features.consumable_capacity and not self._capacity_fits(data.request, device).ok:
+                        continue
+                    data.all_devices.append((device, pool))
+            data.num_devices = len(data.all_devices)
+        else:
+            raise AllocatorError(f"claim {claim.ref}, request {request.name}: unsupported count mode {request.mode}")
+        return data
+
+    # ------------------------------------------------------------------ search
+
+    def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: tuple[int, int, int]) -> bool:
+        self.trace.allocate_one_calls += 1
+        if ci >= len(self.claims):
+            return True
+        claim = self.claims[ci]
+        if ri >= len(claim.requests):
+            try:
+                return self._allocate_one(ci + 1, 0, 0, 0, False, (0, 0, 0))
+            except _MaxSizeExceeded:
+                return False
+        key = (ci, ri, si)
+        data = self.request_data[key]
+        if not in_sub and data.request.parent is not None:
+            all_exceeded = True
+            sub = 0
+            while (ci, ri, sub) in self.request_data:
+                try:
+                    success = self._allocate_one(ci, ri, sub, di, True, (0, 0, 0))
+                except _MaxSizeExceeded:
+                    sub += 1
+                    continue
+                all_exceeded = False
+                if success:
+                    self.request_data[(ci, ri, 0)].selected_sub = sub
+                    return True
+                sub += 1
+            if all_exceeded:
+                raise _MaxSizeExceeded()
+            return False
+
+        request = data.request
+        if request.mode == "All" and not data.all_devices:
+            return False
+        if di >= data.num_devices:
+            return self._allocate_one(ci, ri + 1, 0, 0, False, (0, 0, 0))
+        if len(self.results[ci]) + data.num_devices - di > RESULTS_MAX:
+            raise _MaxSizeExceeded()
+
+        if request.mode == "All":
+            device, pool = data.all_devices[di]
+            rollback = self._allocate_device(ci, key, device, pool, must=True)
+            if rollback is None:
+                return False
+            try:
+                done = self._allocate_one(ci, ri, si, di + 1, in_sub, (0, 0, 0))
+            except BaseException:
+                rollback()
+                raise
+            if not done:
+                rollback()
+            return done
+
+        for pi in range(start[0], len(self.pools)):
+            pool = self.pools[pi]
+            if pool.invalid and not self.features.skips_incomplete_pools:
+                self._legacy_invalid_pool(ci, key, data, pool)
+            if pool.incomplete and self.features.skips_incomplete_pools or pool.invalid:
+                continue
+            slices = pool.slices_targeting_node
+            for sli in range(start[1] if pi == start[0] else 0, len(slices)):
+                devices = slices[sli].devices
+                first = start[2] if pi == start[0] and sli == start[1] else 0
+                for dvi in range(first, len(devices)):
+                    device = devices[dvi]
+                    if request.admin_access:
+                        if ci in self.allocating.get(device.id, ()):
+                            self.trace.note(ci, request, device, IN_USE_SAME_CLAIM, "already chosen for this claim")
+                            continue
+                    elif self._in_use(device.id):
+                        self.trace.note(ci, request, device, IN_USE, self._in_use_message(device.id))
+                        continue
+                    if not self._is_selectable(key, data, device):
+                        continue
+                    if self.features.consumable_capacity:
+                        verdict = self._capacity_fits(request, device)
+                        if not verdict.ok:
+                            self.trace.note(ci, request, device, CAPACITY, verdict.describe())
+                            continue
+                    rollback = self._allocate_device(ci, key, device, pool, must=False)
+                    if rollback is None:
+                        continue
+                    try:
+                        done = self._allocate_one(ci, ri, si, di + 1, in_sub, (pi, sli, dvi + 1))
+                    except BaseException:
+                        rollback()
+                        raise
+                    if done:
+                        return True
+                    rollback()
+        return False
+
+    def _legacy_invalid_pool(self, ci: int, key, data: RequestData, pool: Pool) -> None:
+        """Up to 1.34 an invalid pool was fatal once one of its devices was selectable."""
+        for device in pool.devices_targeting_node():
+            if self._is_selectable(key, data, device):
+                raise AllocatorError(f"pool {pool.name} is invalid: {pool.invalid_reason}")
+
+    # ------------------------------------------------------------------ checks
+
+    def _in_use(self, device: DeviceID) -> bool:
+        return device in self.a.state.devices or bool(self.allocating.get(device))
+
+    def _in_use_message(self, device: DeviceID) -> str:
+        if device in self.a.state.devices:
+            return "allocated to another claim"
+        return "chosen for another claim of this pod"
+
+    def _is_selectable(self, key, data: RequestData, device: Device) -> bool:
+        cache_key = (device.id, key)
+        cached = self.selectable_cache.get(cache_key)
+        if cached is not None:
+            return cached
+        ci = key[0]
+        request = data.request
+        result = True
+        if not self.features.binding_and_status and device.binding_conditions:
+            self.trace.note(ci, request, device, BINDING_CONDITIONS_DISABLED,
+                            "device has binding conditions, but DRADeviceBindingConditions is disabled")
+            return False
+        if data.klass is not None:
+            result = self._selectors_match(ci, request, device, data.klass, data.klass["spec"].get("selectors") or [])
+        if result:
+            result = self._selectors_match(ci, request, device, None, request.selectors)
+        if result and device.slice.per_device_node_selection:
+            try:
+                result = node_matches(self.node, device.node_name, device.all_nodes, device.node_selector)
+            except NodeSelectorError as err:
+                raise AllocatorError(f"failed to perform node selection for device {device.name}: {err}") from None
+            if not result:
+                self.trace.note(ci, request, device, NODE_MISMATCH, "device is not available on this node")
+        self.selectable_cache[cache_key] = result
+        return result
+
+    def _selectors_match(self, ci: int, request: Request, device: Device, klass: dict | None, selectors: list[dict]) -> bool:
+        claim = self.claims[ci]
+        for i, selector in enumerate(selectors):
+            expression = selector["cel"]["expression"]
+            owner = f"class {klass['metadata']['name']}" if klass is not None else f"claim {claim.ref}"
+            try:
+                matches = self.a.selectors.evaluate(expression, device)
+            except CelCompileError as err:
+                raise AllocatorError(f"{owner}: selector #{i}: CEL compile error: {err}") from None
+            except CelRuntimeError as err:
+                # 1.37 (cel/errors.go EnhanceRuntimeError) names the device and adds a hint.
+                where, hint = "", ""
+                if self.features.minor >= 37:
+                    where = f" on device {device.id}"
+                    hint = _NO_SUCH_KEY_HINT if "no such key:" in str(err) else ""
+                raise AllocatorError(f"{owner}: selector #{i}{where}: CEL runtime error: {err}{hint}") from None
+            if not matches:
+                code = CLASS_SELECTOR if klass is not None else REQUEST_SELECTOR
+                self.trace.note(ci, request, device, code, f"{owner}: selector #{i} is false")
+                return False
+        return True
+
+    def _capacity_fits(self, request: Request, device: Device):
+        return capacity_rules.check(request.capacity, device, self.a.state.aggregated_capacity.get(device.id),
+                                    self.allocating_capacity.get(device.id))
+
+    def _capacity_in_use(self, device: DeviceID) -> bool:
+        return device in self.a.state.aggregated_capacity or device in self.allocating_capacity
+
+    def _allocate_device(self, ci: int, key, device: Device, pool: Pool, must: bool):
+        """Returns a rollback function, or None if the device cannot be taken (upstream allocateDevice)."""
+        claim = self.claims[ci]
+        data = self.request_data[key]
+        request = data.request
+        multi = self.features.consumable_capacity and device.allow_multiple_allocations
+        if not multi and request.admin_access and ci in self.allocating.get(device.id, ()):
+            self.trace.note(ci, request, device, IN_USE_SAME_CLAIM, "already chosen for this claim")
+            return None
+        if not request.admin_access and self._in_use(device.id):
+            self.trace.note(ci, request, device, IN_USE, self._in_use_message(device.id))
+            return None
+        if not self.features.partitionable_devices and device.consumes_counters:
+            self.trace.note(ci, request, device, COUNTERS_DISABLED,
+                            "device consumes counters, but DRAPartitionableDevices is disabled")
+            return None
+        skip_counters = multi and self._capacity_in_use(device.id)
+        if not skip_counters and device.consumes_counters:
+            shortage = self._take_counters(device, pool)
+            if shortage:
+                self.trace.note(ci, request, device, COUNTERS, shortage)
+                return None
+        if self.features.device_taints:
+            blocking = untolerated_taints(device.taints, request.tolerations)
+            if blocking:
+                self.trace.note(ci, request, device, TAINTED, "taint " + ", ".join(str(t) for t in blocking) + " not tolerated")
+                return None
+        base, sub = (request.name, None) if request.parent is None else (request.parent, request.name)
+        constraints = self.constraints[ci]
+        for i, constraint in enumerate(constraints):
+            conflict = constraint.add(base, sub, device)
+            if conflict is not None:
+                if must:
+                    raise AllocatorError(f"claim {claim.ref}, request {request.name}: cannot add device {device.id} because a claim constraint would not be satisfied")
+                for previous in constraints[:i]:
+                    previous.remove(base, sub, device)
+                self.trace.note(ci, request, device, CONSTRAINT, conflict)
+                return None
+        holders = self.allocating.setdefault(device.id, set())
+        if not multi:
+            holders.add(ci)
+        consumed = None
+        share_id = None
+        if self.features.consumable_capacity:
+            verdict = self._capacity_fits(request, device)
+            if not verdict.ok:
+                self.trace.note(ci, request, device, CAPACITY, verdict.describe())
+                return None
+            if multi:
+                consumed = capacity_rules.consumed_capacity(request.capacity, device)
+                share_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{claim.ref}/{request.full_name}/{device.id}/{len(self.results[ci])}"))
+                totals = self.allocating_capacity.setdefault(device.id, {})
+                for name, value in consumed.items():
+                    totals[name] = totals[name] + value if name in totals else value
+        results = self.results[ci]
+        previous = len(results)
+        results.append(ChosenDevice(request, device, share_id, consumed or None))
+
+        def rollback() -> None:
+            for constraint in constraints:
+                constraint.remove(base, sub, device)
+            holders.discard(ci)
+            if multi:
+                if consumed:
+                    totals = self.allocating_capacity[device.id]
+                    for name, value in consumed.items():
+                        totals[name] = totals[name] - value
+                    # upstream ConsumedCapacityCollection.Remove drops the entry when it is empty
+                    if all(v.is_zero() for v in totals.values()):
+                        del self.allocating_capacity[device.id]
+            elif self.features.partitionable_devices and device.consumes_counters:
+                self._give_back_counters(device, pool)
+            del results[previous:]
+
+        return rollback
+
+    # ------------------------------------------------------------------ counters
+
+    def _available_counters(self, pool: Pool) -> dict[str, dict[str, Quantity]]:
+        # Upstream caches this per pool *name* in the shared Allocator, computed from the
+        # first node's view of the pool. We do the same to agree with it.
+        cached = self.a.available_counters.get(pool.name)
+        if cached is not None:
+            return cached
+        available = {name: dict(counters) for name, counters in pool.counter_sets.items()}
+        for s in pool.slices_targeting_node + pool.slices_not_targeting_node:
+            for device in s.devices:
+                if not self.a.state.is_allocated(device.id):
+                    continue
+                for set_name, counters in device.consumes_counters:
+                    target = available.get(set_name)
+                    if target is None:
+                        continue
+                    for name, value in counters.items():
+                        if name in target:
+                            target[name] = target[name] - value
+        self.a.available_counters[pool.name] = available
+        return available
+
+    def _take_counters(self, device: Device, pool: Pool) -> str | None:
+        available = self._available_counters(pool)
+        consumed = self.consumed_counters.setdefault(pool.name, {})
+        for set_name, counters in device.consumes_counters:
+            target = consumed.setdefault(set_name, {})
+            for name, value in counters.items():
+                target[name] = target[name] + value if name in target else value
+        # Like upstream, every counter of the pool is checked, not only the device's: a counter
+        # that existing allocations already overdrew blocks every device of the pool.
+        for set_name, counters in available.items():
+            used = consumed.get(set_name, {})
+            for name, left in counters.items():
+                taken = used.get(name)
+                if left < (taken if taken is not None else _ZERO):
+                    self._give_back_counters(device, pool)
+                    need = dict(device.consumes_counters).get(set_name, {}).get(name)
+                    before = left - (taken - need) if taken is not None and need is not None else left
+                    return (f"counter set {set_name}, counter {name}: device needs {need if need is not None else 0}, "
+                            f"{before} left")
+        return None
+
+    def _give_back_counters(self, device: Device, pool: Pool) -> None:
+        consumed = self.consumed_counters.get(pool.name, {})
+        for set_name, counters in device.consumes_counters:
+            target = consumed.get(set_name, {})
+            for name, value in counters.items():
+                if name in target:
+                    target[name] = target[name] - value
+
+    # ------------------------------------------------------------------ result
+
+    def _assemble(self, ci: int) -> dict:
+        claim = self.claims[ci]
+        chosen = self.results[ci]
+        allocation: dict = {"devices": {"results": [c.result(self.features) for c in chosen]}}
+        config = self._config(ci)
+        if config:
+            allocation["devices"]["config"] = config
+        selector = self._node_selector(chosen)
+        if selector is not None:
+            allocation["nodeSelector"] = selector
+        return allocation
+
+    def _selected(self, ci: int, ri: int) -> RequestData:
+        data = self.request_data[(ci, ri, 0)]
+        if data.request.parent is not None:
+            return self.request_data[(ci, ri, data.selected_sub)]
+        return data
+
+    def _config(self, ci: int) -> list[dict]:
+        claim = self.claims[ci]
+        config: list[dict] = []
+        class_ranges: dict[str, tuple[int, int]] = {}
+        for ri in range(len(claim.requests)):
+            data = self._selected(ci, ri)
+            if data.klass is None:
+                continue
+            name = data.klass["metadata"]["name"]
+            if name in class_ranges:
+                start, end = class_ranges[name]
+                for i in range(start, end):
+                    config[i]["requests"].append(data.request.full_name)
+                continue
+            start = len(config)
+            for entry in data.klass["spec"].get("config") or []:
+                item = {"source": "FromClass", "requests": [data.request.full_name]}
+                item.update({k: v for k, v in entry.items() if k != "requests"})
+                config.append(item)
+            class_ranges[name] = (start, len(config))
+        for entry in claim.raw["spec"]["devices"].get("config") or []:
+            requests = entry.get("requests") or []
+            applies = not requests
+            if not applies:
+                for ri, raw in enumerate(claim.requests):
+                    if raw["name"] in requests:
+                        applies = True
+                        break
+                    data = self.request_data[(ci, ri, 0)]
+                    if data.request.parent is None:
+                        continue
+                    if self._selected(ci, ri).request.full_name in requests:
+                        applies = True
+                        break
+            if applies:
+                item = {"source": "FromClaim"}
+                if requests:
+                    item["requests"] = list(requests)
+                item.update({k: v for k, v in entry.items() if k != "requests"})
+                config.append(item)
+        for item in config:
+            requests = item.get("requests")
+            if not requests:
+                continue
+            if all(raw["name"] in requests or (self.request_data[(ci, ri, 0)].request.parent is not None
+                                                and self._selected(ci, ri).request.full_name in requests)
+                   for ri, raw in enumerate(claim.requests)):
+                item.pop("requests")
+        return config
+
+    def _node_selector(self, chosen: list[ChosenDevice]) -> dict | None:
+        fields: list[dict] = []
+        expressions: list[dict] = []
+        for c in chosen:
+            s = c.device.slice
+            if s.per_device_node_selection:
+                node_name, selector = c.device.node_name, c.device.node_selector
+            else:
+                node_name, selector = s.node_name, s.node_selector
+            if node_name or c.device.binds_to_node:
+                return {"nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": [self.node_name]}]}]}
+            if selector is not None:
+                terms = selector.get("nodeSelectorTerms") or []
+                if len(terms) > 1:
+                    raise AllocatorError(f"create NodeSelector for claim {self.claims[0].name}: unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
+                if terms:
+                    _merge(terms[0].get("matchFields") or [], fields)
+                    _merge(terms[0].get("matchExpressions") or [], expressions)
+        if not fields and not expressions:
+            return None
+        term: dict = {}
+        if expressions:
+            term["matchExpressions"] = expressions
+        if fields:
+            term["matchFields"] = fields
+        return {"nodeSelectorTerms": [term]}
+
+
+def _merge(source: list[dict], target: list[dict]) -> None:
+    for req in source:
+        values = set(req.get("values") or [])
+        if not any(t["key"] == req["key"] and t["operator"] == req["operator"] and set(t.get("values") or []) == values
+                   for t in target):
+            target.append({"key": req["key"], "operator": req["operator"], **({"values": list(req["values"])} if req.get("values") else {})})

@@ -1,0 +1,41 @@
+"""Feature gates and allocator variants per Kubernetes minor."""
+
+import pytest
+
+from allocator.features import FeatureError, Features, parse_gate_overrides, parse_minor
+
+
+def test_defaults_per_version():
+    f34, f36, f37 = Features.for_version(34), Features.for_version(36), Features.for_version(37)
+    assert f34.prioritized_list and f34.admin_access and not f34.device_taints and not f34.consumable_capacity
+    assert f36.device_taints and f36.partitionable_devices and f36.consumable_capacity and not f36.device_taint_rules
+    assert f37.device_taint_rules
+    assert [f.variant for f in (f34, f36, f37)] == ["incubating", "incubating", "incubating"]
+    assert not f34.skips_incomplete_pools and Features.for_version(35).skips_incomplete_pools
+    assert not Features.for_version(35).deterministic_order and f36.deterministic_order
+
+
+def test_overrides_pick_variant():
+    stable = Features.for_version(37, {"DRAConsumableCapacity": False, "DRADeviceBindingConditions": False})
+    assert stable.variant == "stable" and not stable.deterministic_order
+    assert Features.for_version(37, {"DRAListTypeAttributes": True}).variant == "experimental"
+    with pytest.raises(FeatureError, match="unknown feature gate"):
+        Features.for_version(37, {"Nope": True})
+
+
+@pytest.mark.parametrize("text, minor", [("1.36", 36), ("v1.37.2", 37), ("35", 35), (None, 37), ("1.40", 37)])
+def test_parse_minor(text, minor):
+    assert parse_minor(text) == minor
+
+
+def test_parse_minor_rejects_old_and_garbage():
+    with pytest.raises(FeatureError):
+        parse_minor("1.33")
+    with pytest.raises(FeatureError):
+        parse_minor("one")
+
+
+def test_parse_gate_overrides():
+    assert parse_gate_overrides("A=true, B=False") == {"A": True, "B": False}
+    with pytest.raises(FeatureError):
+        parse_gate_overrides("A")

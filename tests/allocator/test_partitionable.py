@@ -1,0 +1,57 @@
+"""Partitionable devices: pool-scoped shared counters, MIG-like partitions, existing consumption."""
+
+from builders import DRIVER, allocation, claim, device, device_class, exact, node, resource_slice
+from helpers import chosen, explain, request_outcome
+
+
+def counters(**values):
+    return {k: {"value": v} for k, v in values.items()}
+
+
+def mig_pool(node_name="n1"):
+    counter_slice = resource_slice("n1-counters", [], node_name=node_name, pool=node_name, count=2,
+                                   sharedCounters=[{"name": "gpu-0-cs", "counters": counters(memory="80Gi", slice0="1", slice1="1")}])
+    whole = device("gpu-0", {"type": "gpu"}, consumesCounters=[{"counterSet": "gpu-0-cs", "counters": counters(memory="80Gi", slice0="1", slice1="1")}])
+    mig_a = device("gpu-0-mig-a", {"type": "mig"}, consumesCounters=[{"counterSet": "gpu-0-cs", "counters": counters(memory="40Gi", slice0="1")}])
+    mig_b = device("gpu-0-mig-b", {"type": "mig"}, consumesCounters=[{"counterSet": "gpu-0-cs", "counters": counters(memory="40Gi", slice1="1")}])
+    devices = resource_slice("n1-devices", [whole, mig_a, mig_b], node_name=node_name, pool=node_name, count=2)
+    return [counter_slice, devices]
+
+
+MIG = device_class("mig", [f'device.driver == "{DRIVER}" && device.attributes["{DRIVER}"].type == "mig"'])
+GPU = device_class("gpu", [f'device.driver == "{DRIVER}" && device.attributes["{DRIVER}"].type == "gpu"'])
+
+
+def test_two_partitions_fit_but_exclude_the_whole_gpu():
+    exp = explain([MIG, GPU, node("n1"), *mig_pool(), claim("c", [exact("a", "mig", count=2), exact("b", "gpu")])],
+                  ("default", "c"))
+    assert exp.verdict == "Unschedulable"
+    rejected = request_outcome(exp, "n1", "b").rejected
+    assert any(r.code == "CountersExhausted" for r in rejected)
+
+
+def test_partitions_alone_fit():
+    exp = explain([MIG, node("n1"), *mig_pool(), claim("c", [exact("a", "mig", count=2)])], ("default", "c"))
+    assert chosen(exp, "n1") == [("a", "n1/gpu-0-mig-a"), ("a", "n1/gpu-0-mig-b")]
+
+
+def test_existing_allocation_consumes_counters():
+    taken = claim("taken", [exact("a", "mig")], allocation=allocation(("a", DRIVER, "n1", "gpu-0-mig-a")))
+    exp = explain([GPU, node("n1"), *mig_pool(), taken, claim("c", [exact("b", "gpu")])], ("default", "c"))
+    assert exp.verdict == "Unschedulable"
+    rejected = request_outcome(exp, "n1", "b").rejected
+    assert rejected[0].code == "CountersExhausted"
+    assert "counter set gpu-0-cs, counter memory: device needs 80Gi, 40Gi left" == rejected[0].message
+
+
+def test_counters_need_partitionable_gate():
+    exp = explain([MIG, node("n1"), *mig_pool(), claim("c", [exact("a", "mig")])], ("default", "c"), minor=35)
+    assert exp.verdict == "Unschedulable"
+
+
+def test_backtracking_over_counters():
+    # First fit takes the whole GPU for request x, then y (a partition) cannot fit; the search backtracks.
+    any_class = device_class("any", [f'device.driver == "{DRIVER}"'])
+    exp = explain([any_class, MIG, node("n1"), *mig_pool(),
+                   claim("c", [exact("x", "any"), exact("y", "mig")])], ("default", "c"))
+    assert chosen(exp, "n1") == [("x", "n1/gpu-0-mig-a"), ("y", "n1/gpu-0-mig-b")]

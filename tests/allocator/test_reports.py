@@ -1,0 +1,64 @@
+"""Cluster-wide pool reports: states, counts, node scope, holders, counters."""
+
+import allocator
+from builders import DRIVER, allocation, claim, device, exact, node, resource_slice, taint_rule
+
+
+def reports(*objs, minor=37):
+    loaded = allocator.load_objects(objs)
+    return {(r.driver, r.pool): r for r in allocator.analyze_pools(loaded, allocator.Features.for_version(minor))}
+
+
+def test_states():
+    complete = resource_slice("c", [device("a"), device("b")], pool="complete", node_name="n1")
+    incomplete = resource_slice("i", [device("a")], pool="incomplete", allNodes=True, count=2)
+    old = resource_slice("r-old", [device("a")], pool="replaced", allNodes=True, generation=1)
+    new = resource_slice("r-new", [device("a")], pool="replaced", allNodes=True, generation=2, count=2)
+    dup1 = resource_slice("d1", [device("x")], pool="invalid", allNodes=True, count=2)
+    dup2 = resource_slice("d2", [device("x")], pool="invalid", allNodes=True, count=2)
+    odd1 = resource_slice("o1", [device("x")], pool="odd", allNodes=True, count=2)
+    odd2 = resource_slice("o2", [device("y")], pool="odd", allNodes=True, count=3)
+    r = reports(complete, incomplete, old, new, dup1, dup2, odd1, odd2)
+    assert r[(DRIVER, "complete")].state == "Complete"
+    assert str(r[(DRIVER, "complete")].node_scope) == "node n1"
+    assert r[(DRIVER, "incomplete")].reason == "1 of 2 slices of generation 1 published"
+    replaced = r[(DRIVER, "replaced")]
+    assert (replaced.state, replaced.generation, replaced.stale_slice_names) == ("BeingReplaced", 2, ["r-old"])
+    assert r[(DRIVER, "invalid")].reason == "duplicate device name x"
+    assert r[(DRIVER, "odd")].reason == "slices of generation 1 disagree on resourceSliceCount (2, 3)"
+
+
+def test_counts_holders_and_taints():
+    s = resource_slice("s", [device("a"), device("b"), device("c", taints=[{"key": "k", "effect": "NoExecute"}]),
+                             device("d")], pool="p", node_name="n1")
+    held = claim("held", [exact("gpu")], allocation=allocation(("gpu", DRIVER, "p", "a")), reserved_for=["trainer"])
+    rule = taint_rule("r", "maint", driver=DRIVER, device="d", effect="NoSchedule")
+    report = reports(node("n1"), s, held, rule)[(DRIVER, "p")]
+    assert report.counts.to_dict() == {"total": 4, "allocated": 1, "free": 1, "tainted": 2}
+    a = report.devices[0]
+    assert a.allocated_by[0].claim_ref == "default/held" and a.allocated_by[0].pods == [("default", "trainer")]
+    d = report.devices[3]
+    assert [t.source for t in d.taints] == ["DeviceTaintRule/r"]
+    assert report.devices[0].attributes == {} and report.to_dict()["devices"]["free"] == 1
+
+
+def test_counter_usage_report():
+    cs = resource_slice("cs", [], pool="p", node_name="n1", count=2,
+                        sharedCounters=[{"name": "set", "counters": {"mem": {"value": "80Gi"}}}])
+    ds = resource_slice("ds", [device("m", consumesCounters=[{"counterSet": "set", "counters": {"mem": {"value": "20Gi"}}}])],
+                        pool="p", node_name="n1", count=2)
+    held = claim("held", [exact("gpu")], allocation=allocation(("gpu", DRIVER, "p", "m")))
+    report = reports(cs, ds, held)[(DRIVER, "p")]
+    assert report.state == "Complete"
+    assert report.counter_sets == {"set": {"mem": {"value": "80Gi", "consumed": "20Gi"}}}
+
+
+def test_device_usage_and_status():
+    held = claim("held", [exact("gpu")], allocation=allocation(("gpu", "nic.example.com", "p", "eth0")),
+                 status_devices=[{"driver": "nic.example.com", "pool": "p", "device": "eth0",
+                                  "networkData": {"interfaceName": "eth0", "ips": ["10.0.0.2/24"]}}])
+    s = resource_slice("s", [device("eth0")], driver="nic.example.com", pool="p", allNodes=True)
+    usage = allocator.device_usage(allocator.load_objects([held]))
+    assert list(usage) == [("nic.example.com", "p", "eth0")]
+    report = reports(s, held)[("nic.example.com", "p")]
+    assert report.devices[0].status[0]["networkData"]["interfaceName"] == "eth0"
