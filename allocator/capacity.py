@@ -36,6 +36,9 @@ class CapacityVerdict:
         return "fits"
 
 
+_FITS = CapacityVerdict(True)
+
+
 def _q(value) -> Quantity:
     return parse_quantity(value)
 
@@ -95,6 +98,8 @@ def _violates_policy(consumed: Quantity, policy: dict | None) -> bool:
 def check(requests: dict[str, Quantity] | None, device: Device, already: dict[str, Quantity] | None,
           allocating: dict[str, Quantity] | None) -> CapacityVerdict:
     """CmpRequestOverCapacity."""
+    if not requests and not device.policies and not already and not allocating:
+        return _FITS  # each capacity consumes exactly its whole value, which always fits
     if requests:
         undefined = sorted(name for name in requests if name not in device.capacity)
         if undefined:

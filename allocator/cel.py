@@ -31,7 +31,7 @@ from cel_expr_python import cel
 from cel_expr_python.ext.ext_bindings import ExtBindings
 from cel_expr_python.ext.ext_optional import ExtOptional
 from cel_expr_python.ext.ext_strings import ExtStrings
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, struct_pb2
+from google.protobuf import descriptor_pb2, descriptor_pool, struct_pb2
 
 from .quantity import Quantity, QuantityError, parse_quantity
 from .semver import Semver, SemverError, parse_semver
@@ -69,7 +69,8 @@ def split_qualified_name(name: str, driver: str) -> tuple[str, str]:
 # --- protobuf types ------------------------------------------------------------------
 
 
-def _build_pool() -> tuple[descriptor_pool.DescriptorPool, type, type]:
+def _build_pool() -> descriptor_pool.DescriptorPool:
+    """Message types for the checker: kubernetes.Quantity, kubernetes.Semver, the device."""
     field = descriptor_pb2.FieldDescriptorProto
     pool = descriptor_pool.DescriptorPool()
     pool.AddSerializedFile(struct_pb2.DESCRIPTOR.serialized_pb)
@@ -110,56 +111,61 @@ def _build_pool() -> tuple[descriptor_pool.DescriptorPool, type, type]:
                 name="allowMultipleAllocations", number=4, type=field.TYPE_BOOL, label=field.LABEL_OPTIONAL
             )
     pool.Add(file)
-    quantity_class = message_factory.GetMessageClass(pool.FindMessageTypeByName("kubernetes.Quantity"))
-    semver_class = message_factory.GetMessageClass(pool.FindMessageTypeByName("kubernetes.Semver"))
-    return pool, quantity_class, semver_class
+    return pool
 
 
-_POOL, _QuantityMessage, _SemverMessage = _build_pool()
-_QUANTITY_TYPE_NAME = "Quantity"
-_SEMVER_TYPE_NAME = "Semver"
+_POOL = _build_pool()
+
+# At runtime quantities and versions are strings with a private-use prefix and a canonical
+# body (the exact value; the version without build metadata), so CEL's == compares them
+# like upstream's Equal. The checker has already rejected every mix with real strings.
+# (Protobuf messages would work too but cost 3-5x per evaluation.)
+_QUANTITY_PREFIX = "\ue000quantity:"
+_SEMVER_PREFIX = "\ue000semver:"
 
 
 @functools.lru_cache(maxsize=65536)
-def _quantity_message(amount: Fraction) -> Any:
-    return _QuantityMessage(value=str(amount))
+def _quantity_value(amount: Fraction) -> str:
+    return _QUANTITY_PREFIX + str(amount)
 
 
 @functools.lru_cache(maxsize=65536)
-def _amount_of_text(text: str) -> Fraction:
-    return Fraction(text)
+def _amount_of(text: str) -> Fraction:
+    return Fraction(text[len(_QUANTITY_PREFIX) :])
 
 
 @functools.lru_cache(maxsize=16384)
-def _semver_message(version: Semver) -> Any:
-    # Build metadata does not take part in semver equality, so it stays out of the message.
-    return _SemverMessage(value=str(Semver(version.major, version.minor, version.patch, version.prerelease)))
+def _semver_value(version: Semver) -> str:
+    return _SEMVER_PREFIX + str(Semver(version.major, version.minor, version.patch, version.prerelease))
 
 
 def _to_cel(value: Any) -> Any:
     if isinstance(value, Quantity):
-        return _quantity_message(value.amount)
+        return _quantity_value(value.amount)
     if isinstance(value, Semver):
-        return _semver_message(value)
+        return _semver_value(value)
     if isinstance(value, (list, tuple)):
         return [_to_cel(v) for v in value]
     return value
 
 
-def _is_message(value: Any, type_name: str) -> bool:
-    descriptor = getattr(value, "DESCRIPTOR", None)
-    return descriptor is not None and descriptor.name == type_name
+def _is_quantity_value(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(_QUANTITY_PREFIX)
+
+
+def _is_semver_value(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(_SEMVER_PREFIX)
 
 
 def _amount(value: Any) -> Fraction:
-    if _is_message(value, _QUANTITY_TYPE_NAME):
-        return _amount_of_text(value.value)
+    if _is_quantity_value(value):
+        return _amount_of(value)
     raise _no_overload()
 
 
 def _version(value: Any) -> Semver:
-    if _is_message(value, _SEMVER_TYPE_NAME):
-        return parse_semver(value.value)
+    if _is_semver_value(value):
+        return parse_semver(value[len(_SEMVER_PREFIX) :])
     raise _no_overload()
 
 
@@ -176,7 +182,7 @@ def _no_overload() -> _EvalError:
 
 def _quantity(text: str) -> Any:
     try:
-        return _quantity_message(parse_quantity(text).amount)
+        return _quantity_value(parse_quantity(text).amount)
     except QuantityError as error:
         raise _EvalError(str(error)) from None
 
@@ -191,7 +197,7 @@ def _is_quantity(text: str) -> bool:
 
 def _semver(text: str, normalize: bool = False) -> Any:
     try:
-        return _semver_message(parse_semver(text, normalize))
+        return _semver_value(parse_semver(text, normalize))
     except SemverError as error:
         raise _EvalError(str(error)) from None
 
@@ -205,7 +211,7 @@ def _is_semver(text: str, normalize: bool = False) -> bool:
 
 
 def _compare(a: Any, b: Any) -> int:
-    if _is_message(a, _QUANTITY_TYPE_NAME):
+    if _is_quantity_value(a):
         x, y = _amount(a), _amount(b)
         return (x > y) - (x < y)
     return _version(a).compare(_version(b))
@@ -244,8 +250,6 @@ def _cel_equal(a: Any, b: Any) -> bool:
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return a == b
-    if _is_message(a, _QUANTITY_TYPE_NAME) or _is_message(a, _SEMVER_TYPE_NAME):
-        return _is_message(b, a.DESCRIPTOR.name) and a.value == b.value
     if type(a) is not type(b):
         return False
     if isinstance(a, list):
@@ -303,12 +307,12 @@ def _overloads(list_attributes: bool) -> list[tuple[str, list[tuple[str, Any, li
         (
             "add",
             [("quantity_add", q, [q, q], True), ("quantity_add_int", q, [q, i], True)],
-            lambda a, o: _quantity_message(_amount(a) + _operand(o)),
+            lambda a, o: _quantity_value(_amount(a) + _operand(o)),
         ),
         (
             "sub",
             [("quantity_sub", q, [q, q], True), ("quantity_sub_int", q, [q, i], True)],
-            lambda a, o: _quantity_message(_amount(a) - _operand(o)),
+            lambda a, o: _quantity_value(_amount(a) - _operand(o)),
         ),
         (
             "semver",
@@ -333,15 +337,69 @@ def _standard_extensions() -> list[Any]:
     return [ExtBindings(), ExtOptional(), ExtStrings()]
 
 
+# protobuf maps cannot hold maps, so the device message types attributes and capacity as
+# map(string, map(string, dyn)) only at the first level. For the checker, contiguous
+# "device.attributes" / "device.capacity" are renamed to variables of the same length with
+# the precise types; error positions stay valid and messages are renamed back.
+_CHECK_ALIASES = {"attributes": "_dra_attributes__", "capacity": "_dra_capacity__"}
+assert all(len(alias) == len("device." + name) for name, alias in _CHECK_ALIASES.items())
+
+
+def _for_checker(source: str) -> str:
+    tokens = _tokenize(source)
+    if tokens is None:
+        return source
+    out = []
+    pos = 0
+    for i in range(len(tokens) - 2):
+        device, dot, field = tokens[i], tokens[i + 1], tokens[i + 2]
+        if (
+            device.text == "device"
+            and device.kind == "ident"
+            and (i == 0 or tokens[i - 1].text != ".")
+            and dot.text == "."
+            and field.text in _CHECK_ALIASES
+            and device.end == dot.start
+            and dot.end == field.start
+        ):
+            out.append(source[pos : device.start] + _CHECK_ALIASES[field.text])
+            pos = field.end
+    out.append(source[pos:])
+    return "".join(out)
+
+
+def _cross_type_comparisons() -> list[Any]:
+    """cel.CrossTypeNumericComparisons(true), which Kubernetes enables since 1.28.
+
+    The cel-cpp runtime already implements these; only the checker lacks them.
+    """
+    numbers = (("int64", _T.INT), ("uint64", _T.UINT), ("double", _T.DOUBLE))
+    declarations = []
+    for function, prefix in (("_<_", "less"), ("_<=_", "less_equals"), ("_>_", "greater"), ("_>=_", "greater_equals")):
+        overloads = [
+            cel.Overload(f"{prefix}_{a_name}_{b_name}", _T.BOOL, [a_type, b_type])
+            for a_name, a_type in numbers
+            for b_name, b_type in numbers
+            if a_name != b_name
+        ]
+        declarations.append(cel.FunctionDecl(function, overloads))
+    return declarations
+
+
 def _check_env(consumable_capacity: bool, list_attributes: bool) -> Any:
     declarations = [
         cel.FunctionDecl(name, [cel.Overload(oid, result, params, is_member=member) for oid, result, params, member in overloads])
         for name, overloads, _impl in _overloads(list_attributes)
     ]
+    declarations += _cross_type_comparisons()
     device_type = "kubernetes.DRADeviceConsumableCapacity" if consumable_capacity else "kubernetes.DRADevice"
     return cel.NewEnv(
         descriptor_pool=_POOL,
-        variables={"device": _T(device_type)},
+        variables={
+            "device": _T(device_type),
+            _CHECK_ALIASES["attributes"]: _T.Map(_T.STRING, _T.Map(_T.STRING, _T.DYN)),
+            _CHECK_ALIASES["capacity"]: _T.Map(_T.STRING, _T.Map(_T.STRING, _QUANTITY)),
+        },
         extensions=[cel.CelExtension("kubernetes.dra", declarations), *_standard_extensions()],
     )
 
@@ -453,17 +511,29 @@ def _matching_bracket(tokens: list[_Token], open_index: int) -> int | None:
     return None
 
 
-def _domain_lookups(tokens: list[_Token]) -> Iterable[tuple[int, int, str, str | None, bool, bool]]:
-    """Direct lookups on device.attributes / device.capacity.
+@dataclasses.dataclass(frozen=True)
+class _Lookup:
+    """A direct lookup on device.attributes or device.capacity, spanning tokens[first:last+1].
 
-    Yields (first token index, last token index, map name, key source text or None for a
-    bracket, optional, is_select) for ``device.<map>[key]``, ``device.<map>[?key]``,
-    ``device.<map>.name`` and ``device.<map>.?name``.
+    kind: "index" (``[key]`` / ``[?key]``; the key is tokens[key_first:key_last+1]),
+    "select" (``.name`` / ``.?name``) or "has" (``has(device.<map>.name)``).
     """
+
+    first: int
+    last: int
+    map_name: str
+    kind: str
+    optional: bool = False
+    name: str = ""
+    key_first: int = 0
+    key_last: int = 0
+
+
+def _domain_lookups(tokens: list[_Token]) -> Iterable[_Lookup]:
+    t = tokens
     i = 0
-    while i + 3 < len(tokens):
-        t = tokens
-        if (
+    while i + 3 < len(t):
+        if not (
             t[i].kind == "ident"
             and t[i].text == "device"
             and (i == 0 or t[i - 1].text != ".")
@@ -471,29 +541,32 @@ def _domain_lookups(tokens: list[_Token]) -> Iterable[tuple[int, int, str, str |
             and t[i + 2].kind == "ident"
             and t[i + 2].text in _DOMAIN_MAPS
         ):
-            map_name = t[i + 2].text
-            nxt = t[i + 3]
-            if nxt.text == "[":
-                close = _matching_bracket(t, i + 3)
-                if close is None:
-                    return
-                optional = i + 4 < close and t[i + 4].text == "?"
-                yield i, close, map_name, None, optional, False
-                i = close + 1
+            i += 1
+            continue
+        map_name = t[i + 2].text
+        if t[i + 3].text == "[":
+            close = _matching_bracket(t, i + 3)
+            if close is None:
+                return
+            optional = t[i + 4].text == "?"
+            key_first = i + 5 if optional else i + 4
+            yield _Lookup(i, close, map_name, "index", optional, key_first=key_first, key_last=close - 1)
+            i = close + 1
+            continue
+        if t[i + 3].text == ".":
+            optional = i + 4 < len(t) and t[i + 4].text == "?"
+            name_index = i + 5 if optional else i + 4
+            is_name = name_index < len(t) and t[name_index].kind == "ident"
+            if is_name and name_index + 1 < len(t) and t[name_index + 1].text == "(":
+                is_name = False  # a method call on the map itself
+            if is_name:
+                in_has = i >= 2 and t[i - 1].text == "(" and t[i - 2].text == "has"
+                if in_has and not optional and name_index + 1 < len(t) and t[name_index + 1].text == ")":
+                    yield _Lookup(i - 2, name_index + 1, map_name, "has", name=t[name_index].text)
+                else:
+                    yield _Lookup(i, name_index, map_name, "select", optional, name=t[name_index].text)
+                i = name_index + 1
                 continue
-            # has(device.attributes.name) tests presence in the outer map itself.
-            inside_has = i >= 2 and t[i - 1].text == "(" and t[i - 2].text == "has"
-            if nxt.text == "." and not inside_has:
-                optional = i + 4 < len(t) and t[i + 4].text == "?"
-                name_index = i + 5 if optional else i + 4
-                if (
-                    name_index < len(t)
-                    and t[name_index].kind == "ident"
-                    and (name_index + 1 >= len(t) or t[name_index + 1].text != "(")
-                ):
-                    yield i, name_index, map_name, t[name_index].text, optional, True
-                    i = name_index + 1
-                    continue
         i += 1
 
 
@@ -502,27 +575,28 @@ def _rewrite_domain_lookups(source: str) -> str:
 
     ``device.attributes[k]`` becomes
     ``cel.bind(__dra_key, k, __dra_key in device.attributes ? device.attributes[__dra_key] : {})``
-    (and ``optional.of(...)`` for ``[?k]`` / ``.?name``, which upstream always finds).
+    and ``optional.of(...)`` of that for ``[?k]`` / ``.?name``, which upstream always finds.
+    ``has(device.attributes.name)`` is always true upstream.
     """
     tokens = _tokenize(source)
     if tokens is None:
         return source
     out = []
     pos = 0
-    for first, last, map_name, name, optional, _is_select in _domain_lookups(tokens):
-        if name is not None:
-            key = '"' + name + '"'
+    for lookup in _domain_lookups(tokens):
+        out.append(source[pos : tokens[lookup.first].start])
+        pos = tokens[lookup.last].end
+        if lookup.kind == "has":
+            out.append("true")
+            continue
+        if lookup.kind == "select":
+            key = '"' + lookup.name + '"'
         else:
-            open_index = first + 3
-            key_start = tokens[open_index + 2 if optional else open_index + 1].start
-            key = "(" + _rewrite_domain_lookups(source[key_start : tokens[last].start]) + ")"
-        target = f"device.{map_name}"
-        lookup = f"cel.bind({_KEY_VAR}, {key}, {_KEY_VAR} in {target} ? {target}[{_KEY_VAR}] : {{}})"
-        if optional:
-            lookup = f"optional.of({lookup})"
-        out.append(source[pos : tokens[first].start])
-        out.append("(" + lookup + ")")
-        pos = tokens[last].end
+            key_source = source[tokens[lookup.key_first].start : tokens[lookup.key_last].end]
+            key = "(" + _rewrite_domain_lookups(key_source) + ")"
+        target = f"device.{lookup.map_name}"
+        found = f"cel.bind({_KEY_VAR}, {key}, {_KEY_VAR} in {target} ? {target}[{_KEY_VAR}] : {{}})"
+        out.append(f"(optional.of({found}))" if lookup.optional else f"({found})")
     out.append(source[pos:])
     return "".join(out)
 
@@ -575,8 +649,18 @@ def _reach(source: str) -> _Reach:
 
 def _only_direct_device_use(tokens: list[_Token]) -> bool:
     """device is only used as device.driver, device.allowMultipleAllocations or a direct
-    domain lookup whose result is only used for name lookups (directly or via cel.bind)."""
-    lookups = {first: (last, name) for first, last, _m, name, _o, _s in _domain_lookups(tokens)}
+    domain lookup keyed by a literal or device.driver whose result is only used for name
+    lookups, directly or through a cel.bind alias."""
+    lookups = {}
+    for lookup in _domain_lookups(tokens):
+        if lookup.kind == "has":
+            continue
+        if lookup.kind == "index":
+            key = [t.text for t in tokens[lookup.key_first : lookup.key_last + 1]]
+            literal = len(key) == 1 and tokens[lookup.key_first].kind == "string"
+            if not literal and key != ["device", ".", "driver"]:
+                return False
+        lookups[lookup.first] = lookup
     aliases: set[str] = set()
     for index, token in enumerate(tokens):
         if token.kind != "ident" or token.text != "device" or (index > 0 and tokens[index - 1].text == "."):
@@ -584,11 +668,19 @@ def _only_direct_device_use(tokens: list[_Token]) -> bool:
         following = tokens[index + 2].text if index + 2 < len(tokens) and tokens[index + 1].text == "." else None
         if following in ("driver", "allowMultipleAllocations"):
             continue
-        if index not in lookups:
+        if index >= 2 and tokens[index - 2].text == "has" and index - 2 in (lk.first for lk in lookups.values()):
+            continue
+        lookup = lookups.get(index)
+        if lookup is None:
+            # has(device.<map>.name) starts at "has"; everything else is an unbounded use.
+            if not any(lk.kind == "has" and lk.first == index - 2 for lk in _domain_lookups(tokens)):
+                return False
+            continue
+        if lookup.optional:
+            # An optional domain is unwrapped by orValue/value/hasValue: too many shapes.
             return False
-        last, _name = lookups[index]
-        if not _followed_by_name_lookup(tokens, last + 1):
-            alias = _bound_alias(tokens, index, last)
+        if not _followed_by_name_lookup(tokens, lookup.last + 1):
+            alias = _bound_alias(tokens, lookup.first, lookup.last)
             if alias is None:
                 return False
             aliases.add(alias)
@@ -596,7 +688,7 @@ def _only_direct_device_use(tokens: list[_Token]) -> bool:
         for index, token in enumerate(tokens):
             if token.kind != "ident" or token.text != alias or (index > 0 and tokens[index - 1].text == "."):
                 continue
-            if index > 0 and tokens[index - 1].text == "(" and index > 1 and tokens[index - 2].text == "bind":
+            if index > 1 and tokens[index - 1].text == "(" and tokens[index - 2].text == "bind":
                 continue
             if not _followed_by_name_lookup(tokens, index + 1):
                 return False
@@ -658,16 +750,70 @@ def _strip_status(message: str) -> str:
 
 
 _NO_SUCH_KEY = re.compile(r'Key not found in map : "(.*)"$')
+_INDEX_ERROR = re.compile(r"^Index error: index=(-?\d+) size=\d+$")
 
 
 def _runtime_message(message: str) -> str:
+    """cel-cpp runtime errors in cel-go's words."""
     message = _strip_status(message)
     missing = _NO_SUCH_KEY.search(message)
     if missing:
         return f"no such key: {missing.group(1)}"
+    index = _INDEX_ERROR.match(message)
+    if index:
+        return f"index out of bounds: {index.group(1)}"
     if message == "divide by zero":
         return "division by zero"
     return message
+
+
+_ISSUE_RE = re.compile(r"ERROR: <input>:(\d+):(\d+): (.*)")
+_NO_OVERLOAD_RE = re.compile(r"^(found no matching overload for '[^']*' applied to ')\((.*)\)'$")
+
+
+def _compile_message(source: str, message: str) -> str:
+    """cel-cpp checker issues in cel-go's words."""
+    for name, alias in _CHECK_ALIASES.items():
+        message = message.replace(alias, "device." + name)
+    lines = source.split("\n")
+    out = []
+    for line in _strip_status(message).split("\n"):
+        issue = _ISSUE_RE.match(line)
+        if issue:
+            row, col, text = int(issue.group(1)), int(issue.group(2)), issue.group(3)
+            text = re.sub(r" not found in struct '[^']*'$", "", text)
+            overload = _NO_OVERLOAD_RE.match(text)
+            if overload and row <= len(lines) and _is_member_call(lines[row - 1], col - 1):
+                receiver, *arguments = _split_types(overload.group(2))
+                text = f"{overload.group(1)}{receiver}.({', '.join(arguments)})'"
+            line = f"ERROR: <input>:{row}:{col}: {text}"
+        out.append(line)
+    return "\n".join(out)
+
+
+def _is_member_call(line: str, offset: int) -> bool:
+    """Whether the "(" at line[offset] opens a call written as receiver.name(...)."""
+    if offset >= len(line) or line[offset] != "(":
+        return False
+    before = line[:offset].rstrip()
+    name = re.search(r"[_a-zA-Z][_a-zA-Z0-9]*$", before)
+    return bool(name) and before[: name.start()].rstrip().endswith(".")
+
+
+def _split_types(text: str) -> list[str]:
+    """Split "a, map(b, c), d" at top-level commas."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+            continue
+        depth += char in "(<"
+        depth -= char in ")>"
+        current += char
+    if current.strip():
+        parts.append(current.strip())
+    return parts
 
 
 class CompiledSelector:
@@ -685,12 +831,19 @@ class CompiledSelector:
         if result_type == _T.BOOL:
             return bool(result.value())
         if result_type == _T.ERROR:
-            raise CelRuntimeError(_runtime_message(str(result.value())))
-        type_name = _cel_type_name(result_type)
-        raise CelRuntimeError(
-            f"CEL result of type {type_name} could not be converted to bool: "
-            f"type conversion error from '{type_name}' to 'bool'"
-        )
+            try:
+                message = str(result.value())
+            except TypeError:
+                # cel-expr-python cannot hand out optional values; upstream would unwrap them.
+                raise CelRuntimeError(
+                    "CEL result of type optional_type could not be converted to bool"
+                ) from None
+            raise CelRuntimeError(_runtime_message(message))
+        kind = result_type.name()
+        if result_type == _T.STRING:
+            text = result.value()
+            kind = "kubernetes.Quantity" if _is_quantity_value(text) else "kubernetes.Semver" if _is_semver_value(text) else kind
+        raise CelRuntimeError(_not_bool_message(kind))
 
     def fingerprint(self, device: Any) -> Hashable:
         """Equal fingerprints guarantee equal results of matches() (or the same error)."""
@@ -709,11 +862,37 @@ class CompiledSelector:
         return (driver, multi, tuple(parts))
 
 
+# cel-go's type name and ConvertToNative(bool) error for each kind of non-bool result.
+_NOT_BOOL = {
+    "STRING": ("string", "unsupported native conversion from string to 'bool'"),
+    "INT": ("int", "unsupported type conversion from 'int' to bool"),
+    "UINT": ("uint", "unsupported type conversion from 'uint' to bool"),
+    "DOUBLE": ("double", "type conversion error from Double to 'bool'"),
+    "BYTES": ("bytes", "type conversion error from Bytes to 'bool'"),
+    "NULL": ("null_type", "type conversion error from 'null_type' to 'bool'"),
+    "LIST": ("list", "type conversion error from list to 'bool'"),
+    "MAP": ("map", "type conversion error from map to 'bool'"),
+    "DURATION": ("google.protobuf.Duration", "type conversion error from 'Duration' to 'bool'"),
+    "TIMESTAMP": ("google.protobuf.Timestamp", "type conversion error from 'Timestamp' to 'bool'"),
+    "TYPE": ("type", "type conversion not supported for 'type'"),
+    "kubernetes.Quantity": ("kubernetes.Quantity", "type conversion error from 'Quantity' to 'bool'"),
+    "kubernetes.Semver": ("kubernetes.Semver", "type conversion error from 'Semver' to 'bool'"),
+}
+
+
+def _not_bool_message(name: str) -> str:
+    kind = name.split("<", 1)[0]
+    type_name, detail = _NOT_BOOL.get(kind, (name, f"type conversion error from '{name}' to 'bool'"))
+    return f"CEL result of type {type_name} could not be converted to bool: {detail}"
+
+
 def _cel_type_name(cel_type: Any) -> str:
+    """Type names as cel-go prints them: int, map(string, dyn), kubernetes.Quantity."""
     name = cel_type.name()
-    return {"STRING": "string", "INT": "int", "UINT": "uint", "DOUBLE": "double", "BYTES": "bytes", "NULL": "null_type"}.get(
-        name, name.lower() if name.isupper() else name
-    )
+    if name == "NULL":
+        return "null_type"
+    name = re.sub(r"\b[A-Z]+\b", lambda m: m.group().lower(), name)
+    return name.replace("<", "(").replace(">", ")")
 
 
 class SelectorCompiler:
@@ -738,15 +917,16 @@ class SelectorCompiler:
 
     def _compile(self, expression: str) -> CompiledSelector | CelCompileError:
         try:
-            checked = self._check.compile(expression)
+            checked = self._check.compile(_for_checker(expression))
         except RuntimeError as error:
-            return CelCompileError("compilation failed: " + _strip_status(str(error)))
+            return CelCompileError("compilation failed: " + _compile_message(expression, str(error)))
         result_type = checked.return_type()
         if result_type != _T.BOOL and result_type != _T.DYN:
             return CelCompileError(
                 f"must evaluate to bool or the unknown type, not {_cel_type_name(result_type)}"
             )
-        program = self._runtime.compile(_rewrite_domain_lookups(expression))
+        # Checked above; the runtime works over dyn and dispatches on values.
+        program = self._runtime.compile(_rewrite_domain_lookups(expression), disable_check=True)
         return CompiledSelector(self, expression, program, _reach(expression))
 
     def device_data(self, device: Any) -> dict[str, Any]:

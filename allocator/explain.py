@@ -415,9 +415,17 @@ class _Explainer:
                 unavailable.append(outcome.ref)
         trace = SearchTrace()
         results = None
+        skipped: list[SkippedPool] = []
+        try:
+            pools = gather_pools(self.index, node, self.features, skipped)
+            gather_error = None
+        except AllocatorError as err:
+            pools, gather_error = [], err
         if specs:
             try:
-                results = allocator.allocate(node, specs, trace)
+                if gather_error is not None:
+                    raise gather_error
+                results = allocator.allocate(node, specs, trace, pools)
             except AllocatorError as err:
                 verdict.verdict, verdict.message = ERROR, str(err)
             except NodeUnschedulable as err:
@@ -433,11 +441,6 @@ class _Explainer:
         elif verdict.verdict == FITS:
             verdict.message = "all claims can be allocated" if not unavailable else verdict.message
 
-        skipped: list[SkippedPool] = []
-        try:
-            pools = gather_pools(self.index, node, self.features, skipped)
-        except AllocatorError:
-            pools = []
         verdict.skipped_pools = skipped
         diagnoser = _Diagnoser(self, node, pools, skipped, state, selectors)
         for ci, (slot, spec) in enumerate(zip(to_allocate, specs)):
@@ -560,6 +563,13 @@ class _Diagnoser:
         return None
 
     def _holder(self, device: DeviceID) -> str:
+        cache = self.e.objs._cache.setdefault("holder-text", {})
+        text = cache.get(device)
+        if text is None:
+            text = cache[device] = self._holder_text(device)
+        return text
+
+    def _holder_text(self, device: DeviceID) -> str:
         holders = [h for h in _usage(self.e.objs).get(device, []) if not h.admin_access]
         if not holders:
             return "allocated"

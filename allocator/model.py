@@ -82,7 +82,7 @@ class Device:
     __slots__ = (
         "id", "name", "slice", "raw", "raw_attributes", "attributes", "capacity", "consumes_counters",
         "taints", "binding_conditions", "binding_failure_conditions", "binds_to_node",
-        "allow_multiple_allocations", "node_name", "node_selector", "all_nodes", "position",
+        "allow_multiple_allocations", "node_name", "node_selector", "all_nodes", "position", "policies",
     )
 
     def __init__(self, raw: dict, slice_: "Slice", position: int, extra_taints: list[Taint]):
@@ -93,17 +93,20 @@ class Device:
         self.id = DeviceID(slice_.driver, slice_.pool, self.name)
         self.raw_attributes: dict = raw.get("attributes") or {}
         self.attributes = {name: _typed_attribute(attr) for name, attr in self.raw_attributes.items()}
-        self.capacity: dict[str, Quantity] = {
-            name: parse_quantity(cap["value"]) for name, cap in (raw.get("capacity") or {}).items()
+        capacity = raw.get("capacity") or {}
+        self.capacity: dict[str, Quantity] = {name: parse_quantity(cap["value"]) for name, cap in capacity.items()}
+        self.policies: dict[str, dict] = {
+            name: cap["requestPolicy"] for name, cap in capacity.items() if cap.get("requestPolicy")
         }
+        consumes = raw.get("consumesCounters")
         self.consumes_counters: list[tuple[str, dict[str, Quantity]]] = [
             (c["counterSet"], {name: parse_quantity(v["value"]) for name, v in (c.get("counters") or {}).items()})
-            for c in raw.get("consumesCounters") or []
-        ]
+            for c in consumes
+        ] if consumes else []
+        taints = raw.get("taints")
         self.taints: list[Taint] = [
-            Taint(t["key"], t.get("value") or "", t["effect"], "slice", t.get("timeAdded"))
-            for t in raw.get("taints") or []
-        ] + extra_taints
+            Taint(t["key"], t.get("value") or "", t["effect"], "slice", t.get("timeAdded")) for t in taints
+        ] + extra_taints if taints else extra_taints
         self.binding_conditions: list[str] = list(raw.get("bindingConditions") or [])
         self.binding_failure_conditions: list[str] = list(raw.get("bindingFailureConditions") or [])
         self.binds_to_node = bool(raw.get("bindsToNode"))
@@ -117,7 +120,7 @@ class Device:
         return self.id.driver
 
     def capacity_policy(self, name: str) -> dict | None:
-        return ((self.raw.get("capacity") or {}).get(name) or {}).get("requestPolicy")
+        return self.policies.get(name)
 
     def lookup_attribute(self, qualified: str) -> dict | None:
         """upstream lookupAttribute: exact key, else the bare name if the domain is the driver's."""

@@ -146,7 +146,7 @@ def normalise(obj: dict) -> tuple[str | None, dict]:
             raise FieldError("apiVersion", f"{api_version!r} is not a version of {kind} (want v1)")
     else:
         return None, obj
-    obj = copy.deepcopy(obj)
+    obj = json_copy(obj)
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
         raise FieldError("metadata", "missing")
@@ -176,6 +176,15 @@ def normalise(obj: dict) -> tuple[str | None, dict]:
 
 
 # ---------------------------------------------------------------------------- helpers
+
+
+def json_copy(value: Any) -> Any:
+    """Deep copy of JSON-shaped data, several times faster than copy.deepcopy."""
+    if isinstance(value, dict):
+        return {k: json_copy(v) if isinstance(v, (dict, list)) else v for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_copy(v) if isinstance(v, (dict, list)) else v for v in value]
+    return value
 
 
 def _dict(parent: dict, key: str, path: str, default: Any = None) -> dict:

@@ -166,20 +166,24 @@ class SelectorEvaluator:
         self.compiler = SelectorCompiler(consumable_capacity=features.consumable_capacity,
                                          list_attributes=features.list_type_attributes)
         self.results: dict[tuple[str, object], object] = {}
+        self.per_device: dict[tuple[str, Device], object] = {}
         self.evaluations = 0
 
     def evaluate(self, expression: str, device: Device) -> bool:
         """True/False; raises CelCompileError or CelRuntimeError."""
-        compiled = self.compiler.compile(expression)
-        key = (expression, compiled.fingerprint(device))
-        cached = self.results.get(key)
+        cached = self.per_device.get((expression, device))
         if cached is None:
-            self.evaluations += 1
-            try:
-                cached = compiled.matches(device)
-            except CelRuntimeError as err:
-                cached = err
-            self.results[key] = cached
+            compiled = self.compiler.compile(expression)
+            key = (expression, compiled.fingerprint(device))
+            cached = self.results.get(key)
+            if cached is None:
+                self.evaluations += 1
+                try:
+                    cached = compiled.matches(device)
+                except CelRuntimeError as err:
+                    cached = err
+                self.results[key] = cached
+            self.per_device[(expression, device)] = cached
         if isinstance(cached, CelRuntimeError):
             raise cached
         return cached
@@ -197,9 +201,13 @@ class Allocator:
         self.selectors = selectors or SelectorEvaluator(features)
         self.available_counters: dict[str, dict[str, dict[str, Quantity]]] = {}
 
-    def allocate(self, node: dict, claims: list[ClaimSpec], trace: SearchTrace | None = None) -> "list[dict] | None":
-        """Allocation results (one per claim) or None; raises AllocatorError / NodeUnschedulable."""
-        return _Attempt(self, node, claims, trace or SearchTrace()).run()
+    def allocate(self, node: dict, claims: list[ClaimSpec], trace: SearchTrace | None = None,
+                 pools: list[Pool] | None = None) -> "list[dict] | None":
+        """Allocation results (one per claim) or None; raises AllocatorError / NodeUnschedulable.
+
+        `pools` may pass the node's gather_pools() result when the caller already has it.
+        """
+        return _Attempt(self, node, claims, trace or SearchTrace()).run(pools)
 
 
 class _Attempt:
@@ -221,8 +229,8 @@ class _Attempt:
 
     # ------------------------------------------------------------------ setup
 
-    def run(self) -> list[dict] | None:
-        self.pools = gather_pools(self.a.index, self.node, self.features)
+    def run(self, pools: list[Pool] | None = None) -> list[dict] | None:
+        self.pools = pools if pools is not None else gather_pools(self.a.index, self.node, self.features)
         for ci, claim in enumerate(self.claims):
             min_devices = 0
             for ri, raw in enumerate(claim.requests):

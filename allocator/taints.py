@@ -31,6 +31,8 @@ def rule_taint_lookup(rules: Iterable[dict], enabled: bool) -> Callable[[str, st
             ))
 
     def lookup(driver: str, pool: str, device: str) -> list[Taint]:
+        if not active:
+            return []
         return [
             taint for want_driver, want_pool, want_device, taint in active
             if (want_driver is None or want_driver == driver)
