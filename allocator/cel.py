@@ -2,20 +2,26 @@
 
 Two environments share one set of function names:
 
-- the *check* environment declares everything with precise types (``device`` is a
-  ``kubernetes.DRADevice`` message type, quantities and versions are ``kubernetes.Quantity``
-  / ``kubernetes.Semver``), so type errors and unknown functions or fields are compile
-  errors, as in Kubernetes. It has no implementations: cel-cpp refuses two Python
+- the *check* environment declares everything with precise types: ``device`` is a
+  protobuf message type and quantities and versions are ``kubernetes.Quantity`` /
+  ``kubernetes.Semver``, so type errors and unknown functions or fields are compile
+  errors as in Kubernetes. It has no implementations: cel-cpp refuses two Python
   overloads that differ only in message type.
-- the *runtime* environment declares the same functions over ``dyn`` with Python
-  implementations that dispatch on the message type of their arguments.
+- the *runtime* environment compiles without checking and declares the same functions
+  over ``dyn`` with Python implementations that dispatch on their arguments.
 
-Quantities and versions travel through CEL as protobuf messages whose only field is a
-canonical value, so CEL's ``==`` on them compares values like upstream's ``Equal``.
+At runtime quantities and versions are strings with a private-use prefix and a canonical
+body, so CEL's ``==`` compares them by value like upstream's ``Equal``.
 
 Upstream returns an empty map for an unknown domain in ``device.attributes`` and
 ``device.capacity``; cel-cpp maps cannot default, so direct lookups on those two maps are
 rewritten before the runtime compile (see ``_rewrite_domain_lookups``).
+
+Known differences from Kubernetes: quantities inside CEL are exact values without
+upstream's int64/inf.Dec representation, so ``isInteger()``/``asInteger()`` accept every
+integral value in int64 range (upstream refuses e.g. ``quantity("1.5Gi")`` and
+``quantity("1000m")``); the Kubernetes lists, sets, URL, IP/CIDR, format and regex
+``find`` libraries are not declared.
 """
 
 from __future__ import annotations
@@ -601,6 +607,50 @@ def _rewrite_domain_lookups(source: str) -> str:
     return "".join(out)
 
 
+def _fold_constant_calls(source: str) -> str:
+    """Replace quantity("..."), semver("...") and semver("...", bool) on valid literals by
+    their runtime value, so evaluation does not call back into Python for constants."""
+    tokens = _tokenize(source)
+    if tokens is None:
+        return source
+    out = []
+    pos = 0
+    i = 0
+    while i + 3 < len(tokens):
+        name, paren, literal = tokens[i], tokens[i + 1], tokens[i + 2]
+        folded = None
+        end = i + 3
+        if (
+            name.kind == "ident"
+            and name.text in ("quantity", "semver")
+            and (i == 0 or tokens[i - 1].text != ".")
+            and paren.text == "("
+            and literal.kind == "string"
+        ):
+            text = _string_value(literal)
+            normalize = False
+            if name.text == "semver" and end + 2 < len(tokens) and tokens[end].text == "," and tokens[end + 1].text in ("true", "false"):
+                normalize = tokens[end + 1].text == "true"
+                end += 2
+            if text is not None and tokens[end].text == ")":
+                try:
+                    folded = (
+                        _quantity_value(parse_quantity(text).amount)
+                        if name.text == "quantity"
+                        else _semver_value(parse_semver(text, normalize))
+                    )
+                except (QuantityError, SemverError):
+                    folded = None
+        if folded is None:
+            i += 1
+            continue
+        out.append(source[pos : name.start] + '"' + folded + '"')
+        pos = tokens[end].end
+        i = end + 1
+    out.append(source[pos:])
+    return "".join(out)
+
+
 # --- fingerprint analysis ---------------------------------------------------------------
 
 # Functions and macros that cannot observe which names a map holds beyond those spelled
@@ -638,13 +688,13 @@ def _reach(source: str) -> _Reach:
             identifiers.add(token.text)
             if index + 1 < len(tokens) and tokens[index + 1].text == "(" and token.text not in _NAME_SAFE_CALLS:
                 return _Reach(frozenset(), None)
-        elif token.kind == "quoted" or token.text == "in":
+        elif token.kind == "quoted":
             return _Reach(frozenset(), None)
-    if "in" in identifiers:
+    # "in" tests membership in a map without naming what else it holds.
+    if "in" in identifiers or not _only_direct_device_use(tokens):
         return _Reach(frozenset(), None)
-    if not _only_direct_device_use(tokens):
-        return _Reach(frozenset(), None)
-    return _Reach(frozenset(literals | identifiers), frozenset(literals | identifiers))
+    spelled = frozenset(literals | identifiers)
+    return _Reach(spelled, spelled)
 
 
 def _only_direct_device_use(tokens: list[_Token]) -> bool:
@@ -652,8 +702,10 @@ def _only_direct_device_use(tokens: list[_Token]) -> bool:
     domain lookup keyed by a literal or device.driver whose result is only used for name
     lookups, directly or through a cel.bind alias."""
     lookups = {}
+    presence_tests = set()
     for lookup in _domain_lookups(tokens):
         if lookup.kind == "has":
+            presence_tests.add(lookup.first)
             continue
         if lookup.kind == "index":
             key = [t.text for t in tokens[lookup.key_first : lookup.key_last + 1]]
@@ -668,14 +720,11 @@ def _only_direct_device_use(tokens: list[_Token]) -> bool:
         following = tokens[index + 2].text if index + 2 < len(tokens) and tokens[index + 1].text == "." else None
         if following in ("driver", "allowMultipleAllocations"):
             continue
-        if index >= 2 and tokens[index - 2].text == "has" and index - 2 in (lk.first for lk in lookups.values()):
-            continue
+        if index - 2 in presence_tests:
+            continue  # has(device.<map>.name) is always true
         lookup = lookups.get(index)
         if lookup is None:
-            # has(device.<map>.name) starts at "has"; everything else is an unbounded use.
-            if not any(lk.kind == "has" and lk.first == index - 2 for lk in _domain_lookups(tokens)):
-                return False
-            continue
+            return False
         if lookup.optional:
             # An optional domain is unwrapped by orValue/value/hasValue: too many shapes.
             return False
@@ -849,17 +898,12 @@ class CompiledSelector:
         """Equal fingerprints guarantee equal results of matches() (or the same error)."""
         driver = device.driver
         reach = self._reach
-        parts = []
-        for kind, values in (("a", device.attributes), ("c", device.capacity)):
-            for name, value in values.items():
-                domain, ident = split_qualified_name(name, driver)
-                if reach.names is None or (
-                    (domain in reach.domains or domain == driver) and ident in reach.names
-                ):
-                    parts.append((kind, domain, ident, _value_key(value)))
-        parts.sort()
+        parts = self._compiler.split_entries(device)
+        if reach.names is not None:
+            names, domains = reach.names, reach.domains
+            parts = tuple(p for p in parts if p[2] in names and (p[1] in domains or p[1] == driver))
         multi = bool(device.allow_multiple_allocations) if self._compiler.consumable_capacity else None
-        return (driver, multi, tuple(parts))
+        return (driver, multi, parts)
 
 
 # cel-go's type name and ConvertToNative(bool) error for each kind of non-bool result.
@@ -895,6 +939,16 @@ def _cel_type_name(cel_type: Any) -> str:
     return name.replace("<", "(").replace(">", ")")
 
 
+def _by_domain(values: dict[str, Any], driver: str) -> dict[str, dict[str, Any]]:
+    """{domain: {id: CEL value}}. Should a device spell one name both ways ("model" and
+    "<driver>/model"), the qualified spelling wins, whatever the dict order."""
+    grouped: dict[str, dict[str, Any]] = {}
+    for name in sorted(values, key=lambda n: "/" in n):
+        domain, ident = split_qualified_name(name, driver)
+        grouped.setdefault(domain, {})[ident] = _to_cel(values[name])
+    return grouped
+
+
 class SelectorCompiler:
     """Compiles DRA selector expressions for one feature set; compile() is memoised."""
 
@@ -905,6 +959,7 @@ class SelectorCompiler:
         self._runtime = _runtime_env(list_attributes)
         self._compiled: dict[str, CompiledSelector | CelCompileError] = {}
         self._device_cache: dict[int, tuple[Any, dict[str, Any]]] = {}
+        self._split_cache: dict[int, tuple[Any, tuple]] = {}
 
     def compile(self, expression: str) -> CompiledSelector:
         cached = self._compiled.get(expression)
@@ -926,8 +981,28 @@ class SelectorCompiler:
                 f"must evaluate to bool or the unknown type, not {_cel_type_name(result_type)}"
             )
         # Checked above; the runtime works over dyn and dispatches on values.
-        program = self._runtime.compile(_rewrite_domain_lookups(expression), disable_check=True)
+        runtime_source = _fold_constant_calls(_rewrite_domain_lookups(expression))
+        program = self._runtime.compile(runtime_source, disable_check=True)
         return CompiledSelector(self, expression, program, _reach(expression))
+
+    def split_entries(self, device: Any) -> tuple:
+        """(kind, domain, identifier, name, value key) of every attribute and capacity, sorted; once per device."""
+        key = id(device)
+        cached = self._split_cache.get(key)
+        if cached is not None and cached[0] is device:
+            return cached[1]
+        driver = device.driver
+        parts = []
+        for kind, values in (("a", device.attributes), ("c", device.capacity)):
+            for name, value in values.items():
+                domain, ident = split_qualified_name(name, driver)
+                parts.append((kind, domain, ident, name, _value_key(value)))
+        parts.sort()
+        entries = tuple(parts)
+        if len(self._split_cache) >= 200_000:
+            self._split_cache.clear()
+        self._split_cache[key] = (device, entries)
+        return entries
 
     def device_data(self, device: Any) -> dict[str, Any]:
         """The CEL activation data for a device, converted once per device object."""
@@ -943,14 +1018,8 @@ class SelectorCompiler:
 
     def _convert(self, device: Any) -> dict[str, Any]:
         driver = device.driver
-        attributes: dict[str, dict[str, Any]] = {}
-        for name, value in device.attributes.items():
-            domain, ident = split_qualified_name(name, driver)
-            attributes.setdefault(domain, {})[ident] = _to_cel(value)
-        capacity: dict[str, dict[str, Any]] = {}
-        for name, value in device.capacity.items():
-            domain, ident = split_qualified_name(name, driver)
-            capacity.setdefault(domain, {})[ident] = _to_cel(value)
+        attributes = _by_domain(device.attributes, driver)
+        capacity = _by_domain(device.capacity, driver)
         fields: dict[str, Any] = {"driver": driver, "attributes": attributes, "capacity": capacity}
         if self.consumable_capacity:
             fields["allowMultipleAllocations"] = bool(device.allow_multiple_allocations)

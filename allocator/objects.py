@@ -304,6 +304,7 @@ def _tolerations(parent: dict, path: str) -> None:
 
 
 _ATTRIBUTE_TYPES = ("int", "bool", "string", "version", "ints", "bools", "strings", "versions")
+_ATTRIBUTE_TYPE_SET = frozenset(_ATTRIBUTE_TYPES)
 
 
 def _normalise_slice(obj: dict, version: str) -> None:
@@ -338,6 +339,8 @@ def _normalise_slice(obj: dict, version: str) -> None:
             apath = f"{dpath}.attributes[{name}]"
             if not isinstance(attr, dict):
                 raise FieldError(apath, "must be an object")
+            if len(attr) == 1 and next(iter(attr)) in _ATTRIBUTE_TYPE_SET and next(iter(attr.values())) is not None:
+                continue
             present = [t for t in _ATTRIBUTE_TYPES if attr.get(t) is not None]
             if len(present) != 1:
                 raise FieldError(apath, f"exactly one of {', '.join(_ATTRIBUTE_TYPES)} must be set")

@@ -163,8 +163,9 @@ class SelectorEvaluator:
     """CEL selectors compiled once and evaluated once per distinct referenced-attribute set."""
 
     def __init__(self, features: Features):
-        self.compiler = SelectorCompiler(consumable_capacity=features.consumable_capacity,
-                                         list_attributes=features.list_type_attributes)
+        # The scheduler compiles stored selectors with every declaration its version knows,
+        # whatever the gates say (cel/compile.go, StoredExpressions).
+        self.compiler = SelectorCompiler(consumable_capacity=True, list_attributes=features.minor >= 36)
         self.results: dict[tuple[str, object], object] = {}
         self.per_device: dict[tuple[str, Device], object] = {}
         self.evaluations = 0
