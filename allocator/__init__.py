@@ -4,12 +4,27 @@ Plain API dicts in, data out; no I/O, no Kubernetes client, no UI. See docs/ARCH
 """
 
 from .errors import ObjectError
-from .explain import ExplainError, Explanation, explain_claim, explain_objects, explain_pod
 from .features import FeatureError, Features, parse_gate_overrides
 from .model import DeviceID
 from .objects import ObjectSet, load_objects
 from .reports import DeviceReport, NodeScope, PoolReport, analyze_pools
 from .state import Holder, device_usage
+
+# Explanations need the CEL engine; load it only when asked, so that reading objects and pool
+# reports (node mode, --help, completion) does not pay for it.
+_LAZY = {name: "explain" for name in ("ExplainError", "Explanation", "explain_claim", "explain_objects", "explain_pod")}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'allocator' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DeviceID", "DeviceReport", "ExplainError", "Explanation", "FeatureError", "Features", "Holder", "NodeScope",

@@ -1,0 +1,10 @@
+"""Names node mode uses by default; a module of its own so `--help` imports nothing heavy."""
+
+# A driver name no real driver uses, so publishing never collides with an installed driver.
+DEFAULT_DRIVER = "node.kubectl-dra.io"
+NVIDIA_DRIVER = "gpu.nvidia.com"
+# CDI vendor of the specs `prepare` writes (kind <vendor>/claim).
+DEFAULT_VENDOR = "k8s.kubectl-dra.io"
+DEFAULT_CDI_ROOT = "/var/run/cdi"
+DEFAULT_PROC_ROOT = "/proc"
+FIELD_MANAGER = "kubectl-dra"

@@ -1,0 +1,315 @@
+"""`kubectl dra node slices`: this node's devices as ResourceSlices, NVIDIA DRA driver conventions.
+
+Layout (Kubernetes 1.35+ partitionable devices): a GPU without MIG is one device `gpu-<minor>`. A
+GPU in MIG mode publishes its MIG devices, named like NVIDIA's driver
+(`gpu-<minor>-mig-<profile>-<profile id>-<placement start>`); each consumes its engines, memory and
+memory slices from the per-GPU counter set `gpu-<minor>-counter-set`. Counter sets live in their own
+slices (at most 8 sets each) ahead of the device slices; device slices hold at most 128 devices, 64
+once a device consumes counters. Like NVIDIA's static-MIG mode the full GPU of a MIG-mode GPU is
+not published: CUDA cannot use it while MIG is on, and this tool does not create or destroy MIG
+instances.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from kubectl_dra.node.defaults import FIELD_MANAGER
+from kubectl_dra.node.nvml import Gpu, MigDevice, System
+from allocator.quantity import BINARY_SI, Quantity
+
+MANAGED_BY = {"app.kubernetes.io/managed-by": "kubectl-dra"}
+PCI_BUS_ID = "resource.kubernetes.io/pciBusID"
+MAX_DEVICES = 128
+MAX_DEVICES_WITH_COUNTERS = 64
+MAX_COUNTER_SETS = 8
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+class SliceError(ValueError):
+    """An option or device that cannot be published (one line, names the field)."""
+
+
+def binary_quantity(n: int) -> str:
+    """Canonical Kubernetes quantity for `n` in BinarySI, as the API server prints it back."""
+    return str(Quantity.from_int(n, BINARY_SI))
+
+
+def semver(text: str) -> str:
+    """NVML's "570.124.06" or "9.0" as the semantic version NVIDIA's driver publishes."""
+    parts = text.strip().split(".")
+    if not 1 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
+        raise SliceError(f"version {text!r} is not numeric major[.minor[.patch]]")
+    numbers = [int(p) for p in parts] + [0] * (3 - len(parts))
+    return ".".join(map(str, numbers))
+
+
+def is_dns_subdomain(value: str) -> bool:
+    return 0 < len(value) <= 253 and all(_DNS_LABEL.match(label) for label in value.split("."))
+
+
+def validate_driver(driver: str) -> None:
+    if len(driver) > 63 or not is_dns_subdomain(driver):
+        raise SliceError(f"--driver {driver!r}: must be a lower-case DNS subdomain of at most 63 "
+                         "characters")
+
+
+def validate_pool(pool: str) -> None:
+    if len(pool) > 253 or not all(is_dns_subdomain(part) for part in pool.split("/")):
+        raise SliceError(f"--pool {pool!r}: must be DNS subdomains separated by '/', at most 253 "
+                         "characters")
+
+
+def gpu_device_name(gpu: Gpu) -> str:
+    return f"gpu-{gpu.minor}"
+
+
+def mig_device_name(mig: MigDevice) -> str:
+    profile = re.sub(r"[^a-z0-9-]", "-", mig.profile_name.replace(".", "").lower()).strip("-")
+    return f"gpu-{mig.parent_minor}-mig-{profile}-{mig.profile.id}-{mig.placement_start}"
+
+
+def counter_set_name(gpu: Gpu) -> str:
+    return f"gpu-{gpu.minor}-counter-set"
+
+
+def _string(value: str) -> dict:
+    return {"string": value}
+
+
+def _common_attributes(system: System, gpu: Gpu) -> dict:
+    attributes = {
+        "productName": _string(gpu.name),
+        "brand": _string(gpu.brand),
+        "architecture": _string(gpu.architecture),
+        "cudaComputeCapability": {"version": semver(gpu.cuda_compute_capability)},
+        "driverVersion": {"version": semver(system.driver_version)},
+        "cudaDriverVersion": {"version": semver(system.cuda_driver_version)},
+        PCI_BUS_ID: _string(gpu.pci_bus_id),
+    }
+    if gpu.addressing_mode:
+        attributes["addressingMode"] = _string(gpu.addressing_mode)
+    return attributes
+
+
+def _engine_capacities(mig_profile) -> dict[str, int]:
+    return {
+        "multiprocessors": mig_profile.multiprocessors,
+        "copyEngines": mig_profile.copy_engines,
+        "decoders": mig_profile.decoders,
+        "encoders": mig_profile.encoders,
+        "jpegEngines": mig_profile.jpeg_engines,
+        "ofaEngines": mig_profile.ofa_engines,
+        "memory": mig_profile.memory_mib * 2**20,
+    }
+
+
+def _counter_name(capacity: str) -> str:
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1-\2", capacity).lower()
+
+
+def _counters(capacities: dict[str, int], slices: range) -> dict:
+    counters = {_counter_name(k): {"value": binary_quantity(v)} for k, v in capacities.items()}
+    counters.update({f"memory-slice-{i}": {"value": "1"} for i in slices})
+    return counters
+
+
+def _gpu_device(system: System, gpu: Gpu) -> dict:
+    attributes = {"type": _string("gpu"), "uuid": _string(gpu.uuid)}
+    attributes.update(_common_attributes(system, gpu))
+    device = {"name": gpu_device_name(gpu), "attributes": attributes}
+    if gpu.memory_bytes is not None:
+        device["capacity"] = {"memory": {"value": binary_quantity(gpu.memory_bytes)}}
+    return device
+
+
+def _mig_device(system: System, gpu: Gpu, mig: MigDevice, counters: bool) -> dict:
+    attributes = {"type": _string("mig"), "uuid": _string(mig.uuid),
+                  "parentUUID": _string(gpu.uuid), "profile": _string(mig.profile_name)}
+    attributes.update(_common_attributes(system, gpu))
+    engines = _engine_capacities(mig.profile)
+    slices = range(mig.placement_start, mig.placement_start + mig.placement_size)
+    capacity = {k: {"value": binary_quantity(v)} for k, v in engines.items()}
+    capacity.update({f"memorySlice{i}": {"value": "1"} for i in slices})
+    device = {"name": mig_device_name(mig), "attributes": attributes, "capacity": capacity}
+    if counters:
+        device["consumesCounters"] = [{"counterSet": counter_set_name(gpu),
+                                       "counters": _counters(engines, slices)}]
+    return device
+
+
+def _counter_set(gpu: Gpu) -> dict:
+    """Everything the largest profile offers (the per-dimension maximum), plus every memory slice."""
+    totals: dict[str, int] = {}
+    for mig_profile in gpu.mig_profiles:
+        for name, value in _engine_capacities(mig_profile).items():
+            totals[name] = max(totals.get(name, 0), value)
+    return {"name": counter_set_name(gpu),
+            "counters": _counters(totals, range(gpu.memory_slice_count))}
+
+
+@dataclass(frozen=True)
+class NodeDevices:
+    devices: list[dict]  # in publishing order
+    counter_sets: list[dict]
+    skipped: list[str]  # one line per local device that is not published, with the reason
+
+
+def node_devices(system: System, counters: bool = True) -> NodeDevices:
+    """Devices per GPU in PCI order, names sorted within a GPU (first-fit order, like NVIDIA)."""
+    devices, counter_sets, skipped = [], [], []
+    for gpu in sorted(system.gpus, key=lambda g: g.pci_bus_id):
+        if not gpu.mig_current:
+            devices.append(_gpu_device(system, gpu))
+            continue
+        usable = []
+        for mig in gpu.mig_devices:
+            if mig.covers_gpu_instance:
+                usable.append(_mig_device(system, gpu, mig, counters))
+            else:
+                skipped.append(f"GPU {gpu.index} MIG {mig.uuid} ({mig.profile_name}): its compute "
+                               "instance covers only part of its GPU instance")
+        if not usable:
+            skipped.append(f"GPU {gpu.index} {gpu.uuid}: MIG mode is on but no MIG device exists")
+            continue
+        devices.extend(sorted(usable, key=lambda d: d["name"]))
+        if counters:
+            counter_sets.append(_counter_set(gpu))
+    return NodeDevices(devices, counter_sets, skipped)
+
+
+def slice_name(pool: str, driver: str, index: int) -> str:
+    name = f"{pool.replace('/', '-')}-{driver}-{index}".lower()
+    if len(name) <= 253:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
+    return f"{name[:253 - len(digest) - 1].rstrip('.-')}-{digest}"
+
+
+def _chunks(devices: list[dict]) -> list[list[dict]]:
+    chunks: list[list[dict]] = []
+    current: list[dict] = []
+    advanced = False
+    for device in devices:
+        uses_counters = "consumesCounters" in device
+        limit = MAX_DEVICES_WITH_COUNTERS if (advanced or uses_counters) else MAX_DEVICES
+        if len(current) + 1 > limit:
+            chunks.append(current)
+            current, advanced = [], False
+        current.append(device)
+        advanced = advanced or uses_counters
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def build_slices(found: NodeDevices, node: str, driver: str, pool: str,
+                 generation: int = 1) -> list[dict]:
+    """The complete pool: counter-set slices first, then device slices."""
+    validate_driver(driver)
+    validate_pool(pool)
+    specs = [{"sharedCounters": found.counter_sets[i:i + MAX_COUNTER_SETS]}
+             for i in range(0, len(found.counter_sets), MAX_COUNTER_SETS)]
+    specs += [{"devices": chunk} for chunk in _chunks(found.devices)]
+    slices = []
+    for index, content in enumerate(specs):
+        spec = {"driver": driver, "nodeName": node,
+                "pool": {"name": pool, "generation": generation, "resourceSliceCount": len(specs)}}
+        spec.update(content)
+        slices.append({
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": slice_name(pool, driver, index), "labels": dict(MANAGED_BY)},
+            "spec": spec,
+        })
+    return slices
+
+
+# -- publishing ---------------------------------------------------------------------------------
+
+def _comparable(slice_obj: dict) -> dict:
+    spec = dict(slice_obj.get("spec") or {})
+    spec["pool"] = {k: v for k, v in (spec.get("pool") or {}).items() if k != "generation"}
+    return spec
+
+
+@dataclass(frozen=True)
+class PublishPlan:
+    generation: int
+    apply: list[dict]  # full desired objects, generation set; empty when unchanged
+    delete: list[str]  # names of this pool's slices that are no longer wanted
+    unchanged: bool
+
+
+def plan_publish(desired: list[dict], published: list[dict]) -> PublishPlan:
+    """Compare the wanted pool with the published one (same driver and pool, any generation).
+
+    Unchanged means: every published slice is at one generation and the set of names and specs
+    (ignoring the generation) is exactly what we want. Anything else bumps the generation of all
+    slices past the highest published one, so consumers never mix old and new devices.
+    """
+    generations = {(s.get("spec", {}).get("pool") or {}).get("generation", 0) for s in published}
+    current = {s["metadata"]["name"]: _comparable(s) for s in published}
+    wanted = {s["metadata"]["name"]: _comparable(s) for s in desired}
+    if published and len(generations) == 1 and current == wanted:
+        return PublishPlan(generations.pop(), [], [], True)
+    generation = max(generations, default=0) + 1
+    objects = []
+    for s in desired:
+        obj = {**s, "spec": {**s["spec"], "pool": {**s["spec"]["pool"], "generation": generation}}}
+        objects.append(obj)
+    delete = sorted(set(current) - set(wanted))
+    return PublishPlan(generation, objects, delete, False)
+
+
+def dropped_fields(sent: dict, stored: dict, path: str = "") -> list[str]:
+    """Fields we sent that the API server did not keep (e.g. counters with the gate off)."""
+    missing = []
+    for key, value in sent.items():
+        where = f"{path}.{key}" if path else key
+        if key not in stored:
+            missing.append(where)
+        elif isinstance(value, dict) and isinstance(stored[key], dict):
+            missing += dropped_fields(value, stored[key], where)
+        elif isinstance(value, list) and isinstance(stored[key], list):
+            for i, (a, b) in enumerate(zip(value, stored[key])):
+                if isinstance(a, dict) and isinstance(b, dict):
+                    missing += dropped_fields(a, b, f"{where}[{i}]")
+    return missing
+
+
+async def publish(cluster, desired: list[dict], driver: str, pool: str,
+                  node_obj: dict | None) -> tuple[PublishPlan, list[tuple[str, str]], list[str]]:
+    """Server-side apply the pool if it changed; returns the plan, (slice, action) and warnings."""
+    from kubectl_dra.node import clusterio
+
+    listed = await cluster.list(clusterio.SLICES_PATH, clusterio.field_selector(**{"spec.driver": driver}))
+    published = [s for s in listed if ((s.get("spec") or {}).get("pool") or {}).get("name") == pool]
+    plan = plan_publish(desired, published)
+    if plan.unchanged:
+        return plan, [(s["metadata"]["name"], "unchanged") for s in desired], []
+    existing = {s["metadata"]["name"] for s in published}
+    owner = None
+    if node_obj and (node_obj.get("metadata") or {}).get("uid"):
+        # Like the kubelet plugin helper: slices go away with their Node.
+        owner = [{"apiVersion": "v1", "kind": "Node", "name": node_obj["metadata"]["name"],
+                  "uid": node_obj["metadata"]["uid"], "controller": True}]
+    actions, warnings = [], []
+    for obj in plan.apply:
+        if owner:
+            obj = {**obj, "metadata": {**obj["metadata"], "ownerReferences": owner}}
+        name = obj["metadata"]["name"]
+        stored = await cluster.apply(clusterio.slice_path(name), obj, FIELD_MANAGER)
+        actions.append((name, "configured" if name in existing else "created"))
+        lost = dropped_fields(obj["spec"], stored.get("spec") or {}, "spec")
+        if lost:
+            warnings.append(f"ResourceSlice/{name}: the API server dropped {', '.join(lost[:3])}"
+                            f"{' ...' if len(lost) > 3 else ''} (feature gate "
+                            "DRAPartitionableDevices off? retry with --no-counters)")
+    for name in plan.delete:
+        if await cluster.delete(clusterio.slice_path(name)):
+            actions.append((name, "deleted"))
+    return plan, actions, warnings
