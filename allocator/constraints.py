@@ -1,9 +1,7 @@
 """Claim constraints: matchAttribute and distinctAttribute.
 
 Mirrors structured/internal/incubating/allocator_incubating.go (matchAttributeConstraint) and
-constraint.go (distinctAttributeConstraint), including the upstream detail that
-distinctAttribute remembers one value per request name: a later device of the same request
-replaces the earlier value, and removing a device forgets the request's value.
+constraint.go (distinctAttributeConstraint) of k8s.io/dynamic-resource-allocation v0.36.x/v0.37.x.
 """
 
 from __future__ import annotations
@@ -63,10 +61,17 @@ class MatchAttribute(Constraint):
 class DistinctAttribute(Constraint):
     kind = "distinctAttribute"
 
-    def __init__(self, attribute: str, requests: list[str]):
+    def __init__(self, attribute: str, requests: list[str], per_request: bool = False):
         super().__init__(attribute, requests)
+        # 1.36 (v0.36.x constraint.go) keeps one value per request name, so a later device of
+        # the same request replaces the earlier value and removal forgets it; 1.37 keeps all.
+        self.per_request = per_request
         self.values: dict[str, tuple] = {}
+        self.chosen: list[tuple] = []
         self.count = 0
+
+    def _remembered(self):
+        return self.values.values() if self.per_request else self.chosen
 
     def add(self, request: str, subrequest: str | None, device: Device) -> str | None:
         if not self.applies(request, subrequest):
@@ -75,34 +80,42 @@ class DistinctAttribute(Constraint):
         if attr is None:
             return f"distinctAttribute {self.attribute}: device has no such attribute"
         identity = attribute_identity(attr)
-        if self.count == 0:
+        if self.per_request and self.count == 0:
             self.values[request] = identity
             self.count = 1
             return None
-        if identity is None:
+        remembered = list(self._remembered())
+        if identity is None and remembered:
             return f"distinctAttribute {self.attribute}: unsupported attribute type"
-        for other in self.values.values():
+        for other in remembered:
             if other is not None and other == identity:
                 return f"distinctAttribute {self.attribute}: value {identity[1]!r} already chosen"
-        self.values[request] = identity
+        if self.per_request:
+            self.values[request] = identity
+        else:
+            self.chosen.append(identity)
         self.count += 1
         return None
 
     def remove(self, request: str, subrequest: str | None, device: Device) -> None:
         if self.applies(request, subrequest):
-            self.values.pop(request, None)
+            if self.per_request:
+                self.values.pop(request, None)
+            else:
+                self.chosen.pop()
             self.count -= 1
 
 
-def build_constraints(claim: dict) -> list[Constraint] | str:
+def build_constraints(claim: dict, distinct_per_request: bool = False,
+                      distinct_known: bool = True) -> list[Constraint] | str:
     """The claim's constraints, or the upstream error text for an unknown one."""
     result: list[Constraint] = []
     for i, constraint in enumerate(claim["spec"]["devices"].get("constraints") or []):
         requests = constraint.get("requests") or []
         if constraint.get("matchAttribute"):
             result.append(MatchAttribute(constraint["matchAttribute"], requests))
-        elif constraint.get("distinctAttribute"):
-            result.append(DistinctAttribute(constraint["distinctAttribute"], requests))
+        elif constraint.get("distinctAttribute") and distinct_known:
+            result.append(DistinctAttribute(constraint["distinctAttribute"], requests, distinct_per_request))
         else:
             return f"constraint #{i}: empty constraint (unsupported constraint type?)"
     return result

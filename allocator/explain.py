@@ -540,11 +540,13 @@ class _Diagnoser:
         return None
 
     def _standalone(self, spec: ClaimSpec, request: Request, klass: dict | None, device: Device, pool) -> DeviceRejection | None:
-        if not request.admin_access and device.id in self.state.devices:
-            return DeviceRejection(device.id, IN_USE, self._holder(device.id))
+        # Selectors first: "not of this class" says more than "in use" about a device the
+        # request could never take (the search checks usage first only because it is cheaper).
         rejection = self._selectable(spec, request, klass, device)
         if rejection is not None:
             return rejection
+        if not request.admin_access and device.id in self.state.devices:
+            return DeviceRejection(device.id, IN_USE, self._holder(device.id))
         if self.features.consumable_capacity:
             verdict = capacity_rules.check(request.capacity, device, self.state.aggregated_capacity.get(device.id), None)
             if not verdict.ok:

@@ -116,6 +116,43 @@ class Features:
         """1.35+: ExactCount never takes devices from incomplete or invalid pools."""
         return self.minor >= 35
 
+    # Differences between the released allocators (k8s.io/dynamic-resource-allocation v0.36.x
+    # and v0.37.x, structured/internal/incubating), pinned by the differential tests.
+    @property
+    def counter_slices_everywhere(self) -> bool:
+        """<= 1.36 and the stable allocator: slices with shared counters count for every node."""
+        return self.minor <= 36 or self.variant == "stable"
+
+    @property
+    def distinct_attribute_per_request(self) -> bool:
+        """<= 1.36: distinctAttribute remembers one value per request name (later ones replace it)."""
+        return self.minor <= 36
+
+    @property
+    def static_capacity_for_all_mode(self) -> bool:
+        """1.37: "All" requests pick devices by static capacity; remaining capacity is checked later."""
+        return self.minor >= 37
+
+    @property
+    def shared_allocations_mark_capacity_in_use(self) -> bool:
+        """1.37: a persisted shared allocation without consumed capacity still counts as in use."""
+        return self.minor >= 37
+
+    @property
+    def legacy_claim_config(self) -> bool:
+        """<= 1.36: claim config is copied once per matching request, and never collapsed to "all"."""
+        return self.minor <= 36
+
+    @property
+    def knows_consumable_capacity(self) -> bool:
+        """The stable allocator has no consumable capacity: no capacity checks, no distinctAttribute."""
+        return self.variant != "stable"
+
+    @property
+    def ignores_compatibility_group_slices(self) -> bool:
+        """1.37 with DRADeviceCompatibilityGroups off: slices using compatibility groups are ignored."""
+        return self.minor >= 37
+
     @property
     def deterministic_order(self) -> bool:
         """1.36+ incubating/experimental sort pools and slices by name; older ones follow map order."""

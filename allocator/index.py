@@ -22,7 +22,9 @@ class ClusterIndex:
         self.slices_shared: list[Slice] = []
         self.slices_by_pool: dict[tuple[str, str], list[Slice]] = defaultdict(list)
         for s in self.slices:
-            if s.node_name:
+            # upstream NewAllocator: node-local slices are indexed by node; in 1.36 slices with
+            # shared counters join the shared list so that every node sees them.
+            if s.node_name and not (features.counter_slices_everywhere and s.shared_counters):
                 self.slices_on_node[s.node_name].append(s)
             else:
                 self.slices_shared.append(s)

@@ -140,7 +140,7 @@ class Slice:
 
     __slots__ = (
         "name", "driver", "pool", "generation", "slice_count", "node_name", "node_selector", "all_nodes",
-        "per_device_node_selection", "shared_counters", "devices", "raw",
+        "per_device_node_selection", "shared_counters", "devices", "raw", "uses_compatibility_groups",
     )
 
     def __init__(self, raw: dict, rule_taints):
@@ -163,6 +163,9 @@ class Slice:
             Device(d, self, i, rule_taints(self.driver, self.pool, d["name"]))
             for i, d in enumerate(spec.get("devices") or [])
         ]
+        self.uses_compatibility_groups = any(
+            c.get("compatibilityGroups") for d in spec.get("devices") or [] for c in d.get("consumesCounters") or []
+        )
 
     @property
     def pool_id(self) -> tuple[str, str]:

@@ -59,8 +59,10 @@ class SkippedPool:
     devices: list[Device] = field(default_factory=list)
 
 
-def slice_targets_node(s: Slice, node: dict) -> bool | None:
+def slice_targets_node(s: Slice, node: dict, features: Features | None = None) -> bool | None:
     """True/False for a relevant/irrelevant slice; None for an unknown node-selection mode."""
+    if features is not None and features.counter_slices_everywhere and s.shared_counters:
+        return True
     try:
         if s.node_name or s.all_nodes or s.node_selector is not None:
             return node_matches(node, s.node_name, s.all_nodes, s.node_selector)
@@ -82,7 +84,9 @@ def gather_pools(index: ClusterIndex, node: dict, features: Features,
     for s in index.slices_on_node.get(node_name, []) + index.slices_shared:
         if not features.partitionable_devices and (s.per_device_node_selection or s.shared_counters):
             continue
-        if not slice_targets_node(s, node):
+        if features.ignores_compatibility_group_slices and s.uses_compatibility_groups:
+            continue  # unusable with DRADeviceCompatibilityGroups off: its pool looks incomplete
+        if not slice_targets_node(s, node, features):
             continue
         current = by_pool.get(s.pool_id)
         if current is None or s.generation > current[0].generation:
@@ -105,7 +109,8 @@ def gather_pools(index: ClusterIndex, node: dict, features: Features,
                                                f"generation {generation} is being replaced by generation {newest}",
                                                [d for s in slices for d in s.devices]))
                 continue
-            all_slices = [s for s in index.slices_by_pool[pool_id] if s.generation == generation]
+            all_slices = [s for s in index.slices_by_pool[pool_id] if s.generation == generation
+                          and not (features.ignores_compatibility_group_slices and s.uses_compatibility_groups)]
             if len(all_slices) != expected:
                 if skipped is not None:
                     skipped.append(SkippedPool(pool_id[0], pool_id[1], "Incomplete",

@@ -200,7 +200,7 @@ class Allocator:
         self.state = state
         self.classes = classes
         self.selectors = selectors or SelectorEvaluator(features)
-        self.available_counters: dict[str, dict[str, dict[str, Quantity]]] = {}
+        self.available_counters: dict[tuple[str, str], dict[str, dict[str, Quantity]]] = {}
 
     def allocate(self, node: dict, claims: list[ClaimSpec], trace: SearchTrace | None = None,
                  pools: list[Pool] | None = None) -> "list[dict] | None":
@@ -224,7 +224,7 @@ class _Attempt:
         self.constraints: list[list[Constraint]] = []
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Quantity]] = {}
-        self.consumed_counters: dict[str, dict[str, dict[str, Quantity]]] = {}
+        self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, Quantity]]] = {}
         self.results: list[list[ChosenDevice]] = [[] for _ in claims]
         self.selectable_cache: dict[tuple[DeviceID, tuple[int, int, int]], bool] = {}
 
@@ -238,7 +238,7 @@ class _Attempt:
                 subrequests = raw.get("firstAvailable") or []
                 if subrequests and not self.features.prioritized_list:
                     raise AllocatorError(f"claim {claim.ref}, request {raw['name']}: has subrequests, but the DRAPrioritizedList feature is disabled")
-                if not self.features.consumable_capacity:
+                if not self.features.consumable_capacity and self.features.knows_consumable_capacity:
                     if raw.get("exactly") and raw["exactly"].get("capacity") is not None:
                         raise AllocatorError(f"claim {claim.ref}, request {raw['name']}: has capacity requests, but the DRAConsumableCapacity feature is disabled")
                     for sub in subrequests:
@@ -250,14 +250,17 @@ class _Attempt:
                         data = self._validate(make_request(sub, sub["name"], raw["name"]), (ci, ri, si))
                         self.request_data[(ci, ri, si)] = data
                         smallest = data.num_devices if smallest is None else min(smallest, data.num_devices)
-                    min_devices += smallest or 0
+                    wanted = smallest or 0
                 else:
                     data = self._validate(make_request(raw.get("exactly") or {}, raw["name"], None), (ci, ri, 0))
                     self.request_data[(ci, ri, 0)] = data
-                    min_devices += data.num_devices
-            if min_devices > RESULTS_MAX:
-                raise AllocatorError(f"claim {claim.ref}: number of requested devices {min_devices} exceeds the claim limit of {RESULTS_MAX}")
-            constraints = build_constraints(claim.raw)
+                    wanted = data.num_devices
+                if wanted > RESULTS_MAX - min_devices:
+                    raise AllocatorError(f"claim {claim.ref}, request {raw['name']}: adding {wanted} devices exceeds the "
+                                         f"claim limit of {RESULTS_MAX}, with {min_devices} already accounted for")
+                min_devices += wanted
+            constraints = build_constraints(claim.raw, self.features.distinct_attribute_per_request,
+                                            self.features.knows_consumable_capacity)
             if isinstance(constraints, str):
                 raise AllocatorError(f"claim {claim.ref}, {constraints}")
             self.constraints.append(constraints)
@@ -295,8 +298,15 @@ class _Attempt:
                 for device in pool.devices_targeting_node():
                     if not self._is_selectable(key, data, device):
                         continue
-                    if self.features.consumable_capacity and not self._capacity_fits(data.request, device).ok:
-                        continue
+                    if self.features.consumable_capacity:
+                        if self.features.static_capacity_for_all_mode:
+                            # 1.37: static capacity only; remaining capacity is checked when the
+                            # device is taken, so a busy matching device makes "All" fail.
+                            fits = capacity_rules.check(data.request.capacity, device, None, None).ok
+                        else:
+                            fits = self._capacity_fits(data.request, device).ok
+                        if not fits:
+                            continue
                     data.all_devices.append((device, pool))
             data.num_devices = len(data.all_devices)
         else:
@@ -465,10 +475,16 @@ class _Attempt:
                                     self.allocating_capacity.get(device.id))
 
     def _capacity_in_use(self, device: DeviceID) -> bool:
-        return device in self.a.state.aggregated_capacity or device in self.allocating_capacity
+        if device in self.a.state.aggregated_capacity or device in self.allocating_capacity:
+            return True
+        return self.features.shared_allocations_mark_capacity_in_use and device in self.a.state.shared_devices
 
     def _allocate_device(self, ci: int, key, device: Device, pool: Pool, must: bool):
-        """Returns a rollback function, or None if the device cannot be taken (upstream allocateDevice)."""
+        """Returns a rollback function, or None if the device cannot be taken (upstream allocateDevice).
+
+        Like upstream's deviceRollbackState, every change made for a rejected candidate is undone
+        at once, in reverse order; the returned function undoes a taken one while backtracking.
+        """
         claim = self.claims[ci]
         data = self.request_data[key]
         request = data.request
@@ -483,72 +499,80 @@ class _Attempt:
             self.trace.note(ci, request, device, COUNTERS_DISABLED,
                             "device consumes counters, but DRAPartitionableDevices is disabled")
             return None
+        undo: list = []
+
+        def rollback() -> None:
+            while undo:
+                undo.pop()()
+
         skip_counters = multi and self._capacity_in_use(device.id)
         if not skip_counters and device.consumes_counters:
             shortage = self._take_counters(device, pool)
             if shortage:
                 self.trace.note(ci, request, device, COUNTERS, shortage)
                 return None
+            undo.append(lambda: self._give_back_counters(device, pool))
         if self.features.device_taints:
             blocking = untolerated_taints(device.taints, request.tolerations)
             if blocking:
+                rollback()
                 self.trace.note(ci, request, device, TAINTED, "taint " + ", ".join(str(t) for t in blocking) + " not tolerated")
                 return None
         base, sub = (request.name, None) if request.parent is None else (request.parent, request.name)
-        constraints = self.constraints[ci]
-        for i, constraint in enumerate(constraints):
+        for constraint in self.constraints[ci]:
             conflict = constraint.add(base, sub, device)
             if conflict is not None:
+                rollback()
                 if must:
                     raise AllocatorError(f"claim {claim.ref}, request {request.name}: cannot add device {device.id} because a claim constraint would not be satisfied")
-                for previous in constraints[:i]:
-                    previous.remove(base, sub, device)
                 self.trace.note(ci, request, device, CONSTRAINT, conflict)
                 return None
-        holders = self.allocating.setdefault(device.id, set())
+            undo.append(lambda c=constraint: c.remove(base, sub, device))
         if not multi:
+            holders = self.allocating.setdefault(device.id, set())
             holders.add(ci)
+            undo.append(lambda: holders.discard(ci))
         consumed = None
         share_id = None
         if self.features.consumable_capacity:
             verdict = self._capacity_fits(request, device)
             if not verdict.ok:
+                rollback()
                 self.trace.note(ci, request, device, CAPACITY, verdict.describe())
                 return None
             if multi:
                 consumed = capacity_rules.consumed_capacity(request.capacity, device)
                 share_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{claim.ref}/{request.full_name}/{device.id}/{len(self.results[ci])}"))
+                existed = device.id in self.allocating_capacity
                 totals = self.allocating_capacity.setdefault(device.id, {})
                 for name, value in consumed.items():
                     totals[name] = totals[name] + value if name in totals else value
+                undo.append(lambda: self._release_capacity(device.id, consumed, existed))
         results = self.results[ci]
         previous = len(results)
         results.append(ChosenDevice(request, device, share_id, consumed or None))
-
-        def rollback() -> None:
-            for constraint in constraints:
-                constraint.remove(base, sub, device)
-            holders.discard(ci)
-            if multi:
-                if consumed:
-                    totals = self.allocating_capacity[device.id]
-                    for name, value in consumed.items():
-                        totals[name] = totals[name] - value
-                    # upstream ConsumedCapacityCollection.Remove drops the entry when it is empty
-                    if all(v.is_zero() for v in totals.values()):
-                        del self.allocating_capacity[device.id]
-            elif self.features.partitionable_devices and device.consumes_counters:
-                self._give_back_counters(device, pool)
-            del results[previous:]
-
+        undo.append(lambda: results.__delitem__(slice(previous, None)))
         return rollback
+
+    def _release_capacity(self, device: DeviceID, consumed: dict[str, Quantity], existed: bool) -> None:
+        """ConsumedCapacityCollection.Remove, keeping the entry that marks an earlier share."""
+        totals = self.allocating_capacity.get(device)
+        if totals is None:
+            return
+        for name, value in consumed.items():
+            if name in totals:
+                totals[name] = totals[name] - value
+        if all(v.is_zero() for v in totals.values()):
+            del self.allocating_capacity[device]
+            if existed:
+                self.allocating_capacity[device] = {}
 
     # ------------------------------------------------------------------ counters
 
     def _available_counters(self, pool: Pool) -> dict[str, dict[str, Quantity]]:
-        # Upstream caches this per pool *name* in the shared Allocator, computed from the
-        # first node's view of the pool. We do the same to agree with it.
-        cached = self.a.available_counters.get(pool.name)
+        # Upstream caches this per pool in the shared Allocator, computed from the first node's
+        # view of the pool. We do the same to agree with it.
+        cached = self.a.available_counters.get((pool.driver, pool.name))
         if cached is not None:
             return cached
         available = {name: dict(counters) for name, counters in pool.counter_sets.items()}
@@ -563,12 +587,12 @@ class _Attempt:
                     for name, value in counters.items():
                         if name in target:
                             target[name] = target[name] - value
-        self.a.available_counters[pool.name] = available
+        self.a.available_counters[(pool.driver, pool.name)] = available
         return available
 
     def _take_counters(self, device: Device, pool: Pool) -> str | None:
         available = self._available_counters(pool)
-        consumed = self.consumed_counters.setdefault(pool.name, {})
+        consumed = self.consumed_counters.setdefault((pool.driver, pool.name), {})
         for set_name, counters in device.consumes_counters:
             target = consumed.setdefault(set_name, {})
             for name, value in counters.items():
@@ -588,7 +612,7 @@ class _Attempt:
         return None
 
     def _give_back_counters(self, device: Device, pool: Pool) -> None:
-        consumed = self.consumed_counters.get(pool.name, {})
+        consumed = self.consumed_counters.get((pool.driver, pool.name), {})
         for set_name, counters in device.consumes_counters:
             target = consumed.get(set_name, {})
             for name, value in counters.items():

@@ -21,20 +21,16 @@ class AllocatedState:
     devices: set[DeviceID] = field(default_factory=set)
     shared: set[tuple[DeviceID, str]] = field(default_factory=set)
     aggregated_capacity: dict[DeviceID, dict[str, Quantity]] = field(default_factory=dict)
+    shared_devices: set[DeviceID] = field(default_factory=set)
 
     def is_allocated(self, device: DeviceID) -> bool:
         """upstream internal.IsDeviceAllocated: dedicated, shared or with consumed capacity."""
-        return (
-            device in self.devices
-            or device in self.aggregated_capacity
-            or any(shared_id == device for shared_id, _ in self.shared)
-        )
+        return device in self.devices or device in self.aggregated_capacity or device in self.shared_devices
 
 
 def build_allocated_state(objs: ObjectSet, features: Features, skip: set[tuple[str, str]] = frozenset()) -> AllocatedState:
     """State from every claim's status.allocation, except the claims in `skip` (ns, name)."""
     state = AllocatedState()
-    shared_devices: set[DeviceID] = set()
     for key, claim in objs.claims.items():
         if key in skip:
             continue
@@ -47,7 +43,7 @@ def build_allocated_state(objs: ObjectSet, features: Features, skip: set[tuple[s
             device = DeviceID(result["driver"], result["pool"], result["device"])
             if features.consumable_capacity and result.get("shareID"):
                 state.shared.add((device, result["shareID"]))
-                shared_devices.add(device)
+                state.shared_devices.add(device)
                 consumed = result.get("consumedCapacity")
                 if consumed:
                     totals = state.aggregated_capacity.setdefault(device, {})

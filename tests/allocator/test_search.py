@@ -126,7 +126,8 @@ def test_too_many_devices_is_an_error():
     exp = explain(base(gpus("n1", 2), claim("c", [exact("a", count=20), exact("b", count=13)]), nodes=("n1",)),
                   ("default", "c"))
     assert exp.verdict == "Error"
-    assert exp.message == "claim default/c: number of requested devices 33 exceeds the claim limit of 32"
+    assert exp.message == ("claim default/c, request b: adding 13 devices exceeds the claim limit of 32, "
+                           "with 20 already accounted for")
 
 
 def test_match_attribute_backtracks():
@@ -207,3 +208,24 @@ def test_class_config_and_claim_config_in_result():
     config = node_verdict(exp, "n1").claims[0].allocation["devices"]["config"]
     assert config == [{"source": "FromClass", "opaque": {"driver": DRIVER, "parameters": {"a": 1}}},
                       {"source": "FromClaim", "opaque": {"driver": DRIVER, "parameters": {"b": 2}}}]
+
+
+def test_result_limit_prunes_to_a_smaller_alternative():
+    # big (20) + rest (15) would exceed 32 results: the search moves on to the small alternative.
+    claim_ = claim("c", [first_available("gpu", sub("big", count=20), sub("small", count=1)), exact("rest", count=15)])
+    exp = explain(base(gpus("n1", 40), claim_, nodes=("n1",)), ("default", "c"))
+    assert exp.verdict == "Fits"
+    results = node_verdict(exp, "n1").chosen[0][1]
+    assert [r["request"] for r in results].count("gpu/small") == 1 and len(results) == 16
+
+
+def test_distinct_attribute_remembers_one_value_per_request_in_136():
+    # v0.36.x keys remembered values by request name: the third device of request x is only compared
+    # with the second one, so a repeat of the first value is accepted. v0.37.x compares with all.
+    devices = [device("a", {"port": 1}), device("b", {"port": 2}), device("c", {"port": 1})]
+    s = resource_slice("s", devices, node_name="n1")
+    c = claim("c", [exact("x", count=3)], constraints=[{"distinctAttribute": f"{DRIVER}/port"}])
+    exp = explain(base(s, c, nodes=("n1",)), ("default", "c"), minor=36)
+    assert chosen(exp, "n1") == [("x", "n1/a"), ("x", "n1/b"), ("x", "n1/c")]
+    exp = explain(base(s, c, nodes=("n1",)), ("default", "c"), minor=37)
+    assert exp.verdict == "Unschedulable"
