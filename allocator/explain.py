@@ -20,7 +20,7 @@ from .index import ClusterIndex, cluster_index
 from .model import Device, DeviceID
 from .nodeselector import NodeSelectorError, matches as selector_matches, node_matches
 from .objects import ObjectSet
-from .pools import AllocatorError, NodeUnschedulable, SkippedPool, gather_pools
+from .pools import AllocatorError, NodeUnschedulable, SkippedPool, available_counters, counter_shortage, gather_pools
 from .search import (
     BINDING_CONDITIONS_DISABLED, CAPACITY, CEL_ERROR, CLASS_SELECTOR, COUNTERS, COUNTERS_DISABLED,
     IN_USE, NODE_MISMATCH, REQUEST_SELECTOR, TAINTED, Allocator, ClaimSpec, Request, SearchTrace,
@@ -579,23 +579,11 @@ class _Diagnoser:
         return f"allocated to claim {holders[0].claim_ref}" + (f" (pod {pods})" if pods else "")
 
     def _counter_shortage(self, device: Device, pool) -> str | None:
-        available = self._available.get(pool.name)
+        available = self._available.get((pool.driver, pool.name))
         if available is None:
-            available = {name: dict(counters) for name, counters in pool.counter_sets.items()}
-            for s in pool.slices_targeting_node + pool.slices_not_targeting_node:
-                for other in s.devices:
-                    if self.state.is_allocated(other.id):
-                        for set_name, counters in other.consumes_counters:
-                            for name, value in counters.items():
-                                if name in available.get(set_name, {}):
-                                    available[set_name][name] = available[set_name][name] - value
-            self._available[pool.name] = available
-        for set_name, counters in device.consumes_counters:
-            for name, value in counters.items():
-                left = available.get(set_name, {}).get(name)
-                if left is not None and left < value:
-                    return f"counter set {set_name}, counter {name}: device needs {value}, {left} left"
-        return None
+            available = self._available[(pool.driver, pool.name)] = available_counters(
+                pool.counter_sets, pool.slices_targeting_node + pool.slices_not_targeting_node, self.state.is_allocated)
+        return counter_shortage(device, available)
 
 
 def _usage(objs: ObjectSet):

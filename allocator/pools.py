@@ -197,3 +197,35 @@ def _missing_counters(counter_sets: dict[str, dict], slices: list[Slice]) -> str
                     if counter not in counter_sets[set_name]:
                         return f"counter {counter} not found in counter set {set_name}"
     return None
+
+
+def available_counters(counter_sets: dict[str, dict[str, Quantity]], slices: list[Slice],
+                       is_allocated) -> dict[str, dict[str, Quantity]]:
+    """Counters left after the devices that are already allocated (may go negative).
+
+    Mirrors checkAvailableCounters' first part (allocator_incubating.go): every allocated device
+    of the pool, on slices targeting the node or not, consumes its counters.
+    """
+    available = {name: dict(counters) for name, counters in counter_sets.items()}
+    for s in slices:
+        for device in s.devices:
+            if not device.consumes_counters or not is_allocated(device.id):
+                continue
+            for set_name, counters in device.consumes_counters:
+                target = available.get(set_name)
+                if target is None:
+                    continue
+                for name, value in counters.items():
+                    if name in target:
+                        target[name] = target[name] - value
+    return available
+
+
+def counter_shortage(device: Device, available: dict[str, dict[str, Quantity]]) -> str | None:
+    """Why the device's counters do not fit into what is available, or None."""
+    for set_name, counters in device.consumes_counters:
+        for name, value in counters.items():
+            left = available.get(set_name, {}).get(name)
+            if left is not None and left < value:
+                return f"counter set {set_name}, counter {name}: device needs {value}, {left} left"
+    return None

@@ -13,9 +13,9 @@ from .index import ClusterIndex, cluster_index
 from .model import Device, DeviceID, Slice, Taint
 from .nodeselector import describe as describe_selector
 from .objects import ObjectSet
-from .pools import build_pool
+from .pools import available_counters, build_pool, counter_shortage
 from .quantity import Quantity
-from .state import Holder, device_usage
+from .state import Holder, build_allocated_state, device_usage
 from .taints import BLOCKING_EFFECTS
 
 COMPLETE, INCOMPLETE, BEING_REPLACED, INVALID = "Complete", "Incomplete", "BeingReplaced", "Invalid"
@@ -76,6 +76,7 @@ class DeviceReport:
     status: list[dict]
     usable: bool
     consumed_capacity: dict = field(default_factory=dict)
+    counters_blocked: str | None = None  # why shared counters leave no room for this device
 
     @property
     def id(self) -> DeviceID:
@@ -91,7 +92,8 @@ class DeviceReport:
 
     @property
     def free(self) -> bool:
-        return self.usable and not self.tainted and (not self.allocated or self.allow_multiple_allocations)
+        return (self.usable and not self.tainted and not self.counters_blocked
+                and (not self.allocated or self.allow_multiple_allocations))
 
     def to_dict(self) -> dict:
         return {
@@ -106,6 +108,7 @@ class DeviceReport:
             "bindingConditions": self.binding_conditions,
             "status": self.status,
             "usable": self.usable, "allocated": self.allocated, "tainted": self.tainted, "free": self.free,
+            "countersBlocked": self.counters_blocked,
         }
 
 
@@ -179,6 +182,7 @@ def analyze_pools(objs: ObjectSet, features: Features) -> list[PoolReport]:
 def _analyze(index: ClusterIndex, features: Features) -> list[PoolReport]:
     objs = index.objs
     usage = device_usage(objs)
+    allocated_state = build_allocated_state(objs, features)
     statuses = _device_status(objs)
     reports = []
     for pool_id in sorted(index.slices_by_pool):
@@ -203,7 +207,10 @@ def _analyze(index: ClusterIndex, features: Features) -> list[PoolReport]:
         scopes = {str(_scope_of(s)) for s in current if s.devices or not s.shared_counters}
         device_slices = [s for s in current if s.devices]
         scope = _scope_of(device_slices[0] if device_slices else current[0]) if len(scopes) <= 1 else NodeScope("mixed")
-        devices = [_device_report(d, s, usage, statuses, usable) for s in current for d in s.devices]
+        available = available_counters(pool.counter_sets, current, allocated_state.is_allocated) if pool.counter_sets else {}
+        devices = [_device_report(d, s, usage, statuses, usable,
+                                  counter_shortage(d, available) if available and not allocated_state.is_allocated(d.id) else None)
+                   for s in current for d in s.devices]
         counts = DeviceCounts(
             total=len(devices),
             allocated=sum(1 for d in devices if d.allocated),
@@ -216,7 +223,7 @@ def _analyze(index: ClusterIndex, features: Features) -> list[PoolReport]:
     return reports
 
 
-def _device_report(device: Device, s: Slice, usage, statuses, usable: bool) -> DeviceReport:
+def _device_report(device: Device, s: Slice, usage, statuses, usable: bool, counters_blocked: str | None) -> DeviceReport:
     holders = usage.get(device.id, [])
     consumed: dict[str, Quantity] = {}
     for holder in holders:
@@ -239,6 +246,7 @@ def _device_report(device: Device, s: Slice, usage, statuses, usable: bool) -> D
         status=statuses.get(device.id, []),
         usable=usable,
         consumed_capacity={k: str(v) for k, v in sorted(consumed.items())},
+        counters_blocked=counters_blocked,
     )
 
 

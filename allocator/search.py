@@ -22,7 +22,7 @@ from .features import Features
 from .index import ClusterIndex
 from .model import Device, DeviceID
 from .nodeselector import NodeSelectorError, node_matches
-from .pools import AllocatorError, NodeUnschedulable, Pool, gather_pools
+from .pools import AllocatorError, NodeUnschedulable, Pool, available_counters, gather_pools
 from .quantity import Quantity, parse_quantity
 from .state import AllocatedState
 from .taints import untolerated_taints
@@ -575,18 +575,8 @@ class _Attempt:
         cached = self.a.available_counters.get((pool.driver, pool.name))
         if cached is not None:
             return cached
-        available = {name: dict(counters) for name, counters in pool.counter_sets.items()}
-        for s in pool.slices_targeting_node + pool.slices_not_targeting_node:
-            for device in s.devices:
-                if not self.a.state.is_allocated(device.id):
-                    continue
-                for set_name, counters in device.consumes_counters:
-                    target = available.get(set_name)
-                    if target is None:
-                        continue
-                    for name, value in counters.items():
-                        if name in target:
-                            target[name] = target[name] - value
+        available = available_counters(pool.counter_sets, pool.slices_targeting_node + pool.slices_not_targeting_node,
+                                       self.a.state.is_allocated)
         self.a.available_counters[(pool.driver, pool.name)] = available
         return available
 

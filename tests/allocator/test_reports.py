@@ -62,3 +62,18 @@ def test_device_usage_and_status():
     assert list(usage) == [("nic.example.com", "p", "eth0")]
     report = reports(s, held)[("nic.example.com", "p")]
     assert report.devices[0].status[0]["networkData"]["interfaceName"] == "eth0"
+
+
+def test_devices_blocked_by_shared_counters_are_not_free():
+    cs = resource_slice("cs", [], pool="p", node_name="n1", count=2,
+                        sharedCounters=[{"name": "set", "counters": {"mem": {"value": "80Gi"}}}])
+    whole = device("whole", consumesCounters=[{"counterSet": "set", "counters": {"mem": {"value": "80Gi"}}}])
+    half = device("half", consumesCounters=[{"counterSet": "set", "counters": {"mem": {"value": "40Gi"}}}])
+    other = device("other-half", consumesCounters=[{"counterSet": "set", "counters": {"mem": {"value": "40Gi"}}}])
+    ds = resource_slice("ds", [whole, half, other], pool="p", node_name="n1", count=2)
+    held = claim("held", [exact("gpu")], allocation=allocation(("gpu", DRIVER, "p", "half")))
+    report = reports(cs, ds, held)[(DRIVER, "p")]
+    by_name = {d.name: d for d in report.devices}
+    assert by_name["whole"].counters_blocked == "counter set set, counter mem: device needs 80Gi, 40Gi left"
+    assert not by_name["whole"].free and by_name["other-half"].free
+    assert report.counts.free == 1
