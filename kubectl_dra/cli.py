@@ -1,0 +1,111 @@
+"""`kubectl dra`: the root command group and the process entry point.
+
+Commands live in kubectl_dra/commands/ (node mode in kubectl_dra/node/) and are imported only when
+used, so `kubectl dra --help` and TAB completion never load the Kubernetes client, Textual or the
+allocator. Errors become one line on stderr and exit status 2 (CONVENTIONS.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import click
+
+from kubectl_dra.errors import EXIT_USAGE_OR_INPUT, ClusterError, InputError
+from kubectl_dra.options import global_options
+
+PROG_NAME = "kubectl dra"
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+# name -> (module:attribute, one-line help shown in `kubectl dra --help` without importing it)
+COMMANDS = {
+    "pools": ("kubectl_dra.commands.pools:pools", "Resource pools: generation, completeness, state, device counts."),
+    "slices": ("kubectl_dra.commands.slices:slices", "ResourceSlices, current or stale, with node scope."),
+    "devices": ("kubectl_dra.commands.devices:devices", "Devices: free, allocated, shared, tainted; holders."),
+    "claims": ("kubectl_dra.commands.claims:claims", "ResourceClaims: state, requests, devices, node, pods."),
+    "nodes": ("kubectl_dra.commands.nodes:nodes", "Per node: pools reaching it and free/total devices."),
+    "taints": ("kubectl_dra.commands.taints:taints", "Device taints and DeviceTaintRules, and what they affect."),
+    "explain": ("kubectl_dra.commands.explain:explain", "Why a pod or claim fits or not, node by node (what-if with -f)."),
+    "snapshot": ("kubectl_dra.commands.snapshot:snapshot", "Save the cluster's DRA objects to a file for --from."),
+    "tui": ("kubectl_dra.commands.tui:tui", "Open the live dashboard (the default)."),
+    "node": ("kubectl_dra.node.cli:node", "Node mode: local GPUs, their slices, CDI prepare/unprepare."),
+    "completion": ("kubectl_dra.commands.completion:completion", "Print a shell completion script."),
+    "version": ("kubectl_dra.commands.version:version", "Print the version."),
+}
+
+
+class LazyGroup(click.Group):
+    """Imports a command's module the first time the command is looked up."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        target, short_help = COMMANDS[name]
+        module_name, attribute = target.split(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        command.short_help = short_help  # one wording in --help and in TAB descriptions
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, help_text) for name, (_, help_text) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, invoke_without_command=True, context_settings=CONTEXT_SETTINGS,
+             epilog="""\b
+Examples:
+  kubectl dra --demo                      # the dashboard on the built-in demo cluster
+  kubectl dra pools                       # pool states and free devices
+  kubectl dra explain pod/NAME -n NS      # why a pod fits or not, node by node
+  kubectl dra snapshot save s.yaml && kubectl dra --from s.yaml claims -A
+
+\b
+Connection and source flags (--kubeconfig, --context, -n, -A, --request-timeout,
+--from, --demo, --kubernetes-version) work before or after the command name.""")
+@global_options
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """kubectl dra: Kubernetes Dynamic Resource Allocation at a glance.
+
+    With no command it opens the live dashboard.
+    """
+    if ctx.invoked_subcommand is None and not ctx.resilient_parsing:
+        from kubectl_dra.commands.tui import open_dashboard
+
+        open_dashboard(ctx)
+
+
+def main() -> None:
+    # While click completes for the standalone script, prog_name must be a single word: it names
+    # the completion function (see shared/reference/python-libs.md §6).
+    completing = "_KUBECTL_DRA_COMPLETE" in os.environ
+    try:
+        status = cli.main(prog_name="kubectl-dra" if completing else PROG_NAME,
+                          complete_var="_KUBECTL_DRA_COMPLETE", standalone_mode=False)
+        sys.exit(status if isinstance(status, int) else 0)
+    except click.UsageError as error:
+        hint = f" (see '{error.ctx.command_path} --help')" if error.ctx else ""
+        _fail(error.format_message() + hint)
+    except click.ClickException as error:
+        _fail(error.format_message())
+    except click.exceptions.Abort:
+        sys.exit(130)
+    except (InputError, ClusterError) as error:
+        _fail(str(error))
+    except BrokenPipeError:
+        # `kubectl dra devices | head`: the reader left; exit quietly like other CLI tools.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(EXIT_USAGE_OR_INPUT)

@@ -1,0 +1,1 @@
+"""One module per `kubectl dra` command; cli.py registers them lazily by name."""

@@ -1,0 +1,30 @@
+import click
+
+from kubectl_dra.commands.common import in_namespace, open_session, show
+from kubectl_dra.options import global_options, output_options
+
+
+@click.command("claims", epilog="""\b
+Examples:
+  kubectl dra claims -A
+  kubectl dra claims -n ml-training -o wide
+  kubectl dra claims -A -o json""")
+@global_options
+@output_options()
+@click.option("--pending", is_flag=True, help="Only claims that are not allocated.")
+@click.pass_context
+def claims(ctx, output, no_headers, selector, pending):
+    """ResourceClaims: state, requests, allocated devices and node, reservedFor pods; -o wide adds
+    drivers and device status."""
+    from kubectl_dra.labels import labels_of, parse_selector
+    from kubectl_dra.render.claims import ClaimsView
+
+    matches_labels = parse_selector(selector)
+    session = open_session(ctx)
+    namespace = session.namespace()
+    objs = session.store.object_set()
+    records = [claim for (ns, _), claim in sorted(objs.claims.items())
+               if (namespace is None or ns == namespace) and matches_labels(labels_of(claim))
+               and not (pending and (claim.get("status") or {}).get("allocation"))]
+    show(ClaimsView(records, session.render_context()), output, no_headers,
+         f"No resource claims found{in_namespace(session)}.")

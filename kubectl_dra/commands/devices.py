@@ -1,0 +1,57 @@
+import click
+
+from kubectl_dra import completers
+from kubectl_dra.commands.common import open_session, show
+from kubectl_dra.options import global_options, output_options
+
+
+@click.command("devices", epilog="""\b
+Examples:
+  kubectl dra devices --free
+  kubectl dra devices --node gpu-node-1 -o wide
+  kubectl dra devices --class gpu.nvidia.com --tainted""")
+@global_options
+@output_options(selector=False)
+@click.option("--driver", metavar="NAME", shell_complete=completers.drivers, help="Only devices of this driver.")
+@click.option("--pool", metavar="NAME", shell_complete=completers.pools, help="Only devices of this pool.")
+@click.option("--node", metavar="NAME", shell_complete=completers.nodes, help="Only devices usable on this node.")
+@click.option("--class", "device_class", metavar="NAME", shell_complete=completers.device_classes,
+              help="Only devices this DeviceClass's selectors accept.")
+@click.option("--free", is_flag=True, help="Only devices a new claim could get now.")
+@click.option("--tainted", is_flag=True, help="Only devices with a NoSchedule or NoExecute taint.")
+@click.pass_context
+def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tainted):
+    """Devices of the newest pool generations: state, holders; -o wide adds pods, taints, capacity,
+    status (conditions, network data) and attributes."""
+    from kubectl_dra.errors import InputError
+    from kubectl_dra.inventory import Inventory
+    from kubectl_dra.render.devices import DevicesView
+
+    session = open_session(ctx)
+    inventory = Inventory(session.store)
+    records = inventory.devices
+    if driver:
+        records = [d for d in records if d.driver == driver]
+    if pool:
+        records = [d for d in records if d.pool == pool]
+    if node:
+        node_obj = inventory.objs.nodes.get(node)
+        if node_obj is None:
+            raise InputError(f"Node/{node} not found")
+        records = [d for d in records if inventory.reaches(d.node_scope, node_obj)]
+    if device_class:
+        if device_class not in inventory.objs.device_classes:
+            raise InputError(f"DeviceClass/{device_class} not found")
+        members = inventory.class_members(device_class)
+        records = [d for d in records if d.id in members]
+        _warn(inventory.class_errors)
+    if free:
+        records = [d for d in records if d.free]
+    if tainted:
+        records = [d for d in records if d.tainted]
+    show(DevicesView(records, session.render_context()), output, no_headers, "No devices found.")
+
+
+def _warn(messages):
+    for message in messages:
+        click.echo(f"Warning: {message}", err=True)

@@ -1,0 +1,27 @@
+import click
+
+from kubectl_dra import completers
+from kubectl_dra.commands.common import open_session, show
+from kubectl_dra.options import global_options, output_options
+
+
+@click.command("pools", epilog="""\b
+Examples:
+  kubectl dra pools
+  kubectl dra pools --driver gpu.nvidia.com -o wide
+  kubectl dra pools --demo -o json""")
+@global_options
+@output_options(selector=False)
+@click.option("--driver", metavar="NAME", shell_complete=completers.drivers, help="Only pools of this driver.")
+@click.pass_context
+def pools(ctx, output, no_headers, driver):
+    """Resource pools: generation, slices seen/expected, state and why, node scope, device counts.
+
+    Only the newest generation of a pool counts; older slices are stale (see STALE SLICES in -o wide).
+    """
+    from kubectl_dra.inventory import Inventory
+    from kubectl_dra.render.pools import PoolsView
+
+    session = open_session(ctx)
+    records = [p for p in Inventory(session.store).pools if not driver or p.driver == driver]
+    show(PoolsView(records, session.render_context()), output, no_headers, "No resource pools found.")

@@ -1,0 +1,25 @@
+import click
+
+from kubectl_dra.commands.common import open_session, show
+from kubectl_dra.options import global_options, output_options
+
+
+@click.command("taints", epilog="""\b
+Examples:
+  kubectl dra taints
+  kubectl dra taints -o wide
+  kubectl dra taints -o json""")
+@global_options
+@output_options()
+@click.pass_context
+def taints(ctx, output, no_headers, selector):
+    """Device taints from slices and DeviceTaintRules, with the devices, claims and pods each affects."""
+    from kubectl_dra.inventory import Inventory
+    from kubectl_dra.labels import parse_selector
+    from kubectl_dra.render.taints import TaintsView
+    from kubectl_dra.taint_records import taint_records
+
+    matches_labels = parse_selector(selector)
+    session = open_session(ctx)
+    records = [r for r in taint_records(Inventory(session.store)) if matches_labels(r.labels)]
+    show(TaintsView(records, session.render_context()), output, no_headers, "No device taints found.")

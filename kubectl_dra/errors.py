@@ -1,0 +1,43 @@
+"""Errors the CLI turns into one line on stderr and an exit status, never a traceback."""
+
+from __future__ import annotations
+
+# Exit statuses, documented in CONVENTIONS.md: scripts branch on them.
+EXIT_OK = 0
+EXIT_DOES_NOT_FIT = 1
+EXIT_USAGE_OR_INPUT = 2
+
+
+class InputError(Exception):
+    """Bad input (a file, an object, a flag value, a kubeconfig): exit 2.
+
+    The message is one line and names what is wrong and where.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(message.split()))
+
+
+class ClusterError(Exception):
+    """The cluster could not be reached or answered with an error: exit 2."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(message.split()))
+
+
+def object_ref(kind: str, namespace: str | None, name: str | None) -> str:
+    """`Kind/name` or `Kind/namespace/name`, the way every message (and the allocator's
+    ObjectError) names an object."""
+    name = name or "<unnamed>"
+    return f"{kind}/{namespace}/{name}" if namespace else f"{kind}/{name}"
+
+
+def describe(obj: object) -> str:
+    """object_ref() of a raw dict, tolerating anything a broken file may hold."""
+    if not isinstance(obj, dict):
+        return f"a {type(obj).__name__} instead of an object"
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    kind = obj.get("kind") if isinstance(obj.get("kind"), str) else "<no kind>"
+    namespace = metadata.get("namespace") if isinstance(metadata.get("namespace"), str) else None
+    name = metadata.get("name") if isinstance(metadata.get("name"), str) else None
+    return object_ref(kind, namespace, name)

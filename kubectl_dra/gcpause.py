@@ -1,0 +1,23 @@
+"""Pausing the cyclic garbage collector around bulk decoding.
+
+Decoding a big list makes millions of small dicts; each allocation burst triggers collections that
+rescan all of them for cycles they cannot have, which made decoding 2-3x slower in measurements
+(shared/reference/python-libs.md §1.5).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from typing import Iterator
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -1,0 +1,60 @@
+"""kubectl label selectors (-l): `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`."""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from kubectl_dra.errors import InputError
+
+_SET = re.compile(r"^([A-Za-z0-9_./-]+)\s+(in|notin)\s+\(([^)]*)\)$")
+_EQUALITY = re.compile(r"^([A-Za-z0-9_./-]+)\s*(==|=|!=)\s*([A-Za-z0-9_.-]*)$")
+_EXISTS = re.compile(r"^(!?)\s*([A-Za-z0-9_./-]+)$")
+
+Requirement = Callable[[dict], bool]
+
+
+def parse_selector(text: str | None) -> Callable[[dict], bool]:
+    """A predicate on a labels dict; every requirement must hold. Raises InputError."""
+    if not text or not text.strip():
+        return lambda labels: True
+    requirements = [_requirement(part.strip(), text) for part in _split(text)]
+    return lambda labels: all(req(labels or {}) for req in requirements)
+
+
+def _split(text: str) -> list[str]:
+    """Split on commas outside parentheses."""
+    parts, depth, current = [], 0, []
+    for char in text:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+def _requirement(part: str, whole: str) -> Requirement:
+    if match := _SET.match(part):
+        key, operator, values = match.group(1), match.group(2), {v.strip() for v in match.group(3).split(",")}
+        if operator == "in":
+            return lambda labels: labels.get(key) in values
+        return lambda labels: labels.get(key) not in values
+    if match := _EQUALITY.match(part):
+        key, operator, value = match.groups()
+        if operator == "!=":
+            return lambda labels: labels.get(key) != value
+        return lambda labels: key in labels and labels[key] == value
+    if match := _EXISTS.match(part):
+        negate, key = match.group(1) == "!", match.group(2)
+        return (lambda labels: key not in labels) if negate else (lambda labels: key in labels)
+    raise InputError(f"-l {whole!r}: cannot parse label requirement {part!r}")
+
+
+def labels_of(obj: dict) -> dict:
+    return (obj.get("metadata") or {}).get("labels") or {}

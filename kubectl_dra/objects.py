@@ -1,0 +1,82 @@
+"""What the store keeps of each object.
+
+Every source passes objects through `keep()`: Pods without resource claims are dropped, and Pods and
+Nodes are cut down to the fields DRA needs. That keeps memory small on big clusters and keeps
+things that may hold secrets (container env, command lines, the last-applied annotation, which
+repeats the whole spec) out of the store and therefore out of snapshots and output.
+"""
+
+from __future__ import annotations
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+_POD_SPEC_FIELDS = (
+    "nodeName", "nodeSelector", "affinity", "tolerations", "schedulerName", "priority",
+    "priorityClassName", "resourceClaims", "schedulingGates",
+)
+_POD_STATUS_FIELDS = (
+    "phase", "conditions", "nominatedNodeName", "resourceClaimStatuses",
+    "extendedResourceClaimStatus", "nodeAllocatableResourceClaimStatuses", "reason", "message",
+)
+_CONTAINER_LISTS = ("initContainers", "containers")
+_NODE_STATUS_FIELDS = ("capacity", "allocatable", "conditions", "nodeInfo", "addresses")
+
+
+def is_dra_pod(pod: dict) -> bool:
+    """A pod that references resource claims (the only pods DRA views care about)."""
+    return bool((pod.get("spec") or {}).get("resourceClaims"))
+
+
+def keep(kind: str, obj: dict) -> dict | None:
+    """The object as the store keeps it, or None when the store does not keep it at all."""
+    if kind == "Pod":
+        return _slim_pod(obj) if is_dra_pod(obj) else None
+    if kind == "Node":
+        return _slim_node(obj)
+    return _without_noise(obj)
+
+
+def _without_noise(obj: dict) -> dict:
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict):
+        return obj
+    annotations = metadata.get("annotations")
+    if "managedFields" not in metadata and not (isinstance(annotations, dict) and LAST_APPLIED in annotations):
+        return obj
+    metadata = {k: v for k, v in metadata.items() if k != "managedFields"}
+    if isinstance(annotations, dict) and LAST_APPLIED in annotations:
+        metadata["annotations"] = {k: v for k, v in annotations.items() if k != LAST_APPLIED}
+        if not metadata["annotations"]:
+            del metadata["annotations"]
+    return {**obj, "metadata": metadata}
+
+
+def _slim_pod(pod: dict) -> dict:
+    pod = _without_noise(pod)
+    spec = pod.get("spec") or {}
+    slim_spec = {k: spec[k] for k in _POD_SPEC_FIELDS if k in spec}
+    for list_name in _CONTAINER_LISTS:
+        if list_name in spec:
+            slim_spec[list_name] = [_slim_container(c) for c in spec[list_name] or [] if isinstance(c, dict)]
+    status = pod.get("status") or {}
+    slim = {k: v for k, v in pod.items() if k not in ("spec", "status")}
+    slim["spec"] = slim_spec
+    if status:
+        slim["status"] = {k: status[k] for k in _POD_STATUS_FIELDS if k in status}
+    return slim
+
+
+def _slim_container(container: dict) -> dict:
+    # resources (requests, limits, claims) is all DRA reads; env and command may hold secrets.
+    slim = {"name": container.get("name")}
+    if container.get("resources"):
+        slim["resources"] = container["resources"]
+    return slim
+
+
+def _slim_node(node: dict) -> dict:
+    node = _without_noise(node)
+    status = node.get("status")
+    if not isinstance(status, dict):
+        return node
+    return {**node, "status": {k: status[k] for k in _NODE_STATUS_FIELDS if k in status}}

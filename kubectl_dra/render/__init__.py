@@ -1,0 +1,1 @@
+"""One renderer per kind or command (see base.ListView); CONVENTIONS.md documents the output."""

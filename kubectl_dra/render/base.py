@@ -1,0 +1,234 @@
+"""The output framework shared by every command: table/wide, name, json and yaml.
+
+A command builds one ListView subclass (one per kind, like k9s's renderers) that says how a record
+becomes a table row, a JSON item and a name; `emit` does the rest the same way for all of them.
+Conventions (columns, states, colours, JSON envelope) are written down in CONVENTIONS.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import functools
+import json
+import os
+import sys
+from typing import Callable, ClassVar, Iterable, TextIO
+
+API_VERSION = "kubectl-dra.io/v1alpha1"
+FORMATS = ("table", "wide", "json", "yaml", "name")
+NONE = "<none>"
+COLUMN_GAP = "   "
+
+# ANSI styles by meaning (CONVENTIONS.md "Colours"): never the only carrier of information.
+STYLES = {"bad": "\x1b[1;31m", "warn": "\x1b[33m", "good": "\x1b[32m", "dim": "\x1b[2m"}
+RESET = "\x1b[0m"
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    header: str
+    wide: bool = False
+    """Shown only with -o wide."""
+    style: Callable[[str], str | None] | None = None
+    """Maps a cell's text to a STYLES key (or None) when colour is on."""
+
+
+@dataclasses.dataclass
+class RenderContext:
+    """What rendering needs besides the records."""
+
+    now: datetime.datetime
+    """Reference time for AGE: the snapshot's time for snapshots, else the current time."""
+    show_namespace: bool = False
+    """-A: a NAMESPACE column first."""
+    warnings: list[str] = dataclasses.field(default_factory=list)
+    """Partial-data warnings (forbidden or unserved kinds), also put into JSON metadata."""
+    kubernetes_version: str | None = None
+    """The Kubernetes minor whose rules were applied, e.g. "1.37"."""
+
+
+class ListView:
+    """One command's records rendered in every output format."""
+
+    list_kind: ClassVar[str]
+    item_kind: ClassVar[str]
+    columns: ClassVar[tuple[Column, ...]]
+    namespaced: ClassVar[bool] = False
+
+    def __init__(self, records: Iterable, context: RenderContext) -> None:
+        self.records = list(records)
+        self.context = context
+
+    def row(self, record) -> tuple[str, ...]:
+        """Cells for every column (wide ones included), in `columns` order."""
+        raise NotImplementedError
+
+    def item(self, record) -> dict:
+        """The record's JSON object, without kind/apiVersion (emit adds them)."""
+        raise NotImplementedError
+
+    def name(self, record) -> str:
+        raise NotImplementedError
+
+    def namespace(self, record) -> str:
+        return ""
+
+    def document(self) -> dict:
+        metadata: dict = {}
+        if self.context.kubernetes_version:
+            metadata["kubernetesVersion"] = self.context.kubernetes_version
+        metadata["warnings"] = list(self.context.warnings)
+        return {
+            "apiVersion": API_VERSION,
+            "kind": self.list_kind,
+            "metadata": metadata,
+            "items": [{"apiVersion": API_VERSION, "kind": self.item_kind, **self.item(r)} for r in self.records],
+        }
+
+
+def emit(view: ListView, fmt: str, *, no_headers: bool = False, out: TextIO | None = None,
+         color: bool | None = None) -> None:
+    out = out or sys.stdout
+    if fmt == "json":
+        out.write(to_json(view.document()))
+    elif fmt == "yaml":
+        out.write(to_yaml(view.document()))
+    elif fmt == "name":
+        out.writelines(view.name(r) + "\n" for r in view.records)
+    elif fmt in ("table", "wide"):
+        if color is None:
+            color = use_color(out)
+        out.write(table(view, wide=fmt == "wide", no_headers=no_headers, color=color))
+    else:
+        raise ValueError(f"unknown output format {fmt!r}")
+
+
+def table(view: ListView, *, wide: bool, no_headers: bool, color: bool) -> str:
+    columns = [c for c in view.columns if wide or not c.wide]
+    indexes = [i for i, c in enumerate(view.columns) if wide or not c.wide]
+    rows = [[_cell(view.row(r)[i]) for i in indexes] for r in view.records]
+    if view.namespaced and view.context.show_namespace:
+        columns = [Column("NAMESPACE")] + columns
+        rows = [[view.namespace(r)] + row for r, row in zip(view.records, rows)]
+    if not rows:
+        return ""  # the command says "No ... found." on stderr, as kubectl does
+    header = [c.header for c in columns]
+    widths = [max(len(v) for v in values) for values in zip(header, *rows)]
+    lines = [] if no_headers else [_line(header, widths, [None] * len(columns), False)]
+    lines.extend(_line(row, widths, columns, color) for row in rows)
+    return "".join(lines)
+
+
+def _cell(value) -> str:
+    if value is None or value == "":
+        return NONE
+    return " ".join(str(value).split()) if isinstance(value, str) else str(value)
+
+
+def _line(values: list[str], widths: list[int], columns, color: bool) -> str:
+    parts = []
+    last = len(values) - 1
+    for i, (value, width) in enumerate(zip(values, widths)):
+        padded = value if i == last else value.ljust(width)
+        style = columns[i].style(value) if color and columns[i] is not None and columns[i].style else None
+        if style:
+            padded = STYLES[style] + value + RESET + padded[len(value):]
+        parts.append(padded)
+    return COLUMN_GAP.join(parts).rstrip() + "\n"
+
+
+def use_color(out: TextIO) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    return hasattr(out, "isatty") and out.isatty()
+
+
+def to_json(document) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def to_yaml(document) -> str:
+    return yaml_text(document)
+
+
+@functools.cache
+def _dumper():
+    import yaml
+
+    class Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):
+        def ignore_aliases(self, data) -> bool:
+            return True  # repeated objects are written out again, as kubectl does, never as &anchors
+
+    return Dumper
+
+
+def yaml_text(document, *, multiple: bool = False, stream=None):
+    """YAML the way kubectl writes it: block style, keys in the given order, no anchors."""
+    import yaml
+
+    dump = yaml.dump_all if multiple else yaml.dump
+    return dump(document, stream, Dumper=_dumper(), sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
+# ---------------------------------------------------------------- shared cell helpers
+
+
+def age(timestamp: str | None, now: datetime.datetime) -> str:
+    """kubectl's AGE: 45s, 12m, 5h, 3d12h, 47d, 2y."""
+    if not timestamp:
+        return NONE
+    try:
+        then = datetime.datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return NONE
+    seconds = int((now - then).total_seconds())
+    if seconds < 0:
+        return "0s"
+    if seconds < 120:
+        return f"{seconds}s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes}m"
+    hours = minutes // 60
+    if hours < 8:
+        return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
+    if hours < 48:
+        return f"{hours}h"
+    days = hours // 24
+    if days < 8:
+        return f"{days}d{hours % 24}h" if hours % 24 else f"{days}d"
+    if days < 365 * 2:
+        return f"{days}d"
+    return f"{days // 365}y"
+
+
+def joined(values: Iterable[str], limit: int | None = None) -> str:
+    """Comma-joined values; with a limit, the rest as "+N"."""
+    values = list(values)
+    if limit is not None and len(values) > limit:
+        return ",".join(values[:limit]) + f",+{len(values) - limit}"
+    return ",".join(values)
+
+
+def short_name(driver: str, qualified: str) -> str:
+    """An attribute or capacity name without the driver's own domain (how drivers publish it)."""
+    prefix = driver + "/"
+    return qualified[len(prefix):] if qualified.startswith(prefix) else qualified
+
+
+def state_style(bad: Iterable[str] = (), warn: Iterable[str] = (), good: Iterable[str] = ()):
+    """A Column.style that colours known state words."""
+    bad, warn, good = set(bad), set(warn), set(good)
+
+    def style(value: str) -> str | None:
+        word = value.split(" ", 1)[0].split(",", 1)[0]
+        if word in bad:
+            return "bad"
+        if word in warn:
+            return "warn"
+        if word in good:
+            return "good"
+        return None
+
+    return style

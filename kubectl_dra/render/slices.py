@@ -1,0 +1,96 @@
+"""`kubectl dra slices`: one row per ResourceSlice, with its place in the pool."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import allocator
+
+from kubectl_dra.render.base import Column, ListView, age, joined, state_style
+
+CURRENT, STALE = "Current", "Stale"
+
+
+@dataclasses.dataclass(frozen=True)
+class SliceRecord:
+    slice: dict
+    """The normalised (v1-shaped) object."""
+    pool: allocator.PoolReport | None
+
+    @property
+    def spec(self) -> dict:
+        return self.slice["spec"]
+
+    @property
+    def name(self) -> str:
+        return self.slice["metadata"]["name"]
+
+    @property
+    def current(self) -> bool:
+        return self.pool is not None and self.name in self.pool.slice_names
+
+    @property
+    def node_scope(self) -> allocator.NodeScope:
+        spec = self.spec
+        if spec.get("perDeviceNodeSelection"):
+            return allocator.NodeScope("perDevice")
+        if spec.get("nodeName"):
+            return allocator.NodeScope("node", node_name=spec["nodeName"])
+        if spec.get("allNodes"):
+            return allocator.NodeScope("allNodes")
+        if spec.get("nodeSelector") is not None:
+            return allocator.NodeScope("nodeSelector", node_selector=spec["nodeSelector"])
+        return allocator.NodeScope("mixed")
+
+
+class SlicesView(ListView):
+    list_kind = "DRAResourceSliceList"
+    item_kind = "DRAResourceSlice"
+    columns = (
+        Column("NAME"),
+        Column("DRIVER"),
+        Column("POOL"),
+        Column("GEN"),
+        Column("NODES"),
+        Column("DEVICES"),
+        Column("COUNTER SETS"),
+        Column("STATUS", style=state_style(warn=(STALE,))),
+        Column("POOL STATE", style=state_style(bad=("Invalid",), warn=("Incomplete", "BeingReplaced"))),
+        Column("AGE"),
+        Column("DEVICE NAMES", wide=True),
+        Column("COUNTER SET NAMES", wide=True),
+        Column("TAINTED DEVICES", wide=True),
+    )
+
+    def row(self, record: SliceRecord) -> tuple:
+        spec = record.spec
+        devices = spec.get("devices") or []
+        counter_sets = spec.get("sharedCounters") or []
+        return (
+            record.name, spec["driver"], spec["pool"]["name"], spec["pool"].get("generation", 0),
+            str(record.node_scope), len(devices), len(counter_sets), CURRENT if record.current else STALE,
+            record.pool.state if record.pool else None,
+            age(record.slice["metadata"].get("creationTimestamp"), self.context.now),
+            joined((d["name"] for d in devices), limit=8), joined(c["name"] for c in counter_sets),
+            joined(d["name"] for d in devices if d.get("taints")),
+        )
+
+    def item(self, record: SliceRecord) -> dict:
+        spec = record.spec
+        metadata = record.slice["metadata"]
+        return {
+            "name": record.name,
+            "labels": metadata.get("labels") or {},
+            "creationTimestamp": metadata.get("creationTimestamp"),
+            "driver": spec["driver"],
+            "pool": {"name": spec["pool"]["name"], "generation": spec["pool"].get("generation", 0),
+                     "resourceSliceCount": spec["pool"]["resourceSliceCount"]},
+            "nodeScope": record.node_scope.to_dict(),
+            "devices": [d["name"] for d in spec.get("devices") or []],
+            "sharedCounters": [c["name"] for c in spec.get("sharedCounters") or []],
+            "status": CURRENT if record.current else STALE,
+            "poolState": record.pool.state if record.pool else None,
+        }
+
+    def name(self, record: SliceRecord) -> str:
+        return f"resourceslice.resource.k8s.io/{record.name}"

@@ -1,0 +1,108 @@
+"""The snapshot file format: a DRASnapshot header document followed by the objects.
+
+The header records what the allocator needs to judge the objects the way the cluster would (its
+Kubernetes version) and where they came from. It never holds a server address or credentials.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import re
+import tempfile
+
+from kubectl_dra.errors import InputError
+from kubectl_dra.store import KINDS, ConnectionInfo, Store
+
+API_VERSION = "kubectl-dra.io/v1alpha1"
+SNAPSHOT_KIND = "DRASnapshot"
+
+# Objects are written in the order `kubectl apply -f` would need them.
+SAVE_ORDER = ("Namespace", "Node", "DeviceClass", "DeviceTaintRule", "ResourceSlice",
+              "ResourceClaimTemplate", "ResourceClaim", "Pod")
+assert sorted(SAVE_ORDER) == sorted(KINDS)
+
+_MINOR = re.compile(r"^v?1\.(\d+)")
+
+
+def kubernetes_minor(version: str | None) -> int | None:
+    """39 from "v1.39.2", "1.39" or "v1.39.0-gke.100"; None if unrecognisable."""
+    match = _MINOR.match(version or "")
+    return int(match.group(1)) if match else None
+
+
+def header(connection: ConnectionInfo, saved_at: datetime.datetime | None = None) -> dict:
+    saved_at = saved_at or datetime.datetime.now(datetime.timezone.utc)
+    doc = {
+        "apiVersion": API_VERSION,
+        "kind": SNAPSHOT_KIND,
+        "metadata": {
+            "name": connection.context or "snapshot",
+            "creationTimestamp": saved_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        },
+    }
+    if connection.server_version:
+        doc["kubernetesVersion"] = connection.server_version
+    if connection.resource_api_version:
+        doc["resourceAPIVersion"] = connection.resource_api_version
+    if connection.context:
+        doc["context"] = connection.context
+    return doc
+
+
+def connection_from_header(doc: dict, origin: str) -> dict:
+    """ConnectionInfo fields recorded in a header document; `since` is when it was saved."""
+    version = doc.get("kubernetesVersion")
+    if version is not None and kubernetes_minor(str(version)) is None:
+        raise InputError(f"{origin}: {SNAPSHOT_KIND}: field kubernetesVersion: "
+                         f"{version!r} is not a Kubernetes version like v1.37.0")
+    saved_at = None
+    created = (doc.get("metadata") or {}).get("creationTimestamp")
+    if created:
+        try:
+            saved_at = datetime.datetime.fromisoformat(str(created).replace("Z", "+00:00"))
+        except ValueError:
+            raise InputError(f"{origin}: {SNAPSHOT_KIND}: field metadata.creationTimestamp: "
+                             f"{created!r} is not a time like 2026-11-30T09:00:00Z") from None
+    return {
+        "since": saved_at,
+        "server_version": version,
+        "kubernetes_minor": kubernetes_minor(str(version)) if version else None,
+        "resource_api_version": doc.get("resourceAPIVersion"),
+        "context": doc.get("context"),
+    }
+
+
+def snapshot_documents(store: Store) -> list[dict]:
+    """Header first, then every object in apply order; objects get kind/apiVersion if missing."""
+    documents = [header(store.connection)]
+    for kind in SAVE_ORDER:
+        documents.extend(store.items(kind))
+    return documents
+
+
+def save(store: Store, path: str) -> int:
+    """Write the snapshot atomically (a reader never sees half a file); returns objects written."""
+    from kubectl_dra.render.base import yaml_text
+
+    documents = snapshot_documents(store)
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        handle, temp_path = tempfile.mkstemp(prefix=".kubectl-dra-", suffix=".tmp", dir=directory)
+    except OSError as error:
+        raise InputError(f"{path}: cannot write: {error.strerror}") from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            yaml_text(documents, multiple=True, stream=stream)
+            stream.flush()
+            os.fsync(stream.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temp_path, 0o666 & ~umask)
+        os.replace(temp_path, path)
+    except BaseException as error:
+        os.unlink(temp_path)
+        if isinstance(error, OSError):
+            raise InputError(f"{path}: cannot write: {error.strerror}") from None
+        raise
+    return len(documents) - 1

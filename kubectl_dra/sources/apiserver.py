@@ -1,0 +1,228 @@
+"""HTTP access to the API server: credentials from kubeconfig or the pod, raw JSON in and out.
+
+kubernetes-asyncio does the credential work (TLS, tokens, exec plugins, in-cluster); requests go
+through its ApiClient with `_preload_content=False`, so responses are read as raw JSON (its models
+are several times slower and drop fields newer than the client). Imported only when a command
+talks to a cluster: the library takes most of a second to import.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import os
+import urllib.parse
+from typing import AsyncIterator
+
+from kubectl_dra.errors import ClusterError, InputError
+from kubectl_dra.gcpause import paused_gc
+from kubectl_dra import kubeconfig
+from kubectl_dra.kubeconfig import in_cluster, kubeconfig_paths, read_kubeconfig
+
+CONNECT_TIMEOUT_S = 30.0
+
+
+@dataclasses.dataclass
+class ConnectOptions:
+    kubeconfig: str | None = None
+    context: str | None = None
+    request_timeout: float | None = None
+    """Seconds for one non-watch request; None or 0 waits as long as it takes (like kubectl)."""
+
+
+class ApiStatusError(Exception):
+    """The API server answered with an error status (403, 404, 410, 500...)."""
+
+    def __init__(self, status: int, reason: str, message: str, path: str) -> None:
+        super().__init__(f"{status} {reason}: {message}" if message else f"{status} {reason}")
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.path = path
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """Which cluster a connection goes to, without credentials."""
+
+    context: str | None
+    server: str
+    namespace: str
+
+
+class ApiServer:
+    """One ApiClient in the running event loop. Use `async with await ApiServer.connect(...)`."""
+
+    def __init__(self, api_client, target: Target, request_timeout: float | None) -> None:
+        self._api = api_client
+        self.target = target
+        self._request_timeout = request_timeout
+
+    @classmethod
+    async def connect(cls, options: ConnectOptions) -> ApiServer:
+        from kubernetes_asyncio import client, config
+
+        configuration = client.Configuration()
+        paths = kubeconfig_paths(options.kubeconfig)
+        if paths:
+            context = read_kubeconfig(paths).resolve(options.context)
+            try:
+                loader = await config.load_kube_config(
+                    config_file=":".join(paths), context=context.name,
+                    client_configuration=configuration, persist_config=False)
+            except Exception as error:  # the library raises assorted types for broken entries
+                raise InputError(f'kubeconfig context "{context.name}": {_first_line(error)}') from None
+            _refresh_exec_tokens(configuration, loader)
+            target = Target(context.name, _public_url(configuration.host), context.namespace or "default")
+        elif in_cluster():
+            if options.context:
+                raise InputError(f'--context {options.context}: no kubeconfig found (running in a pod)')
+            directory = kubeconfig.SERVICE_ACCOUNT_DIR
+            try:
+                config.load_incluster_config(client_configuration=configuration,
+                                             token_filename=os.path.join(directory, "token"),
+                                             cert_filename=os.path.join(directory, "ca.crt"))
+            except Exception as error:
+                raise ClusterError(f"in-cluster configuration: {_first_line(error)}") from None
+            target = Target(None, _public_url(configuration.host), _pod_namespace())
+        else:
+            raise InputError("no kubeconfig found (checked --kubeconfig, $KUBECONFIG and ~/.kube/config) "
+                             "and not running in a pod; use --demo or --from FILE to work offline")
+        return cls(client.ApiClient(configuration=configuration), target, options.request_timeout)
+
+    async def __aenter__(self) -> ApiServer:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._api.close()
+
+    async def get_json(self, path: str, query: dict | None = None) -> dict:
+        """GET a JSON document; raises ApiStatusError or ClusterError."""
+        response = await self._request(path, query, self._timeout())
+        try:
+            body = await response.read()
+        except (asyncio.TimeoutError, OSError) as error:
+            raise self._unreachable(error) from None
+        finally:
+            response.release()
+        return decode_json(body, path)
+
+    @contextlib.asynccontextmanager
+    async def stream(self, path: str, query: dict, read_timeout: float) -> AsyncIterator[AsyncIterator[bytes]]:
+        """A streaming GET (a watch): yields an iterator over its non-empty lines once the server
+        accepted the request; the connection is closed when the block ends."""
+        import aiohttp
+
+        timeout = aiohttp.ClientTimeout(sock_connect=CONNECT_TIMEOUT_S, sock_read=read_timeout)
+        response = await self._request(path, query, timeout)
+        try:
+            yield self._lines(response)
+        finally:
+            response.close()
+
+    async def _lines(self, response) -> AsyncIterator[bytes]:
+        import aiohttp
+
+        while True:
+            try:
+                line = await response.content.readline()
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as error:
+                raise self._unreachable(error) from None
+            if not line:
+                return
+            if line.strip():
+                yield line
+
+    def _timeout(self):
+        import aiohttp
+
+        if self._request_timeout:
+            return aiohttp.ClientTimeout(total=self._request_timeout, sock_connect=CONNECT_TIMEOUT_S)
+        return aiohttp.ClientTimeout(sock_connect=CONNECT_TIMEOUT_S)
+
+    async def _request(self, path: str, query: dict | None, timeout):
+        import aiohttp
+
+        query_params = [(k, str(v).lower() if isinstance(v, bool) else str(v)) for k, v in (query or {}).items()]
+        try:
+            response = await self._api.call_api(
+                path, "GET", query_params=query_params, header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"], _preload_content=False, _request_timeout=timeout)
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as error:
+            raise self._unreachable(error) from None
+        if response.status >= 400:
+            try:
+                body = await response.read()
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+                body = b""
+            finally:
+                response.release()
+            raise _status_error(response.status, response.reason or "", body, path)
+        return response
+
+    def _unreachable(self, error: BaseException) -> ClusterError:
+        context = f" (context {self.target.context})" if self.target.context else ""
+        detail = _first_line(error) or type(error).__name__
+        if isinstance(error, asyncio.TimeoutError):
+            detail = "timed out"
+        return ClusterError(f"cannot reach the cluster at {self.target.server}{context}: {detail}")
+
+
+def decode_json(body: bytes, path: str) -> dict:
+    with paused_gc():
+        try:
+            return json.loads(body)
+        except ValueError as error:
+            raise ClusterError(f"GET {path}: the server sent invalid JSON: {error}") from None
+
+
+def _status_error(status: int, reason: str, body: bytes, path: str) -> ApiStatusError:
+    message = ""
+    try:
+        document = json.loads(body)
+        if isinstance(document, dict):
+            message = str(document.get("message") or "")
+            reason = str(document.get("reason") or reason)
+    except ValueError:
+        message = body[:200].decode("utf-8", "replace").strip()
+    return ApiStatusError(status, reason, " ".join(message.split()), path)
+
+
+def _refresh_exec_tokens(configuration, loader) -> None:
+    """Exec-plugin tokens expire (EKS: 15 minutes); re-run the plugin when they do."""
+    user = getattr(loader, "_user", None)
+    if not user or "exec" not in user:
+        return
+
+    async def refresh(_configuration) -> None:
+        await loader.load_from_exec_plugin()  # returns at once while the token is still valid
+        if getattr(loader, "token", None):
+            configuration.api_key["BearerToken"] = loader.token
+
+    configuration.refresh_api_key_hook = refresh
+
+
+def _public_url(url: str) -> str:
+    """The server URL without user:password, should a kubeconfig carry them in the URL."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username or parts.password:
+        parts = parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else ""))
+    return urllib.parse.urlunsplit(parts)
+
+
+def _pod_namespace() -> str:
+    try:
+        with open(os.path.join(kubeconfig.SERVICE_ACCOUNT_DIR, "namespace"), encoding="utf-8") as f:
+            return f.read().strip() or "default"
+    except OSError:
+        return "default"
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else ""

@@ -1,0 +1,132 @@
+"""Which API versions of the DRA kinds the server serves, and which Kubernetes version it runs."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+from kubectl_dra.errors import ClusterError
+from kubectl_dra.snapshot import kubernetes_minor
+from kubectl_dra.sources.apiserver import ApiServer, ApiStatusError
+
+RESOURCE_GROUP = "resource.k8s.io"
+CORE_VERSIONS = ("v1",)
+RESOURCE_VERSIONS = ("v1", "v1beta2", "v1beta1")
+TAINT_RULE_VERSIONS = ("v1", "v1beta2", "v1alpha3")
+
+
+@dataclasses.dataclass(frozen=True)
+class ResourceKind:
+    kind: str
+    group: str
+    plural: str
+    namespaced: bool
+    versions: tuple[str, ...]
+    """Versions we read, preferred first."""
+
+
+RESOURCE_KINDS = {
+    r.kind: r for r in (
+        ResourceKind("ResourceSlice", RESOURCE_GROUP, "resourceslices", False, RESOURCE_VERSIONS),
+        ResourceKind("DeviceClass", RESOURCE_GROUP, "deviceclasses", False, RESOURCE_VERSIONS),
+        ResourceKind("ResourceClaim", RESOURCE_GROUP, "resourceclaims", True, RESOURCE_VERSIONS),
+        ResourceKind("ResourceClaimTemplate", RESOURCE_GROUP, "resourceclaimtemplates", True, RESOURCE_VERSIONS),
+        ResourceKind("DeviceTaintRule", RESOURCE_GROUP, "devicetaintrules", False, TAINT_RULE_VERSIONS),
+        ResourceKind("Node", "", "nodes", False, CORE_VERSIONS),
+        ResourceKind("Pod", "", "pods", True, CORE_VERSIONS),
+        ResourceKind("Namespace", "", "namespaces", False, CORE_VERSIONS),
+    )
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class ServedKind:
+    resource: ResourceKind
+    version: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.resource.group}/{self.version}" if self.resource.group else self.version
+
+    def path(self, namespace: str | None = None) -> str:
+        prefix = f"/apis/{self.api_version}" if self.resource.group else f"/api/{self.version}"
+        if namespace:
+            return f"{prefix}/namespaces/{namespace}/{self.resource.plural}"
+        return f"{prefix}/{self.resource.plural}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Discovery:
+    server_version: str
+    kubernetes_minor: int | None
+    served: dict[str, ServedKind]
+    """Kinds the server serves, at the version we read them in."""
+    not_served: dict[str, str]
+    """Kinds it does not serve -> why, in words."""
+
+    @property
+    def resource_api_version(self) -> str | None:
+        served = self.served.get("ResourceSlice")
+        return served.api_version if served else None
+
+
+async def discover(server: ApiServer) -> Discovery:
+    version_doc = await _get_or_explain(server, "/version")
+    git_version = str(version_doc.get("gitVersion") or "")
+    minor = kubernetes_minor(git_version)
+    if minor is None and str(version_doc.get("minor") or "").rstrip("+").isdigit():
+        minor = int(str(version_doc["minor"]).rstrip("+"))  # some distributions report "37+"
+    served_resources = await _served_resource_versions(server)
+    served, not_served = {}, {}
+    for kind, resource in RESOURCE_KINDS.items():
+        if not resource.group:
+            served[kind] = ServedKind(resource, resource.versions[0])
+            continue
+        version = next((v for v in resource.versions if resource.plural in served_resources.get(v, ())), None)
+        if version:
+            served[kind] = ServedKind(resource, version)
+        elif not served_resources:
+            not_served[kind] = f"the server does not serve the {RESOURCE_GROUP} API group"
+        else:
+            wanted = ", ".join(f"{RESOURCE_GROUP}/{v}" for v in resource.versions)
+            not_served[kind] = f"not served in any version kubectl dra reads ({wanted})"
+    return Discovery(git_version, minor, served, not_served)
+
+
+async def _served_resource_versions(server: ApiServer) -> dict[str, set[str]]:
+    """{version: {plural, ...}} for the versions of resource.k8s.io that we read."""
+    try:
+        group = await server.get_json(f"/apis/{RESOURCE_GROUP}")
+    except ApiStatusError as error:
+        if error.status == 404:
+            return {}
+        raise _explained(server, error) from None
+    offered = {v.get("version") for v in group.get("versions") or [] if isinstance(v, dict)}
+    wanted = [v for v in dict.fromkeys(RESOURCE_VERSIONS + TAINT_RULE_VERSIONS) if v in offered]
+    documents = await asyncio.gather(*(_resource_list(server, v) for v in wanted))
+    return {version: names for version, names in zip(wanted, documents)}
+
+
+async def _resource_list(server: ApiServer, version: str) -> set[str]:
+    try:
+        document = await server.get_json(f"/apis/{RESOURCE_GROUP}/{version}")
+    except ApiStatusError as error:
+        if error.status == 404:
+            return set()
+        raise _explained(server, error) from None
+    return {r.get("name") for r in document.get("resources") or [] if isinstance(r, dict)}
+
+
+async def _get_or_explain(server: ApiServer, path: str) -> dict:
+    try:
+        return await server.get_json(path)
+    except ApiStatusError as error:
+        raise _explained(server, error) from None
+
+
+def _explained(server: ApiServer, error: ApiStatusError) -> ClusterError:
+    context = f'context "{server.target.context}"' if server.target.context else "the in-cluster service account"
+    if error.status == 401:
+        return ClusterError(f"the cluster at {server.target.server} rejected the credentials of {context} "
+                            f"(401 Unauthorized)")
+    return ClusterError(f"GET {error.path} on {server.target.server}: {error}")

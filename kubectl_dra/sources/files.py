@@ -1,0 +1,85 @@
+"""Offline sources: a snapshot file, a directory of manifests, `kubectl get -o yaml` output, the demo."""
+
+from __future__ import annotations
+
+import collections
+import os
+
+from kubectl_dra import objects, snapshot
+from kubectl_dra.documents import read_documents
+from kubectl_dra.errors import InputError, object_ref
+from kubectl_dra.gcpause import paused_gc
+from kubectl_dra.store import KINDS, NAMESPACED_KINDS, ConnectionInfo, Store
+
+DEMO_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "demo.yaml")
+
+
+class FileSource:
+    """Loads API objects from files into a Store and remembers where each one came from."""
+
+    def __init__(self, path: str, mode: str = "snapshot") -> None:
+        self.path = path
+        self.mode = mode
+        self.origins: dict[tuple[str, str, str], str] = {}
+        """(kind, namespace, name) -> "file document N", for error messages."""
+        self.ignored_kinds: collections.Counter[str] = collections.Counter()
+        """Objects of kinds DRA views do not use (Deployments, Secrets...): counted, never kept."""
+
+    def load(self) -> Store:
+        connection = {"mode": self.mode, "source": "built-in demo" if self.mode == "demo" else self.path}
+        by_kind: dict[str, list[dict]] = {kind: [] for kind in KINDS}
+        with paused_gc():
+            self._collect(by_kind, connection)
+        store = Store(ConnectionInfo(**connection))
+        with store.batch():
+            for kind, items in by_kind.items():
+                if items:
+                    store.replace_kind(kind, items)
+        return store
+
+    def _collect(self, by_kind: dict[str, list[dict]], connection: dict) -> None:
+        for document in read_documents(self.path):
+            kind = document.obj["kind"]
+            if kind == snapshot.SNAPSHOT_KIND:
+                connection.update(snapshot.connection_from_header(document.obj, document.origin))
+                continue
+            if kind not in KINDS:
+                self.ignored_kinds[kind] += 1
+                continue
+            obj = self._with_namespace(kind, document.obj)
+            self._remember(kind, obj, document.origin)
+            kept = objects.keep(kind, obj)
+            if kept is not None:
+                by_kind[kind].append(kept)
+
+    @staticmethod
+    def _with_namespace(kind: str, obj: dict) -> dict:
+        # Hand-written manifests often leave the namespace out; kubectl would use "default" too.
+        if kind in NAMESPACED_KINDS and not obj["metadata"].get("namespace"):
+            return {**obj, "metadata": {**obj["metadata"], "namespace": "default"}}
+        return obj
+
+    def _remember(self, kind: str, obj: dict, origin: str) -> None:
+        metadata = obj["metadata"]
+        key = (kind, metadata.get("namespace") or "", metadata["name"])
+        if key in self.origins:
+            raise InputError(f"{origin}: {object_ref(*key)}: defined twice (also in {self.origins[key]})")
+        self.origins[key] = origin
+
+    def check(self, store: Store) -> None:
+        """Raise InputError for the first object the allocator cannot read, naming its origin."""
+        errors = store.object_set().errors
+        if not errors:
+            return
+        first = errors[0]
+        origin = self.origins.get((first.kind, first.namespace or "", first.name or ""), self.path)
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise InputError(f"{origin}: {first}{more}")
+
+
+def file_store(path: str) -> Store:
+    return FileSource(path).load()
+
+
+def demo_store() -> Store:
+    return FileSource(DEMO_PATH, mode="demo").load()

@@ -1,0 +1,216 @@
+"""The in-memory store of DRA-relevant API objects that feeds every command and the TUI.
+
+A source (demo, file or cluster) fills it; readers take plain dicts out of it or the allocator's
+ObjectSet built from them. Nothing here does I/O, so the TUI and the CLI share one model whichever
+source is behind it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Callable, Iterator
+
+if TYPE_CHECKING:  # the allocator pulls in CEL; keep it out of the import path of --help and TAB
+    import allocator
+
+KINDS = (
+    "ResourceSlice",
+    "DeviceClass",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "DeviceTaintRule",
+    "Node",
+    "Pod",
+    "Namespace",
+)
+
+NAMESPACED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "Pod"})
+
+KIND_STATES = ("ok", "forbidden", "not-served", "error")
+CONNECTION_MODES = ("live", "reconnecting", "snapshot", "demo")
+
+
+@dataclasses.dataclass(frozen=True)
+class KindStatus:
+    """Whether a kind could be read, and from which API version."""
+
+    kind: str
+    state: str = "ok"
+    message: str = ""
+    api_version: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ConnectionInfo:
+    """Where the store's data comes from. Never holds credentials: `source` is a path or URL."""
+
+    mode: str = "snapshot"
+    context: str | None = None
+    server_version: str | None = None
+    kubernetes_minor: int | None = None
+    resource_api_version: str | None = None
+    source: str | None = None
+    since: datetime.datetime | None = None
+    last_event_at: datetime.datetime | None = None
+    stale: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class StoreChange:
+    """One notification to listeners; `kinds` lists every kind whose objects changed."""
+
+    revision: int
+    kinds: frozenset[str]
+    connection_changed: bool = False
+
+
+Listener = Callable[[StoreChange], None]
+
+
+def object_key(obj: dict) -> tuple[str, str]:
+    """(namespace, name) of an API object; namespace is "" for cluster-scoped kinds."""
+    metadata = obj.get("metadata") or {}
+    return (metadata.get("namespace") or "", metadata.get("name") or "")
+
+
+class Store:
+    """Objects of the DRA kinds, keyed by kind and (namespace, name), with a revision counter."""
+
+    def __init__(self, connection: ConnectionInfo | None = None) -> None:
+        self.revision = 0
+        self.connection = connection or ConnectionInfo()
+        self.kind_status: dict[str, KindStatus] = {kind: KindStatus(kind) for kind in KINDS}
+        self.kubernetes_minor_override: int | None = None
+        """Set by --kubernetes-version: evaluate the objects as that minor would."""
+        self._objects: dict[str, dict[tuple[str, str], dict]] = {kind: {} for kind in KINDS}
+        self._sorted_cache: dict[str, tuple[int, list[dict]]] = {}
+        self._object_set_cache: tuple[int, allocator.ObjectSet] | None = None
+        self._listeners: list[Listener] = []
+        self._batch_depth = 0
+        self._pending_kinds: set[str] = set()
+        self._pending_connection = False
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def replace_kind(self, kind: str, items: list[dict]) -> None:
+        """Replace every object of `kind` (an initial list or a re-list after 410 Gone)."""
+        self._check_kind(kind)
+        self._objects[kind] = {object_key(obj): obj for obj in items}
+        self._changed(kind)
+
+    def apply(self, kind: str, event_type: str, obj: dict) -> None:
+        """Apply one watch event: ADDED, MODIFIED or DELETED."""
+        self._check_kind(kind)
+        key = object_key(obj)
+        if event_type == "DELETED":
+            if self._objects[kind].pop(key, None) is None:
+                return
+        elif event_type in ("ADDED", "MODIFIED"):
+            self._objects[kind][key] = obj
+        else:
+            raise ValueError(f"unknown watch event type {event_type!r}")
+        self._changed(kind)
+
+    def set_connection(self, **changes) -> None:
+        self.connection = dataclasses.replace(self.connection, **changes)
+        self._notify(set(), connection_changed=True)
+
+    def set_kind_status(self, status: KindStatus) -> None:
+        self._check_kind(status.kind)
+        if status.state not in KIND_STATES:
+            raise ValueError(f"unknown kind state {status.state!r}")
+        if self.kind_status.get(status.kind) == status:
+            return
+        self.kind_status[status.kind] = status
+        self._notify({status.kind})
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Coalesce every change inside the block into one StoreChange."""
+        self._batch_depth += 1
+        try:
+            yield
+        finally:
+            self._batch_depth -= 1
+            if self._batch_depth == 0 and (self._pending_kinds or self._pending_connection):
+                kinds, connection = self._pending_kinds, self._pending_connection
+                self._pending_kinds, self._pending_connection = set(), False
+                self._emit(StoreChange(self.revision, frozenset(kinds), connection))
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def items(self, kind: str) -> list[dict]:
+        """Objects of `kind` sorted by (namespace, name). The list is shared: do not mutate."""
+        self._check_kind(kind)
+        cached = self._sorted_cache.get(kind)
+        if cached is not None and cached[0] == self.revision:
+            return cached[1]
+        objects = self._objects[kind]
+        items = [objects[key] for key in sorted(objects)]
+        self._sorted_cache[kind] = (self.revision, items)
+        return items
+
+    def get(self, kind: str, namespace: str, name: str) -> dict | None:
+        self._check_kind(kind)
+        return self._objects[kind].get((namespace or "", name))
+
+    def count(self, kind: str) -> int:
+        self._check_kind(kind)
+        return len(self._objects[kind])
+
+    def object_set(self) -> allocator.ObjectSet:
+        """All objects as the allocator's ObjectSet, built once per revision."""
+        if self._object_set_cache is not None and self._object_set_cache[0] == self.revision:
+            return self._object_set_cache[1]
+        import allocator
+
+        everything = [obj for kind in KINDS for obj in self._objects[kind].values()]
+        object_set = allocator.load_objects(everything)
+        self._object_set_cache = (self.revision, object_set)
+        return object_set
+
+    def kubernetes_minor(self) -> int:
+        """The minor the allocator emulates: the override, else the cluster's, else the newest it
+        knows; clamped to the range the allocator knows."""
+        from allocator.features import NEWEST_MINOR, OLDEST_MINOR
+
+        minor = self.kubernetes_minor_override or self.connection.kubernetes_minor or NEWEST_MINOR
+        return max(OLDEST_MINOR, min(NEWEST_MINOR, minor))
+
+    def features(self) -> allocator.Features:
+        import allocator
+
+        return allocator.Features.for_version(self.kubernetes_minor())
+
+    def add_listener(self, callback: Listener) -> Callable[[], None]:
+        self._listeners.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._listeners:
+                self._listeners.remove(callback)
+
+        return unsubscribe
+
+    # --- internals -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _check_kind(kind: str) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"the store does not hold {kind!r} objects")
+
+    def _changed(self, kind: str) -> None:
+        self.revision += 1
+        self._notify({kind})
+
+    def _notify(self, kinds: set[str], connection_changed: bool = False) -> None:
+        if self._batch_depth:
+            self._pending_kinds |= kinds
+            self._pending_connection = self._pending_connection or connection_changed
+            return
+        self._emit(StoreChange(self.revision, frozenset(kinds), connection_changed))
+
+    def _emit(self, change: StoreChange) -> None:
+        for listener in list(self._listeners):
+            listener(change)

@@ -1,0 +1,147 @@
+"""A tiny fake API server (aiohttp) for what a real kube-apiserver cannot easily be made to do on
+cue: expire a continue token between two pages, send a 410 ERROR event inside a watch, drop a
+watch connection mid-stream. Everything else is tested against the real apiserver
+(test_realcluster_cli.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from aiohttp import web
+
+GROUP = "resource.k8s.io"
+CORE = {"nodes": "Node", "pods": "Pod", "namespaces": "Namespace"}
+RESOURCE = {"resourceslices": "ResourceSlice", "deviceclasses": "DeviceClass", "resourceclaims": "ResourceClaim",
+            "resourceclaimtemplates": "ResourceClaimTemplate", "devicetaintrules": "DeviceTaintRule"}
+
+
+class FakeApiServer:
+    def __init__(self, token: str = "tok-fake", versions=("v1",)) -> None:
+        self.token = token
+        self.versions = versions
+        self.objects: dict[str, list[dict]] = {plural: [] for plural in {**CORE, **RESOURCE}}
+        self.resource_version = 100
+        self.requests: list[tuple[str, dict, str]] = []
+        """(path, query, Authorization header) of every request."""
+        self.watch_scripts: dict[str, list[list]] = {}
+        """plural -> one list of actions per watch request: ("event", type, obj) | ("close",) |
+        ("drop",) (cut the connection) | ("error", code)."""
+        self.expire_continue_once = False
+        self.page_size_seen: list[str] = []
+        self.runner = None
+        self.url = ""
+
+    async def start(self) -> "FakeApiServer":
+        app = web.Application()
+        app.router.add_get("/version", self._version)
+        app.router.add_get("/apis/resource.k8s.io", self._group)
+        app.router.add_get("/apis/resource.k8s.io/{version}", self._resource_list)
+        app.router.add_get("/apis/resource.k8s.io/{version}/{plural}", self._collection)
+        app.router.add_get("/api/v1/{plural}", self._collection)
+        self.runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=0.1)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        return self
+
+    async def stop(self) -> None:
+        await self.runner.cleanup()
+
+    def kubeconfig(self, path, token: str | None = None, user: dict | None = None) -> str:
+        import yaml
+
+        user = user or {"token": token or self.token}
+        path.write_text(yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "fake",
+            "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
+            "users": [{"name": "fake", "user": user}],
+            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake", "namespace": "team-a"}}],
+        }))
+        return str(path)
+
+    def add(self, plural: str, obj: dict) -> dict:
+        self.resource_version += 1
+        obj.setdefault("metadata", {})["resourceVersion"] = str(self.resource_version)
+        self.objects[plural].append(obj)
+        return obj
+
+    # --- handlers ---------------------------------------------------------------------------
+
+    def _record(self, request) -> None:
+        self.requests.append((request.path, dict(request.query), request.headers.get("Authorization", "")))
+
+    def _authorized(self, request) -> bool:
+        return request.headers.get("Authorization") == f"Bearer {self.token}"
+
+    async def _version(self, request):
+        self._record(request)
+        if not self._authorized(request):
+            return _status(401, "Unauthorized", "Unauthorized")
+        return web.json_response({"major": "1", "minor": "37", "gitVersion": "v1.37.0"})
+
+    async def _group(self, request):
+        self._record(request)
+        return web.json_response({"kind": "APIGroup", "name": GROUP,
+                                  "versions": [{"groupVersion": f"{GROUP}/{v}", "version": v} for v in self.versions]})
+
+    async def _resource_list(self, request):
+        self._record(request)
+        if request.match_info["version"] not in self.versions:
+            return _status(404, "NotFound", "the server could not find the requested resource")
+        return web.json_response({"kind": "APIResourceList", "groupVersion": f"{GROUP}/{request.match_info['version']}",
+                                  "resources": [{"name": p, "kind": k, "namespaced": p in ("resourceclaims", "resourceclaimtemplates")}
+                                                for p, k in RESOURCE.items()]})
+
+    async def _collection(self, request):
+        self._record(request)
+        if not self._authorized(request):
+            return _status(401, "Unauthorized", "Unauthorized")
+        plural = request.match_info["plural"]
+        if request.query.get("watch") in ("true", "1"):
+            return await self._watch(request, plural)
+        return self._list(request, plural)
+
+    def _list(self, request, plural):
+        items = self.objects[plural]
+        limit = int(request.query.get("limit", "0") or 0)
+        start = int(request.query.get("continue", "0") or 0)
+        self.page_size_seen.append(request.query.get("limit", ""))
+        if start and self.expire_continue_once:
+            self.expire_continue_once = False
+            return _status(410, "Expired", "The provided continue parameter is too old")
+        page = items[start:start + limit] if limit else items[start:]
+        metadata = {"resourceVersion": str(self.resource_version)}
+        if limit and start + limit < len(items):
+            metadata["continue"] = str(start + limit)
+        return web.json_response({"kind": "List", "apiVersion": "v1", "metadata": metadata,
+                                  "items": [dict(i) for i in page]})
+
+    async def _watch(self, request, plural):
+        scripts = self.watch_scripts.get(plural) or []
+        actions = scripts.pop(0) if scripts else []  # nothing scripted: an idle watch until the client leaves
+        if actions and actions[0][0] == "error":
+            return _status(actions[0][1], "Expired", "too old resource version")
+        response = web.StreamResponse()
+        response.content_type = "application/json"
+        await response.prepare(request)
+        for action in actions:
+            if action[0] == "event":
+                line = json.dumps({"type": action[1], "object": action[2]}) + "\n"
+                await response.write(line.encode())
+            elif action[0] == "drop":
+                request.transport.close()
+                return response
+            elif action[0] == "close":
+                await response.write_eof()
+                return response
+            await asyncio.sleep(0)
+        await asyncio.sleep(3600)
+        return response
+
+
+def _status(code: int, reason: str, message: str):
+    return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason,
+                              "message": message, "code": code}, status=code)
