@@ -21,10 +21,12 @@ Exit status: 0 it fits on some node, 1 it fits on no node,
 @click.option("-f", "--filename", metavar="FILE", type=click.Path(),
               help="Explain the Pod, ResourceClaim or ResourceClaimTemplate in FILE (what-if; '-' reads stdin).")
 @click.option("--node", metavar="NAME", shell_complete=completers.nodes, help="Explain this node only.")
+@click.option("--feature-gates", metavar="A=true,B=false", default="",
+              help="Judge like a scheduler with these feature gates changed from the version's defaults.")
 @click.option("-o", "--output", type=click.Choice(("text", "json", "yaml")), default="text", show_default=True,
               help="Output format; json/yaml are the documented DRAExplanation.")
 @click.pass_context
-def explain(ctx, target, filename, node, output):
+def explain(ctx, target, filename, node, feature_gates, output):
     """Why a pod or claim fits or does not fit, node by node, as the scheduler would decide."""
     import allocator
 
@@ -41,7 +43,12 @@ def explain(ctx, target, filename, node, output):
     session = open_session(ctx)
     namespace = session.namespace() or session.context_namespace
     objs = session.store.object_set()
-    features = session.store.features()
+    try:
+        features = session.store.features()
+        if feature_gates:
+            features = allocator.Features.for_version(features.minor, allocator.parse_gate_overrides(feature_gates))
+    except allocator.FeatureError as error:
+        raise click.UsageError(f"--feature-gates: {error}") from None
     try:
         if parsed:
             kind, name = parsed

@@ -43,3 +43,17 @@ def test_small_clusters_show_every_node_and_a_focused_node_alone():
     focused = explain_text(allocator.explain_claim(objs, "default", "one", features, node="node-02"), focused=True)
     assert "Verdict: Unschedulable — 0 of 1 node fit" in focused
     assert "node-01" not in focused
+
+
+def test_feature_gates_change_the_verdict(run_cli):
+    import json
+
+    default = run_cli("explain", "--demo", "-n", "ml-training", "pod/trainer-2", "-o", "json")
+    assert default.status == 0 and json.loads(default.stdout)["featureGates"]["DRAConsumableCapacity"] is True
+    gated = run_cli("explain", "--demo", "-n", "ml-training", "pod/trainer-2", "-o", "json",
+                    "--feature-gates", "DRAConsumableCapacity=false")
+    data = json.loads(gated.stdout)
+    assert gated.status == 1 and data["verdict"] == "Error"
+    assert "has capacity requests, but the DRAConsumableCapacity feature is disabled" in data["message"]
+    bad = run_cli("explain", "--demo", "-n", "ml-training", "pod/trainer-2", "--feature-gates", "Nope=true")
+    assert bad.status == 2 and "unknown feature gate 'Nope'" in bad.stderr
