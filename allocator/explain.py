@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from . import capacity as capacity_rules
 from .cel import CelCompileError, CelRuntimeError
 from .features import Features
+from .gcpause import paused_gc
 from .index import ClusterIndex, cluster_index
 from .model import Device, DeviceID
 from .nodeselector import NodeSelectorError, matches as selector_matches, node_matches
@@ -319,6 +320,10 @@ class _Explainer:
         self.warnings: list[str] = []
 
     def run(self) -> Explanation:
+        with paused_gc():
+            return self._run()
+
+    def _run(self) -> Explanation:
         nodes = self._nodes()
         claims = [self._claim_outcome(s) for s in self.slots]
         problem = next((s.problem for s in self.slots if s.problem), "") or self._prefilter_problem()

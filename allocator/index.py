@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from .features import Features
+from .gcpause import paused_gc
 from .model import Slice
 from .objects import ObjectSet
 from .taints import rule_taint_lookup
@@ -42,5 +43,6 @@ def cluster_index(objs: ObjectSet, features: Features) -> ClusterIndex:
     key = ("index", features.minor, tuple(sorted(features.gates.items())))
     index = objs._cache.get(key)
     if index is None:
-        index = objs._cache[key] = ClusterIndex(objs, features)
+        with paused_gc():
+            index = objs._cache[key] = ClusterIndex(objs, features)
     return index

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .errors import FieldError, ObjectError
+from .gcpause import paused_gc
 
 RESOURCE_GROUP = "resource.k8s.io"
 RESOURCE_VERSIONS = ("v1", "v1beta2", "v1beta1")
@@ -111,8 +112,9 @@ class ObjectSet:
 
 def load_objects(objects: Iterable[Any]) -> ObjectSet:
     result = ObjectSet()
-    for obj in objects:
-        result.add(obj)
+    with paused_gc():
+        for obj in objects:
+            result.add(obj)
     return result
 
 

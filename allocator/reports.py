@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .features import Features
+from .gcpause import paused_gc
 from .index import ClusterIndex, cluster_index
 from .model import Device, DeviceID, Slice, Taint
 from .nodeselector import describe as describe_selector
@@ -175,7 +176,8 @@ def analyze_pools(objs: ObjectSet, features: Features) -> list[PoolReport]:
     key = ("pools", features.minor, tuple(sorted(features.gates.items())))
     cached = objs._cache.get(key)
     if cached is None:
-        cached = objs._cache[key] = _analyze(cluster_index(objs, features), features)
+        with paused_gc():
+            cached = objs._cache[key] = _analyze(cluster_index(objs, features), features)
     return cached
 
 

@@ -14,7 +14,7 @@ import sys
 from typing import Iterator
 
 from kubectl_dra.errors import InputError, describe
-from kubectl_dra.gcpause import paused_gc
+from allocator.gcpause import paused_gc
 
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
 

@@ -8,7 +8,7 @@ import os
 from kubectl_dra import objects, snapshot
 from kubectl_dra.documents import read_documents
 from kubectl_dra.errors import InputError, object_ref
-from kubectl_dra.gcpause import paused_gc
+from allocator.gcpause import paused_gc
 from kubectl_dra.store import KINDS, NAMESPACED_KINDS, ConnectionInfo, Store
 
 DEMO_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "demo.yaml")
