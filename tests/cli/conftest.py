@@ -8,11 +8,6 @@ import sys
 
 import pytest
 
-# The real control plane of the Go harness, for test_realcluster_cli.py. Importing the fixtures
-# here makes them visible under tests/cli; in a run that also collects tests/e2e this starts a
-# second control plane. Sharing one needs the fixtures in a plugin module listed in the root
-# conftest's pytest_plugins (the lead's files), after which this import goes.
-from e2e.conftest import _control_plane, cluster, kube, namespace  # noqa: F401
 
 HERE = pathlib.Path(__file__).parent
 FIXTURES = HERE / "fixtures"

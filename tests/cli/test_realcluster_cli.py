@@ -1,5 +1,5 @@
 """kubectl dra against the real kube-apiserver of the Go harness (fixtures `cluster`, `kube`,
-`namespace` from tests/e2e/conftest.py): discovery, lists, watches, 410 after compaction,
+`namespace` from tests/e2e/fixtures.py, shared through tests/conftest.py): discovery, lists, watches, 410 after compaction,
 RBAC-denied kinds, beta API versions, an apiserver restart, and snapshots."""
 
 from __future__ import annotations

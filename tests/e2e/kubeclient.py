@@ -1,0 +1,169 @@
+"""A small synchronous Kubernetes API client for the end-to-end tests (standard library only).
+
+Objects are plain dicts as the API server returns them. Kinds are mapped to resource paths through
+API discovery, so any served kind works, including the resource.k8s.io beta versions.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any, Callable
+
+PATCH_TYPES = {
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "json": "application/json-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+
+
+class KubeError(Exception):
+    """An API request failed; `status` is the HTTP status, `reason` the Status reason."""
+
+    def __init__(self, method: str, path: str, status: int, reason: str, message: str):
+        super().__init__(f"{method} {path}: {status} {reason}: {message}")
+        self.status = status
+        self.reason = reason
+        self.message = message
+
+
+class KubeClient:
+    def __init__(self, server: str, token: str, timeout: float = 30.0):
+        self.server = server.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+        # The test API server serves a self-signed certificate; the kubeconfig says the same
+        # (insecure-skip-tls-verify).
+        self._ssl = ssl.create_default_context()
+        self._ssl.check_hostname = False
+        self._ssl.verify_mode = ssl.CERT_NONE
+        self._resources: dict[tuple[str, str], tuple[str, bool]] = {}
+
+    # -- raw requests -------------------------------------------------------------------------
+
+    def request(self, method: str, path: str, body: Any = None, params: dict | None = None,
+                content_type: str = "application/json") -> Any:
+        url = self.server + path
+        if params:
+            url += "?" + urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
+        data = None
+        if body is not None:
+            data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+        req = urllib.request.Request(url, data=data, method=method)
+        req.add_header("Authorization", f"Bearer {self.token}")
+        req.add_header("Accept", "application/json")
+        if data is not None:
+            req.add_header("Content-Type", content_type)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout, context=self._ssl) as resp:
+                payload = resp.read()
+        except urllib.error.HTTPError as err:
+            raw = err.read()
+            reason, message = err.reason, raw.decode(errors="replace")
+            try:
+                status = json.loads(raw)
+                reason, message = status.get("reason", reason), status.get("message", message)
+            except ValueError:
+                pass
+            raise KubeError(method, path, err.code, str(reason), str(message)) from None
+        if not payload:
+            return None
+        try:
+            return json.loads(payload)
+        except ValueError:
+            return payload.decode(errors="replace")
+
+    # -- discovery ----------------------------------------------------------------------------
+
+    def resource_for(self, api_version: str, kind: str) -> tuple[str, bool]:
+        """(plural resource name, namespaced) of a kind, from API discovery."""
+        key = (api_version, kind)
+        if key not in self._resources:
+            base = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+            for resource in self.request("GET", base)["resources"]:
+                if "/" not in resource["name"]:
+                    self._resources[(api_version, resource["kind"])] = (resource["name"], resource["namespaced"])
+            if key not in self._resources:
+                raise KubeError("GET", base, 404, "NotFound", f"kind {kind} is not served in {api_version}")
+        return self._resources[key]
+
+    def path(self, api_version: str, kind: str, name: str | None = None, namespace: str | None = None,
+             subresource: str | None = None) -> str:
+        plural, namespaced = self.resource_for(api_version, kind)
+        base = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        if namespaced and namespace:
+            base += f"/namespaces/{namespace}"
+        path = f"{base}/{plural}"
+        if name:
+            path += f"/{name}"
+        if subresource:
+            path += f"/{subresource}"
+        return path
+
+    # -- object operations --------------------------------------------------------------------
+
+    def create(self, obj: dict, namespace: str | None = None) -> dict:
+        meta = obj.get("metadata", {})
+        namespace = namespace or meta.get("namespace")
+        if namespace is None and self.resource_for(obj["apiVersion"], obj["kind"])[1]:
+            namespace = "default"
+        return self.request("POST", self.path(obj["apiVersion"], obj["kind"], namespace=namespace), obj)
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict:
+        return self.request("GET", self.path(api_version, kind, name, self._ns(api_version, kind, namespace)))
+
+    def list(self, api_version: str, kind: str, namespace: str | None = None, **params) -> dict:
+        return self.request("GET", self.path(api_version, kind, namespace=namespace), params=params)
+
+    def patch(self, api_version: str, kind: str, name: str, patch: Any, namespace: str | None = None,
+              patch_type: str = "merge", subresource: str | None = None) -> dict:
+        path = self.path(api_version, kind, name, self._ns(api_version, kind, namespace), subresource)
+        return self.request("PATCH", path, patch, content_type=PATCH_TYPES[patch_type])
+
+    def replace(self, obj: dict, subresource: str | None = None) -> dict:
+        meta = obj["metadata"]
+        path = self.path(obj["apiVersion"], obj["kind"], meta["name"],
+                         self._ns(obj["apiVersion"], obj["kind"], meta.get("namespace")), subresource)
+        return self.request("PUT", path, obj)
+
+    def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None,
+               missing_ok: bool = True, grace_period: int | None = None) -> Any:
+        """Deletes an object. Without a kubelet, a bound pod only goes away with grace_period=0."""
+        params = None if grace_period is None else {"gracePeriodSeconds": grace_period}
+        try:
+            return self.request("DELETE", self.path(api_version, kind, name, self._ns(api_version, kind, namespace)),
+                                params=params)
+        except KubeError as err:
+            if missing_ok and err.status == 404:
+                return None
+            raise
+
+    def delete_collection(self, api_version: str, kind: str, namespace: str | None = None, **params) -> Any:
+        return self.request("DELETE", self.path(api_version, kind, namespace=namespace), params=params)
+
+    def _ns(self, api_version: str, kind: str, namespace: str | None) -> str | None:
+        if namespace is None and self.resource_for(api_version, kind)[1]:
+            return "default"
+        return namespace
+
+
+def wait_for(condition: Callable[[], Any], timeout: float, what: str, interval: float = 0.2) -> Any:
+    """Polls condition() until it returns something truthy; raises AssertionError naming `what`."""
+    deadline = time.monotonic() + timeout
+    last_error: Exception | None = None
+    while True:
+        try:
+            result = condition()
+            if result:
+                return result
+        except KubeError as err:
+            last_error = err
+        if time.monotonic() >= deadline:
+            detail = f" (last error: {last_error})" if last_error else ""
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}{detail}")
+        time.sleep(interval)

@@ -1,0 +1,456 @@
+"""Seeded generator of random but valid DRA scheduling scenarios for differential tests.
+
+A scenario is a set of API objects (as a user or a driver would create them: nodes, device classes,
+resource slices, claims, taint rules, a pod) plus the pod to place, the Kubernetes minor version and
+feature-gate overrides. The same seed always gives the same scenario.
+
+Covered: node-local / nodeSelector / allNodes / perDeviceNodeSelection slices; pools split over
+slices, incomplete, being replaced by a newer generation, invalid (duplicate devices, unknown
+counter sets); CEL selectors on ints, strings, bools, versions (semver), quantities and missing
+attributes; slice taints, DeviceTaintRules and tolerations; shared counters (partitionable
+devices); consumable capacity with request policies; firstAvailable; matchAttribute and
+distinctAttribute constraints; admin access; All mode; existing allocations (exclusive, shared
+with share IDs, admin access); pods with several claims, some already allocated; objects in
+resource.k8s.io v1beta1 and v1beta2; feature gates switched off.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import uuid
+from dataclasses import dataclass, field
+
+import yaml
+
+NAMESPACE = "sim"
+POD_NAME = "workload"
+DRIVERS = ("gpu.example.com", "nic.example.org")
+MODELS = ("a100", "h100", "l4")
+VERSIONS = ("1.2.3", "1.10.0", "2.0.0-rc.1", "0.9.7")
+MEMORY = ("8Gi", "16Gi", "40Gi", "80Gi", "16384Mi", "40960Mi")
+TAINT_KEYS = ("example.com/unhealthy", "example.com/maintenance")
+# Gates a scenario may switch off (each is on by default in 1.36 and 1.37).
+OPTIONAL_GATES = ("DRAPrioritizedList", "DRAPartitionableDevices", "DRADeviceTaints", "DRAConsumableCapacity",
+                  "DRAAdminAccess", "DRADeviceBindingConditions")
+
+
+@dataclass
+class Scenario:
+    seed: int
+    minor: int
+    objects: list[dict]
+    pod: tuple[str, str] = (NAMESPACE, POD_NAME)
+    feature_gates: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return f"{self.minor}-{self.seed}"
+
+    @property
+    def kubernetes_version(self) -> str:
+        return f"1.{self.minor}"
+
+    def header(self) -> dict:
+        """A first YAML document describing the scenario; API tools ignore its kind."""
+        return {"apiVersion": "kubectl-dra.test/v1", "kind": "DifferentialScenario", "seed": self.seed,
+                "kubernetesVersion": self.kubernetes_version, "pod": "/".join(self.pod),
+                "featureGates": dict(self.feature_gates)}
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump_all([self.header(), *self.objects], sort_keys=False)
+
+    @classmethod
+    def from_yaml(cls, text: str) -> "Scenario":
+        header, *objects = [doc for doc in yaml.safe_load_all(text) if doc]
+        if header.get("kind") != "DifferentialScenario":
+            raise ValueError("the first document must be a DifferentialScenario header")
+        namespace, name = header["pod"].split("/", 1)
+        return cls(seed=int(header.get("seed", 0)), minor=int(str(header["kubernetesVersion"]).split(".")[1]),
+                   objects=objects, pod=(namespace, name), feature_gates=dict(header.get("featureGates") or {}))
+
+
+class _Generator:
+    def __init__(self, seed: int, minor: int):
+        self.seed = seed
+        self.minor = minor
+        self.rng = random.Random(seed * 1000 + minor)
+        self.nodes: list[dict] = []
+        self.devices: list[tuple[str, str, dict]] = []  # (driver, pool, device) of the newest generation
+        self.uid_counter = 0
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def chance(self, p: float) -> bool:
+        return self.rng.random() < p
+
+    def uid(self) -> str:
+        self.uid_counter += 1
+        return str(uuid.UUID(int=self.seed * 1_000_003 + self.uid_counter * 7919 + self.minor))
+
+    # -- nodes --------------------------------------------------------------------------------
+
+    def make_nodes(self) -> list[dict]:
+        for i in range(self.rng.randint(1, 3)):
+            name = f"node-{i}"
+            self.nodes.append({
+                "apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                                                      "topology.kubernetes.io/zone": self.rng.choice("ab"),
+                                                      "example.com/rack": f"r{self.rng.randint(0, 1)}"}},
+                "status": {"allocatable": {"pods": "110", "cpu": "8", "memory": "32Gi"},
+                           "conditions": [{"type": "Ready", "status": "True"}]},
+            })
+        return self.nodes
+
+    def node_selector(self) -> dict:
+        kind = self.rng.randrange(3)
+        if kind == 0:
+            term = {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
+                                          "values": [self.rng.choice("ab")]}]}
+        elif kind == 1:
+            term = {"matchFields": [{"key": "metadata.name", "operator": "In",
+                                     "values": [self.rng.choice(self.nodes)["metadata"]["name"]]}]}
+        else:
+            term = {"matchExpressions": [{"key": "example.com/rack", "operator": "NotIn", "values": ["r1"]}]}
+        return {"nodeSelectorTerms": [term]}
+
+    def scope(self, kind: str) -> dict:
+        if kind == "node":
+            return {"nodeName": self.rng.choice(self.nodes)["metadata"]["name"]}
+        if kind == "selector":
+            return {"nodeSelector": self.node_selector()}
+        if kind == "all":
+            return {"allNodes": True}
+        return {"perDeviceNodeSelection": True}
+
+    # -- devices ------------------------------------------------------------------------------
+
+    def device(self, name: str, driver: str, per_device_scope: bool, features: set[str]) -> dict:
+        attrs: dict = {"index": {"int": self.rng.randint(0, 7)}, "model": {"string": self.rng.choice(MODELS)},
+                       "driverVersion": {"version": self.rng.choice(VERSIONS)},
+                       "numa": {"int": self.rng.randint(0, 1)}}
+        if not self.chance(0.1):
+            attrs["healthy"] = {"bool": not self.chance(0.2)}
+        if self.chance(0.3):
+            attrs["example.com/rack"] = {"string": f"r{self.rng.randint(0, 1)}"}
+        device: dict = {"name": name, "attributes": attrs,
+                        "capacity": {"memory": {"value": self.rng.choice(MEMORY)},
+                                     "cores": {"value": str(self.rng.choice((4, 8, 16)))}}}
+        if "consumable" in features and self.chance(0.5):
+            device["allowMultipleAllocations"] = True
+            if self.chance(0.5):
+                device["capacity"]["memory"] = {"value": "16Gi", "requestPolicy": {
+                    "default": "2Gi", "validRange": {"min": "1Gi", "max": "16Gi", "step": "1Gi"}}}
+            else:
+                device["capacity"]["memory"] = {"value": "16Gi", "requestPolicy": {
+                    "default": "4Gi", "validValues": ["2Gi", "4Gi", "8Gi"]}}
+        if self.chance(0.15):
+            device["taints"] = [self.taint()]
+        if "binding" in features and self.chance(0.3):
+            device["bindsToNode"] = True
+            device["bindingConditions"] = ["example.com/attached"]
+            device["bindingFailureConditions"] = ["example.com/failed"]
+        if per_device_scope:
+            device.update(self.scope(self.rng.choice(("node", "node", "selector", "all"))))
+        return device
+
+    def taint(self) -> dict:
+        taint = {"key": self.rng.choice(TAINT_KEYS), "effect": self.rng.choice(("NoSchedule", "NoExecute", "None"))}
+        if self.chance(0.5):
+            taint["value"] = self.rng.choice(("true", "soon"))
+        return taint
+
+    def pool(self, driver: str, index: int) -> list[dict]:
+        """The slices of one pool; may be incomplete, replaced, invalid or partitionable."""
+        scope_kind = self.rng.choice(("node", "node", "selector", "all", "perDevice"))
+        scope = self.scope(scope_kind)
+        pool_name = f"{scope['nodeName']}-{index}" if scope_kind == "node" else f"pool-{index}"
+        features = set()
+        if self.chance(0.2):
+            features.add("consumable")
+        if self.chance(0.1):
+            features.add("binding")
+        partitionable = self.chance(0.25)
+        per_device = scope_kind == "perDevice"
+
+        device_names = [f"dev-{i}" for i in range(self.rng.randint(1, 6))]
+        devices = [self.device(name, driver, per_device, features) for name in device_names]
+        slices_devices = [devices]
+        if len(devices) > 2 and self.chance(0.35):
+            cut = self.rng.randint(1, len(devices) - 1)
+            slices_devices = [devices[:cut], devices[cut:]]
+
+        counter_slice = None
+        if partitionable:
+            counter_sets = [{"name": f"chip-{i}", "counters": {"memory": {"value": "80Gi"}, "slots": {"value": "4"}}}
+                            for i in range(self.rng.randint(1, 2))]
+            for device in devices:
+                if self.chance(0.85):
+                    counter_set = self.rng.choice(counter_sets)["name"]
+                    if self.chance(0.05):
+                        counter_set = "chip-missing"  # makes the pool invalid
+                    device["consumesCounters"] = [{"counterSet": counter_set, "counters": {
+                        "memory": {"value": self.rng.choice(("20Gi", "40Gi", "80Gi"))},
+                        "slots": {"value": str(self.rng.choice((1, 2, 4)))}}}]
+            counter_scope = scope if not per_device else {"allNodes": True}
+            counter_slice = {"driver": driver, **counter_scope, "sharedCounters": counter_sets}
+
+        generation = 1
+        slice_specs = [{"driver": driver, **scope, "devices": chunk} for chunk in slices_devices]
+        if counter_slice is not None:
+            slice_specs.append(counter_slice)
+        device_specs = [spec for spec in slice_specs if "devices" in spec]
+        if self.chance(0.08) and len(device_specs) > 1:
+            # The same device name in two slices of one generation makes the pool invalid.
+            device_specs[1]["devices"].append(copy.deepcopy(device_specs[0]["devices"][0]))
+        count = len(slice_specs)
+        if self.chance(0.12):
+            count += 1  # a slice is missing: incomplete pool
+
+        slices = []
+        for i, spec in enumerate(slice_specs):
+            spec = {**spec, "pool": {"name": pool_name, "generation": generation, "resourceSliceCount": count}}
+            slices.append(self.slice(f"{driver.split('.')[0]}-{pool_name}-{i}", spec))
+        if self.chance(0.1):
+            # The driver is publishing a newer generation; the old one is obsolete where the new
+            # one is visible.
+            newer = {"driver": driver, "nodeName": self.rng.choice(self.nodes)["metadata"]["name"],
+                     "pool": {"name": pool_name, "generation": generation + 1, "resourceSliceCount": 1},
+                     "devices": [self.device("dev-new", driver, False, set())]}
+            slices.append(self.slice(f"{driver.split('.')[0]}-{pool_name}-new", newer))
+        for s in slices:
+            for device in s["spec"].get("devices", []):
+                self.devices.append((driver, pool_name, device))
+        return slices
+
+    def slice(self, name: str, spec: dict) -> dict:
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
+                "spec": spec}
+
+    # -- classes and selectors ----------------------------------------------------------------
+
+    def cel(self, driver: str) -> str:
+        d = driver
+        choices = [
+            f'device.attributes["{d}"].model == "{self.rng.choice(MODELS)}"',
+            f'device.attributes["{d}"].index >= {self.rng.randint(0, 4)}',
+            f'device.capacity["{d}"].memory.compareTo(quantity("{self.rng.choice(MEMORY)}")) >= 0',
+            f'device.attributes["{d}"].driverVersion.isGreaterThan(semver("{self.rng.choice(VERSIONS)}"))',
+            f'"healthy" in device.attributes["{d}"] && device.attributes["{d}"].healthy',
+            f'device.attributes["{d}"].numa == {self.rng.randint(0, 1)}',
+            f'has(device.attributes["example.com"].rack) && device.attributes["example.com"].rack == "r0"',
+            f'device.capacity["{d}"].cores.isGreaterThan(quantity("4"))',
+        ]
+        rare = [
+            f'device.attributes["{d}"].healthy',  # fails where the attribute is missing
+            f'device.attributes["{d}"].model.startsWith("h") || device.attributes["{d}"].missing == 1',
+            f'device.allowMultipleAllocations == true',
+        ]
+        pool = rare if self.chance(0.04) else choices
+        return self.rng.choice(pool)
+
+    def classes(self, drivers: list[str]) -> list[dict]:
+        classes = []
+        for driver in drivers:
+            short = driver.split(".")[0]
+            classes.append(self.device_class(short, [f'device.driver == "{driver}"']))
+            if self.chance(0.5):
+                classes.append(self.device_class(f"{short}-picky", [f'device.driver == "{driver}"', self.cel(driver)]))
+        return classes
+
+    def device_class(self, name: str, expressions: list[str]) -> dict:
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
+                "spec": {"selectors": [{"cel": {"expression": e}} for e in expressions]}}
+
+    # -- claims -------------------------------------------------------------------------------
+
+    def request_body(self, classes: list[dict], consumable: bool) -> tuple[dict, str]:
+        cls = self.rng.choice(classes)
+        if self.chance(0.01):
+            class_name = "no-such-class"
+        else:
+            class_name = cls["metadata"]["name"]
+        driver = next(d for d in DRIVERS if d.startswith(class_name.split("-")[0])) if class_name != "no-such-class" \
+            else DRIVERS[0]
+        body: dict = {"deviceClassName": class_name}
+        if self.chance(0.35):
+            body["selectors"] = [{"cel": {"expression": self.cel(driver)}}]
+        if self.chance(0.07):
+            body["allocationMode"] = "All"
+        else:
+            body["allocationMode"] = "ExactCount"
+            body["count"] = self.rng.choice((1, 1, 1, 2, 3))
+        if self.chance(0.2):
+            body["tolerations"] = [self.toleration()]
+        if consumable and self.chance(0.4):
+            body["capacity"] = {"requests": {"memory": self.rng.choice(("1Gi", "2Gi", "3Gi", "4Gi", "8Gi"))}}
+        return body, driver
+
+    def toleration(self) -> dict:
+        if self.chance(0.4):
+            tol = {"operator": "Exists"}
+            if self.chance(0.5):
+                tol["key"] = self.rng.choice(TAINT_KEYS)
+        else:
+            tol = {"key": self.rng.choice(TAINT_KEYS), "operator": "Equal", "value": self.rng.choice(("true", "soon"))}
+        if self.chance(0.5):
+            tol["effect"] = self.rng.choice(("NoSchedule", "NoExecute"))
+        return tol
+
+    def claim(self, name: str, classes: list[dict], consumable: bool) -> dict:
+        requests = []
+        drivers_used = []
+        for i in range(self.rng.choice((1, 1, 1, 2, 3))):
+            if self.chance(0.2):
+                subs = []
+                for j in range(self.rng.randint(2, 3)):
+                    body, driver = self.request_body(classes, consumable)
+                    subs.append({"name": f"alt{j}", **body})
+                    drivers_used.append(driver)
+                requests.append({"name": f"req{i}", "firstAvailable": subs})
+            else:
+                body, driver = self.request_body(classes, consumable)
+                if self.chance(0.05):
+                    body["adminAccess"] = True
+                requests.append({"name": f"req{i}", "exactly": body})
+                drivers_used.append(driver)
+        devices: dict = {"requests": requests}
+        if self.chance(0.25):
+            driver = self.rng.choice(drivers_used)
+            constraint: dict = {}
+            if len(requests) > 1 and self.chance(0.5):
+                constraint["requests"] = [r["name"] for r in self.rng.sample(requests, 2)]
+            if self.chance(0.7):
+                constraint["matchAttribute"] = f"{driver}/{self.rng.choice(('numa', 'model', 'index'))}"
+            else:
+                constraint["distinctAttribute"] = f"{driver}/{self.rng.choice(('numa', 'index'))}"
+            devices["constraints"] = [constraint]
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                "metadata": {"name": name, "namespace": NAMESPACE, "uid": self.uid()},
+                "spec": {"devices": devices}}
+
+    def allocate_existing(self, claim: dict) -> None:
+        """Gives a claim a plausible existing allocation on random devices."""
+        if not self.devices:
+            return
+        results = []
+        first = claim["spec"]["devices"]["requests"][0]
+        request = f"{first['name']}/{first['firstAvailable'][0]['name']}" if "firstAvailable" in first else first["name"]
+        chosen = self.rng.sample(self.devices, min(len(self.devices), self.rng.randint(1, 2)))
+        for driver, pool, device in chosen:
+            result: dict = {"request": request, "driver": driver,
+                            "pool": pool, "device": device["name"]}
+            if device.get("allowMultipleAllocations") and self.chance(0.8):
+                result["shareID"] = self.uid()
+                result["consumedCapacity"] = {"memory": self.rng.choice(("2Gi", "4Gi", "8Gi"))}
+            elif self.chance(0.1):
+                result["adminAccess"] = True
+            results.append(result)
+        # The scheduler always stamps allocations; 1.37's cannot reserve an allocated claim without
+        # a stamp (it adds one, and allocations are immutable).
+        allocation: dict = {"devices": {"results": results}, "allocationTimestamp": "2026-01-01T00:00:00Z"}
+        if self.chance(0.6):
+            allocation["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In",
+                 "values": [self.rng.choice(self.nodes)["metadata"]["name"]]}]}]}
+        claim["status"] = {"allocation": allocation,
+                           "reservedFor": [{"resource": "pods", "name": f"other-{claim['metadata']['name']}",
+                                            "uid": self.uid()}]}
+
+    # -- taint rules --------------------------------------------------------------------------
+
+    def taint_rule(self, index: int) -> dict:
+        selector: dict = {}
+        if self.devices:
+            driver, pool, device = self.rng.choice(self.devices)
+            if self.chance(0.8):
+                selector["driver"] = driver
+            if self.chance(0.5):
+                selector["pool"] = pool
+            if self.chance(0.5):
+                selector["device"] = device["name"]
+        spec: dict = {"taint": self.taint()}
+        if not self.chance(0.05):
+            spec["deviceSelector"] = selector
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule",
+                "metadata": {"name": f"rule-{index}"}, "spec": spec}
+
+    # -- the whole scenario -------------------------------------------------------------------
+
+    def generate(self) -> Scenario:
+        objects: list[dict] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {
+            "name": NAMESPACE, "labels": {"resource.kubernetes.io/admin-access": "true"}}}]
+        objects += self.make_nodes()
+        drivers = list(DRIVERS[: self.rng.choice((1, 1, 2))])
+        slices = []
+        for driver in drivers:
+            for index in range(self.rng.randint(1, 3)):
+                slices += self.pool(driver, index)
+        classes = self.classes(drivers)
+        objects += classes
+        objects += slices
+        consumable = any(d.get("allowMultipleAllocations") for _, _, d in self.devices)
+
+        pod_claims = []
+        claims = []
+        for i in range(self.rng.choice((1, 1, 2, 3))):
+            claim = self.claim(f"{POD_NAME}-claim-{i}", classes, consumable)
+            if self.chance(0.1):
+                self.allocate_existing(claim)
+            claims.append(claim)
+            pod_claims.append({"name": f"c{i}", "resourceClaimName": claim["metadata"]["name"]})
+        for i in range(self.rng.choice((0, 0, 1, 2, 3))):
+            other = self.claim(f"other-{i}", classes, consumable)
+            self.allocate_existing(other)
+            claims.append(other)
+        objects += claims
+        if self.minor >= 36 and self.chance(0.25):
+            objects += [self.taint_rule(i) for i in range(self.rng.randint(1, 2))]
+        objects.append({"apiVersion": "v1", "kind": "Pod",
+                        "metadata": {"name": POD_NAME, "namespace": NAMESPACE, "uid": self.uid()},
+                        "spec": {"resourceClaims": pod_claims,
+                                 "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10",
+                                                 "resources": {"claims": [{"name": c["name"]} for c in pod_claims]}}]}})
+
+        gates = {}
+        if self.chance(0.15):
+            for gate in self.rng.sample(OPTIONAL_GATES, self.rng.randint(1, 2)):
+                gates[gate] = False
+        if self.minor == 36 and self.chance(0.3):
+            gates["DRADeviceTaintRules"] = True
+        objects = [self.maybe_beta(obj) for obj in objects]
+        return Scenario(seed=self.seed, minor=self.minor, objects=objects, feature_gates=gates)
+
+    def maybe_beta(self, obj: dict) -> dict:
+        if obj["apiVersion"] != "resource.k8s.io/v1" or obj["kind"] == "DeviceTaintRule" or not self.chance(0.1):
+            return obj
+        if self.chance(0.5):
+            return {**obj, "apiVersion": "resource.k8s.io/v1beta2"}
+        return to_v1beta1(obj)
+
+
+V1BETA1_DEVICE_FIELDS = ("attributes", "capacity", "consumesCounters", "nodeName", "nodeSelector", "allNodes",
+                         "taints", "bindsToNode", "bindingConditions", "bindingFailureConditions",
+                         "allowMultipleAllocations")
+
+
+def to_v1beta1(obj: dict) -> dict:
+    """The same object in resource.k8s.io/v1beta1: device fields under `basic`, request fields
+    not under `exactly`."""
+    obj = copy.deepcopy(obj)
+    obj["apiVersion"] = "resource.k8s.io/v1beta1"
+    if obj["kind"] == "ResourceSlice":
+        for i, device in enumerate(obj["spec"].get("devices", [])):
+            basic = {k: device.pop(k) for k in V1BETA1_DEVICE_FIELDS if k in device}
+            obj["spec"]["devices"][i] = {"name": device["name"], "basic": basic}
+    elif obj["kind"] == "ResourceClaim":
+        for request in obj["spec"]["devices"]["requests"]:
+            exactly = request.pop("exactly", None)
+            if exactly:
+                request.update(exactly)
+    return obj
+
+
+def generate(seed: int, minor: int = 37) -> Scenario:
+    return _Generator(seed, minor).generate()
