@@ -1,0 +1,170 @@
+"""Watch events fed into the store while the dashboard runs: what changes on screen, and what not."""
+
+from __future__ import annotations
+
+import datetime
+
+from kubectl_dra.store import KindStatus
+from tui.app import DraApp
+from tui.messages import DashboardReady
+from tui.widgets.cluster_header import ClusterHeader
+from tui.widgets.virtual_table import VirtualTable
+from tui_helpers import DEMO_SIZE, cells, item, settle, table_keys
+
+POOL = ("pool", "gpu.nvidia.com", "gpu-node-2")
+GPU_SLICE = "gpu-node-2-gpu.nvidia.com-wq8tz"
+
+
+def table(app: DraApp, table_id: str) -> VirtualTable:
+    return app.main_screen.query_one(f"#{table_id}", VirtualTable)
+
+
+def header_text(app: DraApp) -> str:
+    return str(app.main_screen.query_one(ClusterHeader).render())
+
+
+def new_slice(store, name: str, node: str, generation: int = 1, slice_count: int = 1) -> dict:
+    created = item(store, "ResourceSlice", GPU_SLICE)
+    created["metadata"] = {"name": name, "resourceVersion": "1"}
+    created["spec"]["nodeName"] = node
+    created["spec"]["pool"] = {"name": node, "generation": generation, "resourceSliceCount": slice_count}
+    return created
+
+
+async def test_a_new_slice_shows_up_as_a_pool_with_its_devices(store):
+    app = DraApp(store)
+    async with app.run_test(size=DEMO_SIZE) as pilot:
+        await settle(app, pilot)
+        store.apply("ResourceSlice", "ADDED", new_slice(store, "cpu-node-1-gpus", "cpu-node-1"))
+        await settle(app, pilot)
+        row = cells(table(app, "pools-table"), ("pool", "gpu.nvidia.com", "cpu-node-1"))
+        assert row[:4] == ("cpu-node-1", "1", "1/1", "complete")
+        assert row[5] == "4"
+        assert ("device", "gpu.nvidia.com", "cpu-node-1", "gpu-0") in table_keys(table(app, "devices-table"))
+
+
+async def test_a_generation_bump_with_one_of_two_slices_is_incomplete(store):
+    app = DraApp(store)
+    async with app.run_test(size=DEMO_SIZE) as pilot:
+        await settle(app, pilot)
+        store.apply("ResourceSlice", "ADDED", new_slice(store, "cpu-node-1-gpus", "cpu-node-1"))
+        await settle(app, pilot)
+        store.apply("ResourceSlice", "MODIFIED",
+                    new_slice(store, "cpu-node-1-gpus", "cpu-node-1", generation=2, slice_count=2))
+        await settle(app, pilot)
+        row = cells(table(app, "pools-table"), ("pool", "gpu.nvidia.com", "cpu-node-1"))
+        assert row[:4] == ("cpu-node-1", "2", "1/2", "incomplete")
+        assert row[9] == "1 of 2 slices of generation 2 published"
+        devices = table(app, "devices-table")
+        assert cells(devices, ("device", "gpu.nvidia.com", "cpu-node-1", "gpu-0"))[2] == "Unusable"
+
+
+async def test_an_allocated_claim_takes_its_device(store):
+    app = DraApp(store)
+    async with app.run_test(size=DEMO_SIZE) as pilot:
+        await settle(app, pilot)
+        key = ("device", "gpu.nvidia.com", "gpu-node-1", "gpu-1-mig-1g10gb-3")
+        assert cells(table(app, "devices-table"), key)[2:4] == ("Free", "")
+        claim = item(store, "ResourceClaim", "spare-mig", "inference")
+        claim["status"] = {"allocation": {"devices": {"results": [
+            {"request": "mig", "driver": "gpu.nvidia.com", "pool": "gpu-node-1", "device": "gpu-1-mig-1g10gb-3"}]}}}
+        store.apply("ResourceClaim", "MODIFIED", claim)
+        await settle(app, pilot)
+        assert cells(table(app, "devices-table"), key)[2:4] == ("Allocated", "inference/spare-mig")
+        assert cells(table(app, "claims-table"), ("ResourceClaim", "inference", "spare-mig"))[2] == "allocated"
+
+
+async def test_a_deleted_slice_takes_its_pool_away(store):
+    app = DraApp(store)
+    async with app.run_test(size=DEMO_SIZE) as pilot:
+        await settle(app, pilot)
+        pools = table(app, "pools-table")
+        pools.move_cursor_to_key(POOL)
+        store.apply("ResourceSlice", "DELETED", item(store, "ResourceSlice", GPU_SLICE))
+        await settle(app, pilot)
+        assert POOL not in table_keys(pools)
+        assert pools.highlighted_row is not None  # the cursor moved to a neighbour
+
+
+async def test_selection_and_scroll_survive_updates_elsewhere(store):
+    app = DraApp(store)
+    async with app.run_test(size=(160, 20)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        devices = table(app, "devices-table")
+        for _ in range(25):
+            await pilot.press("j")
+        selected, scroll = devices.highlighted_row.key, devices.scroll_y
+        assert scroll > 0
+        changed = item(store, "ResourceSlice", GPU_SLICE)
+        changed["spec"]["devices"][0]["taints"] = [{"key": "example.com/check", "effect": "NoSchedule"}]
+        store.apply("ResourceSlice", "MODIFIED", changed)
+        await settle(app, pilot)
+        assert cells(devices, ("device", "gpu.nvidia.com", "gpu-node-2", "gpu-0"))[2] == "Allocated,Tainted"
+        assert (devices.highlighted_row.key, devices.scroll_y) == (selected, scroll)
+
+
+async def test_a_burst_of_a_thousand_events_is_one_repaint(store):
+    app = DraApp(store)
+    messages = []
+    async with app.run_test(size=DEMO_SIZE, message_hook=messages.append) as pilot:
+        await settle(app, pilot)
+        messages.clear()
+        original = item(store, "ResourceSlice", GPU_SLICE)
+        for index in range(1000):
+            changed = item(store, "ResourceSlice", GPU_SLICE)
+            changed["spec"]["devices"][2]["taints"] = [{"key": "example.com/flap", "value": str(index),
+                                                        "effect": "NoSchedule"}]
+            store.apply("ResourceSlice", "MODIFIED", changed)
+        store.apply("ResourceSlice", "MODIFIED", original)
+        await settle(app, pilot)
+        shown = {message.revision for message in messages if isinstance(message, DashboardReady)}
+        assert len(shown) == 1
+        assert cells(table(app, "pools-table"), POOL)[8] == "2"  # back to the demo's two tainted devices
+
+
+async def test_lost_watch_marks_the_data_stale_and_recovery_clears_it(store):
+    app = DraApp(store)
+    async with app.run_test(size=DEMO_SIZE) as pilot:
+        await settle(app, pilot)
+        lost = datetime.datetime(2026, 11, 30, 9, 15, 2, tzinfo=datetime.timezone.utc)
+        store.set_connection(mode="reconnecting", stale=True, since=lost, last_event_at=lost)
+        await pilot.pause()
+        local = lost.astimezone().strftime("%H:%M:%S")
+        assert f"reconnecting since {local}" in header_text(app)
+        assert "STALE" in header_text(app) and f"last event {local}" in header_text(app)
+        assert app.main_screen.has_class("-stale")
+        store.set_connection(mode="live", stale=False)
+        await pilot.pause()
+        assert "● live" in header_text(app) and "STALE" not in header_text(app)
+        assert not app.main_screen.has_class("-stale")
+
+
+async def test_a_forbidden_kind_says_why_in_its_views(store):
+    app = DraApp(store)
+    async with app.run_test(size=DEMO_SIZE) as pilot:
+        await settle(app, pilot)
+        store.set_kind_status(KindStatus("ResourceClaim", "forbidden",
+                                         'resourceclaims.resource.k8s.io is forbidden: User "dev" cannot list'))
+        await settle(app, pilot)
+        claims = app.main_screen.view("claims")
+        assert claims.has_class("-problems")
+        banner = str(claims.query_one(".banner").render())
+        assert banner == ('ResourceClaim: forbidden — resourceclaims.resource.k8s.io is forbidden: '
+                          'User "dev" cannot list')
+        assert not app.main_screen.view("nodes").has_class("-problems")
+
+
+async def test_an_unreadable_slice_is_named_in_the_pools_view(store):
+    app = DraApp(store)
+    async with app.run_test(size=DEMO_SIZE) as pilot:
+        await settle(app, pilot)
+        broken = new_slice(store, "broken-slice", "cpu-node-1")
+        del broken["spec"]["pool"]["resourceSliceCount"]
+        store.apply("ResourceSlice", "ADDED", broken)
+        await settle(app, pilot)
+        pools = app.main_screen.view("pools")
+        assert pools.has_class("-problems")
+        banner = str(pools.query_one(".banner").render())
+        assert banner.startswith("unreadable ResourceSlice/broken-slice: spec.pool.resourceSliceCount")
+        assert ("pool", "gpu.nvidia.com", "cpu-node-1") not in table_keys(table(app, "pools-table"))

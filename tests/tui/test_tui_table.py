@@ -1,0 +1,166 @@
+"""The virtual table: cursor keys, filtering, and a cursor that follows its object across updates."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+
+from tui.widgets.virtual_table import Column, Row, VirtualTable, measure_widths
+
+COLUMNS = (Column("NAME", max_width=12), Column("STATE"), Column("COUNT", align="right"))
+
+
+def rows(count: int, prefix: str = "dev", state=lambda i: "free") -> list[Row]:
+    return [Row((prefix, i), (f"{prefix}-{i}", state(i), str(i))) for i in range(count)]
+
+
+class TableApp(App):
+    def __init__(self, initial: list[Row]) -> None:
+        super().__init__()
+        self.initial = initial
+        self.highlighted: list = []
+        self.selected: list = []
+
+    def compose(self) -> ComposeResult:
+        yield VirtualTable(COLUMNS, id="table")
+
+    def on_mount(self) -> None:
+        table = self.query_one(VirtualTable)
+        table.set_rows(self.initial)
+        table.focus()
+
+    def on_virtual_table_highlighted(self, message: VirtualTable.Highlighted) -> None:
+        self.highlighted.append(message.row.key if message.row else None)
+
+    def on_virtual_table_selected(self, message: VirtualTable.Selected) -> None:
+        self.selected.append(message.row.key)
+
+
+def line(table: VirtualTable, y: int) -> str:
+    return table.render_line(y).text.rstrip()
+
+
+async def test_header_rows_alignment_and_truncation():
+    app = TableApp([Row("a", ("a-very-long-device-name", "free", "7")), Row("b", ("b", "allocated", "1234"))])
+    async with app.run_test(size=(60, 10)) as pilot:
+        await pilot.pause()
+        table = app.query_one(VirtualTable)
+        assert line(table, 0) == " NAME          STATE      COUNT"
+        assert line(table, 1) == " a-very-long…  free           7"
+        assert line(table, 2) == " b             allocated   1234"
+
+
+async def test_vim_keys_move_the_cursor_and_scroll():
+    app = TableApp(rows(200))
+    async with app.run_test(size=(40, 12)) as pilot:
+        table = app.query_one(VirtualTable)
+        await pilot.press("j", "j", "down")
+        assert table.highlighted_row.key == ("dev", 3)
+        await pilot.press("k")
+        assert table.highlighted_row.key == ("dev", 2)
+        await pilot.press("G")
+        assert table.highlighted_row.key == ("dev", 199)
+        assert table.scroll_y == 200 + 1 - table.scrollable_content_region.height
+        assert line(table, table.scrollable_content_region.height - 1).startswith(" dev-199")
+        await pilot.press("g")
+        assert (table.highlighted_row.key, table.scroll_y) == (("dev", 0), 0)
+        await pilot.press("ctrl+d")
+        assert table.highlighted_row.key == ("dev", 5)  # half of the 11 body lines
+        await pilot.press("pagedown")
+        assert table.highlighted_row.key == ("dev", 16)
+
+
+async def test_the_cursor_skips_group_headings():
+    grouped = [Row(("driver", "a"), ("a.example.com",), heading=True), *rows(2, "a"),
+               Row(("driver", "b"), ("b.example.com",), heading=True), *rows(2, "b")]
+    app = TableApp(grouped)
+    async with app.run_test(size=(40, 12)) as pilot:
+        table = app.query_one(VirtualTable)
+        assert table.highlighted_row.key == ("a", 0)
+        await pilot.press("j", "j")
+        assert table.highlighted_row.key == ("b", 0)
+        await pilot.press("k")
+        assert table.highlighted_row.key == ("a", 1)
+        assert line(table, 1) == " a.example.com"
+
+
+async def test_updates_keep_the_cursor_on_its_object_and_on_its_screen_line():
+    app = TableApp(rows(100))
+    async with app.run_test(size=(40, 12)) as pilot:
+        table = app.query_one(VirtualTable)
+        for _ in range(50):
+            await pilot.press("j")
+        screen_line = table.cursor_row - table.scroll_y
+        # Ten new rows arrive above the highlighted one, and its state changes.
+        updated = rows(10, "new") + rows(100, state=lambda i: "allocated" if i == 50 else "free")
+        table.set_rows(updated)
+        await pilot.pause()
+        assert table.highlighted_row.key == ("dev", 50)
+        assert table.highlighted_row.cells[1] == "allocated"
+        assert table.cursor_row - table.scroll_y == screen_line
+
+
+async def test_a_removed_row_disappears_and_the_cursor_stays_nearby():
+    app = TableApp(rows(10))
+    async with app.run_test(size=(40, 12)) as pilot:
+        table = app.query_one(VirtualTable)
+        await pilot.press("j", "j", "j")
+        table.set_rows([row for row in rows(10) if row.key != ("dev", 3)])
+        await pilot.pause()
+        assert ("dev", 3) not in [row.key for row in table.rows]
+        assert table.highlighted_row.key == ("dev", 4)
+        table.set_rows([])
+        await pilot.pause()
+        assert table.highlighted_row is None
+        assert line(table, 1) == " No objects."
+
+
+async def test_filter_needs_every_word_ignores_case_and_hides_headings():
+    grouped = [Row(("driver", "x"), ("x.example.com",), heading=True),
+               *rows(30, state=lambda i: "Tainted" if i % 10 == 3 else "free")]
+    app = TableApp(grouped)
+    async with app.run_test(size=(40, 12)) as pilot:
+        table = app.query_one(VirtualTable)
+        await pilot.press("j", "j", "j")
+        assert table.highlighted_row.key == ("dev", 3)
+        table.set_filter("TAINTED")
+        await pilot.pause()
+        assert [row.key for row in table.rows] == [("dev", 3), ("dev", 13), ("dev", 23)]
+        assert table.highlighted_row.key == ("dev", 3)
+        table.set_filter("tainted DEV-2")
+        await pilot.pause()
+        assert [row.key for row in table.rows] == [("dev", 23)]
+        assert table.highlighted_row.key == ("dev", 23)
+        table.set_filter("")
+        await pilot.pause()
+        assert table.row_count == 31
+        assert table.highlighted_row.key == ("dev", 23)
+
+
+async def test_a_burst_of_cursor_moves_is_one_highlight_message():
+    app = TableApp(rows(100))
+    async with app.run_test(size=(40, 12)) as pilot:
+        table = app.query_one(VirtualTable)
+        await pilot.pause()
+        app.highlighted.clear()
+        for _ in range(40):
+            table.action_cursor_down()
+        await pilot.pause()
+        assert app.highlighted == [("dev", 40)]
+
+
+async def test_click_highlights_and_a_second_click_opens():
+    app = TableApp(rows(20))
+    async with app.run_test(size=(40, 12)) as pilot:
+        table = app.query_one(VirtualTable)
+        await pilot.click(VirtualTable, offset=(3, 4))
+        assert table.highlighted_row.key == ("dev", 3)
+        assert app.selected == []
+        await pilot.click(VirtualTable, offset=(3, 4))
+        assert app.selected == [("dev", 3)]
+        await pilot.press("j", "enter")
+        assert app.selected == [("dev", 3), ("dev", 4)]
+
+
+def test_widths_come_from_the_widest_cell_within_the_limit():
+    measured = measure_widths(COLUMNS, [Row(1, ("x" * 30, "ok", "12345")), Row(2, ("ü" * 3, "allocated", "1"))])
+    assert measured == [12, 9, 5]

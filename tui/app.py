@@ -1,0 +1,256 @@
+"""The dashboard app: keeps the screen in step with the store, without ever blocking on it.
+
+Data flow: the store calls our listener (synchronously, on the event loop) for every change; the
+listener records the changed kinds and posts a StoreChanged message, which coalesces with any
+still queued. The handler repaints the header and starts one rebuild on a worker thread; changes
+arriving while a rebuild runs are folded into one more rebuild after it. So a burst of 1,000 watch
+events is one rebuild and one repaint (two when it arrives while a rebuild runs), and the UI
+thread never runs the allocator: the worker hands finished rows to it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import gc
+from dataclasses import dataclass
+from typing import Iterable
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from kubectl_dra.store import ConnectionInfo, Store, StoreChange
+from tui.dashboard import Dashboard, DashboardBuilder, take_snapshot
+from tui.messages import DashboardReady, ExplainRequested, StoreChanged
+from tui.refs import ExplainTarget
+from tui.screens.explain import ExplainScreen
+from tui.screens.main import DashboardScreen, view_id
+from tui.screens.picker import PickerScreen
+from tui.views import VIEWS
+from kubectl_dra.render.claims import PENDING, claim_state
+from tui.views.claims import is_pending, pod_state
+
+ALL_NAMESPACES = "*"
+
+
+@dataclass
+class DashboardOptions:
+    """What the command line decided before the dashboard opens."""
+
+    namespace: str | None = None
+    """Only claims and pods of this namespace (None: all namespaces)."""
+    view: str = "pools"
+
+
+class DraApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "kubectl dra"
+
+    def __init__(self, store: Store, source=None, options: DashboardOptions | None = None) -> None:
+        super().__init__()
+        self.store = store
+        self.source = source
+        self.options = options or DashboardOptions()
+        self.namespace: str | None = self.options.namespace
+        self.active_view = self.options.view
+        """The tab on screen (read by the rebuild worker, which redoes it first)."""
+        self.dashboard: Dashboard | None = None
+        self.main_screen = DashboardScreen(self.options.view)
+        self._pending_kinds: set[str] = set()
+        self._rebuilding = False
+        self._rebuild_again = False
+        self._builder = DashboardBuilder()
+        self._view_classes = {view_id(view): view for view in VIEWS}
+        self._view_caches = {name: view.new_cache() for name, view in self._view_classes.items()}
+        """Owned by the rebuild worker (one runs at a time)."""
+        self._unsubscribe = None
+
+    def get_default_screen(self) -> Screen:
+        return self.main_screen
+
+    def on_mount(self) -> None:
+        # The store's objects live as long as the app and are plain, acyclic JSON: moving them out
+        # of the collector's view keeps its full passes (otherwise ~1 s at 40,000 devices) short.
+        gc.freeze()
+        self.call_after_refresh(self._start)  # once the dashboard screen is composed
+
+    def _start(self) -> None:
+        self._subscribe()
+        if self.source is not None:
+            self._start_source(self.source.run(self.store))
+
+    def on_unmount(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+
+    def _subscribe(self) -> None:
+        self._unsubscribe = self.store.add_listener(self._on_store_change)
+        self._show_header()
+        self._request_rebuild()
+
+    def _start_source(self, coroutine) -> None:
+        self.run_worker(coroutine, name="cluster-source", group="source", exit_on_error=False,
+                        description="watch the cluster")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "source" and event.state == WorkerState.ERROR:
+            self.notify(f"lost the cluster: {event.worker.error}", severity="error", timeout=30)
+
+    # Store -> screen ----------------------------------------------------------------------
+
+    def _on_store_change(self, change: StoreChange) -> None:
+        self._pending_kinds |= change.kinds
+        self.post_message(StoreChanged())
+
+    def on_store_changed(self, _message: StoreChanged) -> None:
+        self._show_header()
+        if self._pending_kinds:
+            self._pending_kinds.clear()
+            self._request_rebuild()
+
+    def _show_header(self) -> None:
+        pending = self.dashboard.pools_pending if self.dashboard is not None else None
+        self.main_screen.show_header(self.store.connection, self.namespace, pending)
+
+    @property
+    def rebuilding(self) -> bool:
+        """A rebuild runs or is queued (tests and benchmarks wait for this to turn False)."""
+        return self._rebuilding
+
+    def _request_rebuild(self) -> None:
+        if self._rebuilding:
+            self._rebuild_again = True
+            return
+        self._rebuilding = True
+        self._rebuild(take_snapshot(self.store), self.namespace)
+
+    @work(thread=True, group="rebuild", exit_on_error=False, description="rebuild dashboard")
+    def _rebuild(self, snapshot, namespace: str | None) -> None:
+        try:
+            for dashboard in self._builder.build(snapshot):
+                # The view on screen first: a watch event shows up before the other tabs are redone.
+                active = self.active_view
+                shown = {active: self._view_classes[active].build(dashboard, namespace, self._view_caches[active])}
+                self.call_from_thread(self._show_views, dashboard, shown, False)
+                others = {
+                    name: view.build(dashboard, namespace, self._view_caches[name])
+                    for name, view in self._view_classes.items() if name != active
+                }
+                self.call_from_thread(self._show_views, dashboard, others, True)
+        except Exception as error:  # noqa: BLE001 - one bad object must not take the dashboard down
+            self.call_from_thread(self._rebuild_failed, error)
+            return
+        self.call_from_thread(self._rebuild_done)
+
+    def _show_views(self, dashboard: Dashboard, data: dict[str, object], last: bool) -> None:
+        self.dashboard = dashboard
+        self.main_screen.show_views(dashboard, data)
+        if last:
+            self._show_header()
+            self.post_message(DashboardReady(dashboard.revision, complete=not dashboard.pools_pending))
+
+    def _rebuild_failed(self, error: Exception) -> None:
+        self.notify(f"could not analyse the cluster state: {error}", severity="error", timeout=10)
+        self._rebuild_done()
+
+    def _rebuild_done(self) -> None:
+        self._rebuilding = False
+        if self._rebuild_again:
+            self._rebuild_again = False
+            self._request_rebuild()
+
+    # Explanations, namespace, context -----------------------------------------------------
+
+    def on_explain_requested(self, message: ExplainRequested) -> None:
+        if self.dashboard is not None:
+            self.push_screen(ExplainScreen(self.dashboard, message.target))
+
+    def action_pick_namespace(self) -> None:
+        choices = [(ALL_NAMESPACES, "all namespaces")] + [(ns, ns) for ns in self._namespaces()]
+        self.push_screen(PickerScreen("Namespace", choices, self.namespace or ALL_NAMESPACES),
+                         self._set_namespace)
+
+    def _namespaces(self) -> list[str]:
+        names = {obj["metadata"]["name"] for obj in self.store.items("Namespace")}
+        for kind in ("ResourceClaim", "Pod", "ResourceClaimTemplate"):
+            names.update(obj["metadata"].get("namespace", "") for obj in self.store.items(kind))
+        return sorted(name for name in names if name)
+
+    def _set_namespace(self, choice: str | None) -> None:
+        if choice is None:
+            return
+        self.namespace = None if choice == ALL_NAMESPACES else choice
+        self._show_header()
+        self._request_rebuild()
+
+    def action_pick_context(self) -> None:
+        options = getattr(self.source, "options", None)
+        if options is None:
+            self.notify("Showing a snapshot: there is no kubeconfig context to switch to.", severity="warning")
+            return
+        from kubectl_dra.errors import InputError
+        from kubectl_dra.kubeconfig import kubeconfig_paths, read_kubeconfig
+
+        try:
+            contexts = sorted(read_kubeconfig(kubeconfig_paths(options.kubeconfig)).contexts)
+        except InputError as error:
+            self.notify(str(error), severity="error")
+            return
+        self.push_screen(PickerScreen("Context", [(name, name) for name in contexts], self.store.connection.context),
+                         self._switch_context)
+
+    def _switch_context(self, context: str | None) -> None:
+        if context is None or context == self.store.connection.context:
+            return
+        source = type(self.source)(dataclasses.replace(self.source.options, context=context))
+        store = Store(ConnectionInfo(mode="reconnecting", context=context, stale=True,
+                                     since=datetime.datetime.now(datetime.timezone.utc)))
+        self.notify(f"connecting to {context}…")
+        self.run_worker(self._connect_then_swap(source, store), group="switch", exclusive=True,
+                        exit_on_error=False, description="switch context")
+
+    async def _connect_then_swap(self, source, store: Store) -> None:
+        """Keeps showing the current cluster until the new one is listed, then swaps."""
+        from kubectl_dra.errors import ClusterError, InputError
+
+        try:
+            await source.load(store)
+        except (InputError, ClusterError) as error:
+            self.notify(f"cannot switch to {store.connection.context}: {error}", severity="error", timeout=15)
+            return
+        self.workers.cancel_group(self, "source")
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self.store, self.source = store, source
+        self._builder = DashboardBuilder()
+        self._view_caches = {name: view.new_cache() for name, view in self._view_classes.items()}
+        self._subscribe()
+        self._start_source(source.run(store))
+
+    # Command palette ----------------------------------------------------------------------
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for number, view in enumerate(VIEWS, start=1):
+            yield SystemCommand(f"{view.TITLE} view", f"Show {view.TITLE.lower()} (key {number})",
+                                lambda name=view_id(view): self.main_screen.action_show_view(name))
+        yield SystemCommand("Namespace", "Pick the namespace of claims and pods (key n)", self.action_pick_namespace)
+        yield SystemCommand("Context", "Switch kubeconfig context (key c)", self.action_pick_context)
+        yield SystemCommand("Help", "Every key (key ?)", self.main_screen.action_help)
+        if self.dashboard is None:
+            return
+        objects = self.dashboard.objects
+        pending = [("Pod", key) for key, pod in sorted(objects.pods.items()) if pod_state(pod) == PENDING]
+        pending += [("ResourceClaim", key) for key, claim in sorted(objects.claims.items())
+                    if is_pending(claim_state(claim))]
+        for kind, (namespace, name) in pending:
+            target = ExplainTarget(kind, namespace, name)
+            yield SystemCommand(f"Explain {kind} {namespace}/{name}", "Why it is pending",
+                                lambda target=target: self.post_message(ExplainRequested(target)))
+
+
+def run(store: Store, source=None, options: DashboardOptions | None = None) -> None:
+    """Opens the dashboard over `store` (filled already, or filled by `source` as a worker)."""
+    DraApp(store, source=source, options=options).run()

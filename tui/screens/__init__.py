@@ -1,0 +1,1 @@
+"""Screens pushed over the dashboard: explanation, YAML, help and pickers."""

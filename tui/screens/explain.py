@@ -1,0 +1,213 @@
+"""`e`: the allocator's verdict for a pod or claim, per node, as a tree.
+
+node -> claim -> request -> rejected devices grouped by reason, fitting nodes first, with the
+devices that would be chosen. The explanation runs on a worker thread (it runs the allocator on
+every node); the tree fills node branches lazily, so a 5,000-node cluster opens as fast as a small
+one.
+"""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, LoadingIndicator, Static, Tree
+from textual.widgets.tree import TreeNode
+
+import allocator
+from tui.dashboard import Dashboard
+from tui.format import VERDICT_STYLES, plural
+from tui.refs import ExplainTarget
+
+DEVICES_PER_REASON = 50
+VERDICT_MARKS = {"Fits": "✔", "Unschedulable": "✘", "Error": "!"}
+
+
+def explain(dashboard: Dashboard, target: ExplainTarget):
+    run = allocator.explain_pod if target.kind == "Pod" else allocator.explain_claim
+    return run(dashboard.all_objects(), target.namespace, target.name, dashboard.features)
+
+
+def verdict_label(verdict: str, text: str) -> Text:
+    label = Text()
+    label.append(f"{VERDICT_MARKS.get(verdict, '?')} ", style=VERDICT_STYLES.get(verdict, ""))
+    label.append(text, style="bold")
+    return label
+
+
+def node_label(node) -> Text:
+    label = verdict_label(node.verdict, node.node)
+    label.append(f"  {node.verdict}", style=VERDICT_STYLES.get(node.verdict, ""))
+    if node.message:
+        label.append(f"  {node.message}", style="dim")
+    return label
+
+
+def fill_node(branch: TreeNode, node) -> None:
+    """node -> claims -> requests -> chosen devices and rejected devices by reason."""
+    for claim in node.claims:
+        label = Text()
+        label.append(f"claim {claim.ref}", style="bold")
+        if claim.pod_claim_name:
+            label.append(f" (pod claim {claim.pod_claim_name})", style="dim")
+        label.append(f"  {claim.state}", style="cyan")
+        if claim.message:
+            label.append(f"  {claim.message}", style="dim")
+        claim_branch = branch.add(label, expand=True)
+        for request in claim.requests:
+            fill_request(claim_branch.add(request_label(request), expand=True), request)
+        if not claim.requests:
+            claim_branch.allow_expand = False
+    for pool in node.skipped_pools:
+        label = Text()
+        label.append("pool skipped ", style="yellow")
+        label.append(f"{pool.driver}/{pool.name}", style="bold")
+        label.append(f"  {pool.state}: {pool.reason}  ({plural(len(pool.devices), 'device')})", style="dim")
+        branch.add_leaf(label)
+
+
+def request_label(request) -> Text:
+    label = Text()
+    label.append(f"request {request.name}", style="bold")
+    if request.device_class:
+        label.append(f"  class {request.device_class}", style="dim")
+    wanted = "all" if request.wanted == "All" else str(request.wanted)
+    label.append(f"  wants {wanted}, {request.candidates} usable")
+    if request.name.count("/") and request.selected:
+        label.append("  (picked)", style="green")
+    return label
+
+
+def fill_request(branch: TreeNode, request) -> None:
+    if request.chosen:
+        chosen = branch.add(Text(f"would get {plural(len(request.chosen), 'device')}", style="bold green"),
+                            expand=True)
+        for device in request.chosen:
+            chosen.add_leaf(Text(str(device), style="green"))
+    rejected = sorted(request.rejected, key=lambda r: r.code)
+    for code, group in groupby(rejected, key=lambda r: r.code):
+        group = list(group)
+        reason = branch.add(Text.assemble((code, "bold yellow"), f"  {plural(len(group), 'device')}"))
+        for rejection in group[:DEVICES_PER_REASON]:
+            reason.add_leaf(Text.assemble((str(rejection.device), ""), (f"  {rejection.message}", "dim")))
+        if len(group) > DEVICES_PER_REASON:
+            reason.add_leaf(Text(f"… and {plural(len(group) - DEVICES_PER_REASON, 'more device')}", style="dim"))
+    if not request.chosen and not request.rejected:
+        branch.allow_expand = False
+
+
+class ExplainTree(Tree):
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+        Binding("l", "expand_node", "Expand", show=False),
+        Binding("h", "collapse_node", "Collapse", show=False),
+        Binding("g", "scroll_home", "Top", show=False),
+        Binding("G", "scroll_end", "Bottom", show=False),
+    ]
+
+    def action_expand_node(self) -> None:
+        if self.cursor_node is not None:
+            self.cursor_node.expand()
+
+    def action_collapse_node(self) -> None:
+        node = self.cursor_node
+        if node is None:
+            return
+        if node.is_expanded and node.allow_expand:
+            node.collapse()
+        elif node.parent is not None:
+            self.move_cursor(node.parent)
+
+
+class ExplainScreen(Screen):
+    """The explanation of one pod or claim, computed off the UI thread."""
+
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back")]
+
+    DEFAULT_CSS = """
+    ExplainScreen #explain-title { height: auto; background: $panel; padding: 0 1; }
+    ExplainScreen ExplainTree { height: 1fr; }
+    """
+
+    def __init__(self, dashboard: Dashboard, target: ExplainTarget) -> None:
+        super().__init__()
+        self.dashboard = dashboard
+        self.target = target
+        self.explanation = None
+        self._unfilled: dict[int, object] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(f"Explaining {self.target.kind} {self.target.namespace}/{self.target.name} …"),
+                     id="explain-title")
+        yield LoadingIndicator()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._explain()
+
+    @work(thread=True, exit_on_error=False, description="explain")
+    def _explain(self) -> None:
+        try:
+            explanation = explain(self.dashboard, self.target)
+        except allocator.ExplainError as error:
+            self.app.call_from_thread(self._show_error, str(error))
+            return
+        self.app.call_from_thread(self._show, explanation)
+
+    def _show_error(self, message: str) -> None:
+        if not self.is_attached:
+            return  # the user left before the allocator finished
+        self.query_one(LoadingIndicator).remove()
+        self.query_one("#explain-title", Static).update(Text(message, style="bold red"))
+
+    def _show(self, explanation) -> None:
+        if not self.is_attached:
+            return  # the user left before the allocator finished
+        self.explanation = explanation
+        title = verdict_label(explanation.verdict, f"{explanation.target_kind} {explanation.namespace}/{explanation.name}")
+        title.append(f"  {explanation.verdict}", style=VERDICT_STYLES.get(explanation.verdict, ""))
+        title.append(f"\n{explanation.message}")
+        if explanation.summary.message and explanation.summary.message != explanation.message:
+            title.append(f"\n{explanation.summary.message}", style="dim")
+        for warning in explanation.warnings:
+            title.append(f"\nwarning: {warning}", style="yellow")
+        self.query_one("#explain-title", Static).update(title)
+
+        tree = ExplainTree(Text(f"{plural(len(explanation.nodes), 'node')}, fitting first", style="bold"))
+        tree.show_root = True
+        tree.root.expand()
+        first_fitting = True
+        for node in explanation.nodes:
+            branch = tree.root.add(node_label(node), data=node)
+            if node.claims or node.skipped_pools:
+                if node.verdict == "Fits" and first_fitting:
+                    fill_node(branch, node)
+                    branch.expand()
+                    first_fitting = False
+                else:
+                    self._unfilled[branch.id] = node
+                    branch.add_leaf("…")  # filled when expanded
+            else:
+                branch.allow_expand = False
+        if first_fitting and explanation.nodes:
+            # Nothing fits: open the closest node, the one the user wants to read first.
+            first = tree.root.children[0]
+            self._fill(first)
+            first.expand()
+        self.query_one(LoadingIndicator).remove()
+        self.mount(tree, before=self.query_one(Footer))
+        tree.focus()
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded) -> None:
+        self._fill(event.node)
+
+    def _fill(self, branch: TreeNode) -> None:
+        node = self._unfilled.pop(branch.id, None)
+        if node is not None:
+            branch.remove_children()
+            fill_node(branch, node)

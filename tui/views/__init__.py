@@ -1,0 +1,9 @@
+"""The dashboard's tabs, in the order of their number keys."""
+
+from tui.views.claims import ClaimsView
+from tui.views.devices import DevicesView
+from tui.views.nodes import NodesView
+from tui.views.pools import PoolsView
+from tui.views.taints import TaintsView
+
+VIEWS = (PoolsView, DevicesView, ClaimsView, NodesView, TaintsView)

@@ -1,0 +1,137 @@
+"""The common shape of a dashboard tab: a banner for unreadable kinds, tables, a detail pane."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, ClassVar, Hashable, Sequence
+
+from rich.text import Text
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from tui.dashboard import Dashboard
+from tui.refs import ExplainTarget, ObjectRef
+from tui.widgets.virtual_table import Column, Row, VirtualTable, measure_widths, widest
+
+
+@dataclass
+class TableData:
+    """Rows of one table, with column widths measured off the UI thread."""
+
+    rows: list[Row]
+    widths: list[int]
+
+
+class RowCache:
+    """Rows per source object (a pool report, a node...), made again only when the source is
+    another object: with the store replacing objects on change, that is exactly when it changed."""
+
+    def __init__(self, columns: Sequence[Column]) -> None:
+        self.columns = columns
+        self._entries: dict[Hashable, tuple[object, list[Row], list[int]]] = {}
+        self._last: TableData | None = None
+
+    def table(self, sources: Sequence[tuple[Hashable, object]], make: Callable[[Hashable, object], list[Row]],
+              headings: Callable[[Hashable, object], list[Row]] | None = None) -> TableData:
+        """Rows for (key, source) pairs in order, made by `make(key, source)`; `headings(key, source)`
+        may put rows before a group (they are not cached)."""
+        rows: list[Row] = []
+        previous = self._entries
+        entries: dict[Hashable, tuple[object, list[Row], list[int]]] = {}
+        made_widths: list[list[int]] = []
+        for key, source in sources:
+            entry = previous.get(key)
+            if entry is None or (entry[0] is not source and not _same_source(entry[0], source)):
+                made = make(key, source)
+                entry = (source, made, measure_widths(self.columns, made))
+                made_widths.append(entry[2])
+            entries[key] = entry
+            if headings is not None:
+                rows.extend(headings(key, source))
+            rows.extend(entry[1])
+        self._entries = entries
+        if self._last is not None and not made_widths and len(entries) == len(previous):
+            return self._last  # nothing changed
+        if self._last is not None and entries.keys() == previous.keys():
+            # Objects were replaced: columns may widen; they shrink at the next change of the key set.
+            widths = widest([self._last.widths, *made_widths], self.columns)
+        else:
+            widths = widest([entry[2] for entry in entries.values()], self.columns)
+        self._last = TableData(rows, widths)
+        return self._last
+
+
+def _same_source(a: object, b: object) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+    return a is b
+
+
+MAX_ERRORS_SHOWN = 3
+
+
+class View(Vertical):
+    """One tab. `build` runs on the worker thread, `show` on the UI thread with its result."""
+
+    TITLE: ClassVar[str] = ""
+    KINDS: ClassVar[tuple[str, ...]] = ()
+    """The kinds the view reads: the banner names those that are forbidden or not served."""
+
+    DEFAULT_CSS = """
+    View > .banner {
+        display: none;
+        background: $error 30%;
+        color: $text;
+        padding: 0 1;
+    }
+    View.-problems > .banner { display: block; }
+    """
+
+    def compose_banner(self) -> Static:
+        return Static("", classes="banner", markup=False)
+
+    @classmethod
+    def new_cache(cls) -> object:
+        """State `build` keeps between rebuilds (owned by the rebuild worker)."""
+        return None
+
+    @staticmethod
+    def build(dashboard: Dashboard, namespace: str | None, cache) -> object:
+        raise NotImplementedError
+
+    def show(self, dashboard: Dashboard, data: object) -> None:
+        raise NotImplementedError
+
+    @property
+    def main_table(self) -> VirtualTable:
+        return self.query(VirtualTable).first()
+
+    @property
+    def focused_table(self) -> VirtualTable:
+        """The table the user is working in (the one with focus, else the main one)."""
+        focused = self.screen.focused
+        if isinstance(focused, VirtualTable) and focused in self.query(VirtualTable):
+            return focused
+        return self.main_table
+
+    def selected_object(self) -> ObjectRef | None:
+        return None
+
+    def explain_target(self) -> ExplainTarget | None:
+        return None
+
+    def show_banner(self, dashboard: Dashboard, errors=()) -> None:
+        """Says which kinds could not be read, and which objects (`errors`) the allocator refused."""
+        problems = dashboard.forbidden(self.KINDS)
+        self.set_class(bool(problems or errors), "-problems")
+        lines = []
+        for status in problems:
+            line = Text(f"{status.kind}: {status.state}", style="bold")
+            if status.message:
+                line.append(f" — {status.message}", style="not bold")
+            lines.append(line)
+        for error in list(errors)[:MAX_ERRORS_SHOWN]:
+            lines.append(Text.assemble(("unreadable ", "bold"), str(error)))
+        if len(errors) > MAX_ERRORS_SHOWN:
+            lines.append(Text(f"… and {len(errors) - MAX_ERRORS_SHOWN} more unreadable objects"))
+        self.query_one(".banner", Static).update(Text("\n").join(lines))

@@ -1,0 +1,295 @@
+"""ResourceClaims and the pods that use them; a pending one opens the allocator's explanation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual.containers import Horizontal, Vertical
+
+from allocator.nodeselector import describe as describe_node_selector
+from kubectl_dra.render.claims import DELETING, PENDING, claim_state, request_text, reserved_for, results
+from tui.dashboard import Dashboard
+from tui.format import CLAIM_STATE_STYLES
+from tui.refs import ExplainTarget, ObjectRef
+from tui.views.base import View
+from tui.messages import ExplainRequested, Navigate
+from tui.views.devices_common import status_lines
+from tui.views.detail import Facts, heading
+from tui.widgets.detail_pane import DetailPane
+from tui.widgets.virtual_table import Column, Row, VirtualTable
+
+CLAIM_COLUMNS = (
+    Column("NAMESPACE", max_width=24),
+    Column("NAME", max_width=40),
+    Column("STATE"),
+    Column("REQUESTS", max_width=40),
+    Column("DEVICES", max_width=48),
+    Column("RESERVED FOR", max_width=40),
+)
+
+POD_COLUMNS = (
+    Column("NAMESPACE", max_width=24),
+    Column("POD", max_width=40),
+    Column("STATE"),
+    Column("CLAIMS", max_width=48),
+    Column("NODE", max_width=32),
+)
+
+POD_STATE_STYLES = {PENDING: "yellow", DELETING: "magenta", "running": "green"}
+
+
+def claim_style(state: str) -> str:
+    """Colour of the CLI's claim state words ("allocated,reserved", "pending,deleting"...)."""
+    return CLAIM_STATE_STYLES[state.split(",")[-1]]
+
+
+def is_pending(state: str) -> bool:
+    return state.split(",")[0] == PENDING
+
+
+def pod_state(pod: dict) -> str:
+    """pending (not scheduled), deleting, or the phase of a scheduled pod."""
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return DELETING
+    if not (pod.get("spec") or {}).get("nodeName"):
+        return PENDING
+    return ((pod.get("status") or {}).get("phase") or "scheduled").lower()
+
+
+def pod_claim_names(pod: dict) -> list[str]:
+    """The ResourceClaim names a pod uses (template-generated ones once the controller made them)."""
+    generated = {
+        entry.get("name"): entry.get("resourceClaimName")
+        for entry in (pod.get("status") or {}).get("resourceClaimStatuses") or []
+    }
+    names = []
+    for entry in (pod.get("spec") or {}).get("resourceClaims") or []:
+        name = entry.get("resourceClaimName") or generated.get(entry.get("name"))
+        names.append(name or f"{entry.get('name')} (from template {entry.get('resourceClaimTemplateName')})")
+    return names
+
+
+def request_summary(claim: dict) -> str:
+    return " ".join(request_text(request) for request in claim["spec"]["devices"].get("requests") or [])
+
+
+def claim_rows(claims: dict, namespace: str | None) -> list[Row]:
+    rows = []
+    for (claim_namespace, name), claim in sorted(claims.items()):
+        if namespace and claim_namespace != namespace:
+            continue
+        state = claim_state(claim)
+        devices = ", ".join(f"{r['pool']}/{r['device']}" for r in results(claim))
+        rows.append(Row(
+            ("ResourceClaim", claim_namespace, name),
+            (claim_namespace, name, state, request_summary(claim), devices, ", ".join(reserved_for(claim))),
+            ("dim", "bold", claim_style(state), "", "", ""),
+        ))
+    return rows
+
+
+def pod_rows(pods: dict, namespace: str | None) -> list[Row]:
+    rows = []
+    for (pod_namespace, name), pod in sorted(pods.items()):
+        if namespace and pod_namespace != namespace:
+            continue
+        state = pod_state(pod)
+        rows.append(Row(
+            ("Pod", pod_namespace, name),
+            (pod_namespace, name, state, ", ".join(pod_claim_names(pod)), (pod.get("spec") or {}).get("nodeName", "")),
+            ("dim", "bold", POD_STATE_STYLES.get(state, ""), "", ""),
+        ))
+    return rows
+
+
+def claim_detail(claim: dict) -> RenderableType:
+    metadata = claim["metadata"]
+    state = claim_state(claim)
+    title = Text()
+    title.append(f"ResourceClaim {metadata['namespace']}/{metadata['name']}", style="bold")
+    title.append("  ")
+    title.append(f" {state} ", style=f"reverse {claim_style(state)}")
+    parts: list[RenderableType] = [title]
+    devices = (claim.get("spec") or {}).get("devices") or {}
+
+    facts = Facts()
+    for request in devices.get("requests") or []:
+        if request.get("exactly") is not None:
+            facts.add(request.get("name", ""), _request_text(request["exactly"]))
+        for option in request.get("firstAvailable") or []:
+            facts.add(f"{request.get('name')}/{option.get('name')}", _request_text(option))
+    parts += [heading("Requests"), facts]
+
+    if devices.get("constraints"):
+        facts = Facts()
+        for constraint in devices["constraints"]:
+            kind = "matchAttribute" if "matchAttribute" in constraint else "distinctAttribute"
+            scope = ", ".join(constraint.get("requests") or []) or "all requests"
+            facts.add(kind, f"{constraint.get(kind)}  ({scope})")
+        parts += [heading("Constraints"), facts]
+
+    allocation = (claim.get("status") or {}).get("allocation")
+    if allocation:
+        facts = Facts()
+        for result in results(claim):
+            notes = [note for flag, note in (("adminAccess", "admin access"), ("shareID", "shared")) if result.get(flag)]
+            consumed = result.get("consumedCapacity")
+            if consumed:
+                notes.append("consumes " + ", ".join(f"{k}={v}" for k, v in consumed.items()))
+            facts.add(result["request"], f"{result['driver']}/{result['pool']}/{result['device']}"
+                          + (f"  [{'; '.join(notes)}]" if notes else ""))
+        where = describe_node_selector(allocation.get("nodeSelector")) or "any node"
+        facts.add(Text("nodes", style="dim"), where)
+        parts += [heading("Allocation"), facts]
+
+    reserved = (claim.get("status") or {}).get("reservedFor") or []
+    if reserved:
+        facts = Facts()
+        for ref in reserved:
+            facts.add(ref.get("resource", "pods"), ref.get("name", ""))
+        parts += [heading("Reserved for"), facts]
+
+    for entry in (claim.get("status") or {}).get("devices") or []:
+        parts.append(heading(f"Status of {entry.get('driver')}/{entry.get('pool')}/{entry.get('device')}"))
+        parts += status_lines(entry)
+    return Group(*parts)
+
+
+def pod_detail(pod: dict) -> RenderableType:
+    metadata = pod["metadata"]
+    state = pod_state(pod)
+    title = Text()
+    title.append(f"Pod {metadata['namespace']}/{metadata['name']}", style="bold")
+    title.append("  ")
+    title.append(f" {state} ", style=f"reverse {POD_STATE_STYLES.get(state, '')}")
+    facts = Facts()
+    for name in pod_claim_names(pod):
+        facts.add("claim", name)
+    node = (pod.get("spec") or {}).get("nodeName")
+    facts.add("node", node or "not scheduled")
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("status") != "True":
+            facts.add("scheduler", Text(condition.get("message") or condition.get("reason") or "", style="yellow"))
+    parts: list[RenderableType] = [title, facts]
+    if state == PENDING:
+        parts.append(Text("\nPress e (or enter) to see why it does not fit.", style="dim"))
+    return Group(*parts)
+
+
+def _request_text(request: dict) -> Text:
+    amount = "all" if request.get("allocationMode") == "All" else str(request.get("count", 1))
+    text = Text(f"{amount}× {request.get('deviceClassName', '')}")
+    for selector in request.get("selectors") or []:
+        text.append(f"\n  {(selector.get('cel') or {}).get('expression', '')}", style="dim")
+    for toleration in request.get("tolerations") or []:
+        text.append(f"\n  tolerates {toleration.get('key', '*')} {toleration.get('effect', '')}", style="dim")
+    if request.get("adminAccess"):
+        text.append("\n  admin access", style="magenta")
+    return text
+
+
+
+
+
+@dataclass
+class ClaimsData:
+    claim_rows: list[Row]
+    pod_rows: list[Row]
+
+
+class ClaimsView(View):
+    TITLE = "Claims"
+    KINDS = ("ResourceClaim", "Pod")
+
+    DEFAULT_CSS = """
+    ClaimsView #claims-tables { width: 3fr; }
+    ClaimsView #claims-table { height: 3fr; }
+    ClaimsView #pods-table { height: 2fr; border-top: hkey $foreground 20%; }
+    ClaimsView #claim-detail { width: 2fr; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._dashboard: Dashboard | None = None
+
+    def compose(self):
+        yield self.compose_banner()
+        with Horizontal():
+            with Vertical(id="claims-tables"):
+                yield VirtualTable(CLAIM_COLUMNS, id="claims-table", empty_message="No ResourceClaims.")
+                yield VirtualTable(POD_COLUMNS, id="pods-table", empty_message="No pods use resource claims.")
+            yield DetailPane(id="claim-detail")
+
+    @classmethod
+    def new_cache(cls) -> dict:
+        return {}
+
+    @staticmethod
+    def build(dashboard: Dashboard, namespace: str | None, cache: dict) -> ClaimsData:
+        # Claims and pods come from one ObjectSet, rebuilt only when those kinds change.
+        if cache.get("objects") is not dashboard.objects or cache.get("namespace") != namespace:
+            cache["objects"], cache["namespace"] = dashboard.objects, namespace
+            cache["data"] = ClaimsData(claim_rows(dashboard.objects.claims, namespace),
+                                       pod_rows(dashboard.objects.pods, namespace))
+        return cache["data"]
+
+    def show(self, dashboard: Dashboard, data: ClaimsData) -> None:
+        self._dashboard = dashboard
+        self.show_banner(dashboard, [e for e in dashboard.objects.errors if e.kind in self.KINDS])
+        self.query_one("#claims-table", VirtualTable).set_rows(data.claim_rows)
+        self.query_one("#pods-table", VirtualTable).set_rows(data.pod_rows)
+        self._show_detail(self.focused_table.highlighted_row)
+
+    def on_virtual_table_highlighted(self, message: VirtualTable.Highlighted) -> None:
+        if message.table is self.focused_table:
+            self._show_detail(message.row)
+
+    def on_descendant_focus(self, event) -> None:
+        if isinstance(event.widget, VirtualTable):
+            self._show_detail(event.widget.highlighted_row)
+
+    def _show_detail(self, row: Row | None) -> None:
+        pane = self.query_one(DetailPane)
+        obj = self._object_for(row)
+        if obj is None:
+            pane.show(None, "")
+        elif row.key[0] == "Pod":
+            pane.show(row.key, pod_detail(obj))
+        else:
+            pane.show(row.key, claim_detail(obj))
+
+    def _object_for(self, row: Row | None) -> dict | None:
+        if row is None or self._dashboard is None:
+            return None
+        kind, namespace, name = row.key
+        objects = self._dashboard.objects
+        return (objects.pods if kind == "Pod" else objects.claims).get((namespace, name))
+
+    def selected_object(self) -> ObjectRef | None:
+        row = self.focused_table.highlighted_row
+        return ObjectRef(*row.key) if row is not None else None
+
+    def explain_target(self) -> ExplainTarget | None:
+        row = self.focused_table.highlighted_row
+        return ExplainTarget(*row.key) if row is not None else None
+
+    def on_virtual_table_selected(self, message: VirtualTable.Selected) -> None:
+        """Enter: a pending claim or pod opens its explanation; an allocated claim shows its first
+        device; a scheduled pod shows its first claim."""
+        obj = self._object_for(message.row)
+        if obj is None:
+            return
+        kind, namespace, name = message.row.key
+        if kind == "Pod":
+            if pod_state(obj) == PENDING:
+                self.post_message(ExplainRequested(ExplainTarget(kind, namespace, name)))
+            elif claims := [n for n in pod_claim_names(obj) if (namespace, n) in self._dashboard.objects.claims]:
+                self.query_one("#claims-table", VirtualTable).move_cursor_to_key(("ResourceClaim", namespace, claims[0]))
+                self.query_one("#claims-table", VirtualTable).focus()
+        elif is_pending(claim_state(obj)):
+            self.post_message(ExplainRequested(ExplainTarget(kind, namespace, name)))
+        elif allocated := results(obj):
+            first = allocated[0]
+            self.post_message(Navigate("devices", key=("device", first["driver"], first["pool"], first["device"])))

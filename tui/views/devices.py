@@ -1,0 +1,104 @@
+"""Every device of every pool, filterable, with a detail pane."""
+
+from __future__ import annotations
+
+from textual.containers import Horizontal
+
+from tui.dashboard import Dashboard
+from tui.messages import Navigate
+from tui.refs import ObjectRef
+from tui.views.base import RowCache, TableData, View
+from tui.views.devices_common import attribute_summary, device_detail, device_state, holders_text, raw_device, state_style
+from tui.widgets.detail_pane import DetailPane
+from tui.widgets.virtual_table import Column, Row, VirtualTable
+
+DEVICE_COLUMNS = (
+    Column("DEVICE", max_width=32),
+    Column("POOL", max_width=32),
+    Column("STATE"),
+    Column("HOLDER", max_width=40),
+    Column("NODES", max_width=28),
+    Column("DRIVER", max_width=28),
+    Column("ATTRIBUTES", max_width=60),
+)
+
+
+def device_row(device) -> Row:
+    state = device_state(device)
+    return Row(
+        ("device", device.driver, device.pool, device.name),
+        (device.name, device.pool, state, holders_text(device), str(device.node_scope), device.driver,
+         attribute_summary(device)),
+        ("bold", "", state_style(state), "", "", "dim", "dim"),
+    )
+
+
+def device_rows(pools, cache: RowCache) -> TableData:
+    return cache.table([((pool.driver, pool.pool), pool) for pool in pools],
+                       lambda _key, pool: [device_row(device) for device in pool.devices])
+
+
+def find_device(dashboard: Dashboard, key: tuple):
+    """The DeviceReport of a ("device", driver, pool, name) row key."""
+    pool = dashboard.pools_by_id.get((key[1], key[2]))
+    return next((device for device in pool.devices if device.name == key[3]), None) if pool else None
+
+
+class DevicesView(View):
+    TITLE = "Devices"
+    KINDS = ("ResourceSlice", "ResourceClaim", "DeviceTaintRule")
+
+    DEFAULT_CSS = """
+    DevicesView #devices-table { width: 3fr; }
+    DevicesView #device-detail { width: 2fr; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._dashboard: Dashboard | None = None
+
+    def compose(self):
+        yield self.compose_banner()
+        with Horizontal():
+            yield VirtualTable(DEVICE_COLUMNS, id="devices-table", empty_message="No devices published.")
+            yield DetailPane(id="device-detail")
+
+    @classmethod
+    def new_cache(cls) -> RowCache:
+        return RowCache(DEVICE_COLUMNS)
+
+    @staticmethod
+    def build(dashboard: Dashboard, namespace: str | None, cache: RowCache) -> TableData:
+        return device_rows(dashboard.pools, cache)
+
+    def show(self, dashboard: Dashboard, data: TableData) -> None:
+        self._dashboard = dashboard
+        self.show_banner(dashboard)
+        table = self.main_table
+        table.set_rows(data.rows, data.widths)
+        self._show_detail(table.highlighted_row)
+
+    def on_virtual_table_highlighted(self, message: VirtualTable.Highlighted) -> None:
+        self._show_detail(message.row)
+
+    def on_virtual_table_selected(self, message: VirtualTable.Selected) -> None:
+        device = find_device(self._dashboard, message.row.key) if self._dashboard else None
+        if device is not None and device.allocated_by:
+            holder = device.allocated_by[0]
+            self.post_message(Navigate("claims", key=("ResourceClaim", holder.claim_namespace, holder.claim_name)))
+
+    def _show_detail(self, row: Row | None) -> None:
+        pane = self.query_one(DetailPane)
+        device = find_device(self._dashboard, row.key) if row is not None and self._dashboard else None
+        if device is None:
+            pane.show(None, "")
+            return
+        dashboard = self._dashboard
+        pool = dashboard.pools_by_id.get((device.driver, device.pool))
+        raw = raw_device(device, dashboard.normalised_slice(device.slice_name))
+        pane.show(row.key, device_detail(device, raw, pool))
+
+    def selected_object(self) -> ObjectRef | None:
+        row = self.main_table.highlighted_row
+        device = find_device(self._dashboard, row.key) if row is not None and self._dashboard else None
+        return ObjectRef("ResourceSlice", None, device.slice_name) if device is not None else None

@@ -1,0 +1,150 @@
+"""How one device reads in a table row and in the detail pane (shared by Pools and Devices).
+
+The state words are the CLI's (`kubectl dra devices`), so both say the same about a device."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from kubectl_dra.render.base import short_name
+from kubectl_dra.render.devices import device_state, holder_text
+from tui.format import (
+    DEVICE_STATE_STYLES, POOL_STATE_LABELS, POOL_STATE_STYLES, TAINT_EFFECT_STYLES, attribute_text, typed_attribute,
+)
+from tui.views.detail import Facts, heading
+
+ATTRIBUTES_IN_SUMMARY = 3
+
+
+def state_style(state: str) -> str:
+    """The colour of a device state word from kubectl_dra's device_state ("Allocated,Tainted"...)."""
+    return DEVICE_STATE_STYLES["Tainted" if state.endswith(",Tainted") else state]
+
+
+def holders_text(device) -> str:
+    """The first holder as the CLI writes it, and how many more there are."""
+    if not device.allocated_by:
+        return ""
+    more = len(device.allocated_by) - 1
+    return holder_text(device.allocated_by[0]) + (f" +{more}" if more else "")
+
+
+def attribute_summary(device) -> str:
+    """The first attributes as `name=value`, the way a selector would name them."""
+    parts = []
+    for name, value in list(device.attributes.items())[:ATTRIBUTES_IN_SUMMARY]:
+        parts.append(f"{short_name(device.driver, name)}={attribute_text(value)}")
+    return " ".join(parts)
+
+
+def raw_device(device, normalised_slice: dict) -> dict:
+    """The device as its slice (normalised to v1) publishes it."""
+    for raw in (normalised_slice.get("spec") or {}).get("devices") or []:
+        if raw.get("name") == device.name:
+            return raw
+    return {}
+
+
+def device_detail(device, raw: dict, pool) -> RenderableType:
+    """Attributes (typed), capacity and what shares consume, counters, taints, holders, status."""
+    state = device_state(device)
+    title = Text()
+    title.append(f"{device.driver} / {device.pool} / {device.name}", style="bold")
+    title.append("  ")
+    title.append(f" {state} ", style=f"reverse {state_style(state)}")
+    parts: list[RenderableType] = [title]
+
+    facts = Facts()
+    facts.add("slice", device.slice_name)
+    facts.add("nodes", str(device.node_scope))
+    if pool is not None:
+        facts.add("pool", Text(POOL_STATE_LABELS[pool.state], style=POOL_STATE_STYLES[pool.state]))
+        if pool.reason:
+            facts.add("", pool.reason)
+    if device.allow_multiple_allocations:
+        facts.add("sharing", "allows multiple allocations")
+    if device.binding_conditions:
+        facts.add("binding", ", ".join(device.binding_conditions))
+    parts.append(facts)
+
+    attributes = raw.get("attributes") or {}
+    if attributes:
+        facts = Facts(3, label_style="")
+        for name, value in attributes.items():
+            type_name, text = typed_attribute(value)
+            facts.add(short_name(device.driver, name), Text(type_name, style="dim"), text)
+        parts += [heading("Attributes"), facts]
+
+    capacity = raw.get("capacity") or {}
+    if capacity:
+        facts = Facts(3, label_style="")
+        for name, value in capacity.items():
+            used = device.consumed_capacity.get(name) or device.consumed_capacity.get(f"{device.driver}/{name}")
+            facts.add(
+                short_name(device.driver, name),
+                str(value.get("value", "")),
+                Text(f"{used} consumed by shares", style="cyan") if used else "",
+            )
+        parts += [heading("Capacity"), facts]
+
+    if device.consumed_counters:
+        facts = Facts()
+        for entry in device.consumed_counters:
+            counters = ", ".join(f"{name}={value}" for name, value in entry["counters"].items())
+            facts.add(entry["counterSet"], counters)
+        parts += [heading("Counters consumed"), facts]
+
+    if device.taints:
+        facts = Facts(3, label_style="")
+        for taint in device.taints:
+            facts.add(
+                f"{taint.key}={taint.value}" if taint.value else taint.key,
+                Text(taint.effect, style=TAINT_EFFECT_STYLES.get(taint.effect, "")),
+                Text(f"from {taint.source}", style="dim"),
+            )
+        parts += [heading("Taints"), facts]
+
+    if device.allocated_by:
+        facts = Facts()
+        for holder in device.allocated_by:
+            claim = f"{holder.claim_namespace}/{holder.claim_name} (request {holder.request})"
+            notes = []
+            if holder.admin_access:
+                notes.append("admin access")
+            if holder.share_id:
+                notes.append(f"share {holder.share_id}")
+            pods = ", ".join(f"{ns}/{name}" for ns, name in holder.pods) or "no pod yet"
+            facts.add("claim", claim + (f"  [{', '.join(notes)}]" if notes else ""))
+            facts.add("pods", pods)
+        parts += [heading("Held by"), facts]
+
+    for entry in device.status:
+        claim = entry["claim"]
+        parts += [heading(f"Status from claim {claim['namespace']}/{claim['name']}")] + status_lines(entry)
+    return Group(*parts)
+
+
+def status_lines(entry: dict) -> list[RenderableType]:
+    """One claim's status.devices entry: conditions, network data, raw data."""
+    facts = Facts()
+    for condition in entry.get("conditions") or []:
+        text = Text(f"{condition.get('type')}={condition.get('status')}",
+                    style="green" if condition.get("status") == "True" else "yellow")
+        detail = " ".join(x for x in (condition.get("reason"), condition.get("message")) if x)
+        facts.add("condition", Text.assemble(text, ("  " + detail) if detail else ""))
+    network = entry.get("networkData") or {}
+    if network:
+        pieces = [network.get("interfaceName") or "", ", ".join(network.get("ips") or []),
+                  network.get("hardwareAddress") or ""]
+        facts.add("network", "  ".join(piece for piece in pieces if piece))
+    if entry.get("data") is not None:
+        facts.add("data", json.dumps(entry["data"], sort_keys=True))
+    if entry.get("shareID"):
+        facts.add("share", entry["shareID"])
+    return [facts]
+
+
+

@@ -1,0 +1,216 @@
+"""Pools, grouped by driver: generation, completeness, node scope and device counts."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rich.console import Group
+from rich.text import Text
+from textual.containers import Horizontal
+from textual.widgets import Static
+
+from tui.dashboard import Dashboard
+from tui.format import POOL_STATE_LABELS, POOL_STATE_STYLES, plural
+from tui.messages import Navigate
+from tui.refs import ObjectRef
+from tui.views.base import RowCache, TableData, View
+from tui.views.detail import Facts
+from tui.views.devices_common import attribute_summary, device_state, holders_text, state_style
+from tui.widgets.virtual_table import Column, Row, VirtualTable
+
+POOL_COLUMNS = (
+    Column("POOL", max_width=40),
+    Column("GEN", align="right"),
+    Column("SLICES", align="right"),
+    Column("STATE"),
+    Column("NODES", max_width=36),
+    Column("TOTAL", align="right"),
+    Column("ALLOC", align="right"),
+    Column("FREE", align="right"),
+    Column("TAINTED", align="right"),
+    Column("REASON", max_width=60),
+)
+
+POOL_DEVICE_COLUMNS = (
+    Column("DEVICE", max_width=32),
+    Column("STATE"),
+    Column("HOLDER", max_width=40),
+    Column("ATTRIBUTES", max_width=80),
+)
+
+
+def pool_row(pool) -> Row:
+    counts = pool.counts
+    pool_style = POOL_STATE_STYLES[pool.state]
+    return Row(
+        ("pool", pool.driver, pool.pool),
+        (
+            pool.pool,
+            str(pool.generation),
+            f"{pool.slices_seen}/{pool.slices_expected}",
+            POOL_STATE_LABELS[pool.state],
+            str(pool.node_scope),
+            str(counts.total),
+            str(counts.allocated),
+            str(counts.free),
+            str(counts.tainted),
+            pool.reason or "",
+        ),
+        ("", "", pool_style if pool.slices_seen != pool.slices_expected else "", pool_style,
+         "", "", "", "green" if counts.free else "dim", "yellow" if counts.tainted else "",
+         pool_style),
+    )
+
+
+def pool_rows(pools, cache: RowCache) -> TableData:
+    """One row per pool, under a heading per driver."""
+    per_driver = Counter(pool.driver for pool in pools)
+    seen: set[str] = set()
+
+    def heading(_key, pool) -> list[Row]:
+        if pool.driver in seen:
+            return []
+        seen.add(pool.driver)
+        label = f"{pool.driver}  ({plural(per_driver[pool.driver], 'pool')})"
+        return [Row(("driver", pool.driver), (label,), heading=True)]
+
+    return cache.table([((pool.driver, pool.pool), pool) for pool in pools], lambda _key, pool: [pool_row(pool)], heading)
+
+
+def pool_device_rows(pool, raw_slices_by_name: dict[str, dict]) -> list[Row]:
+    """The pool's devices grouped under a heading per slice."""
+    by_slice: dict[str, list] = {name: [] for name in pool.slice_names}
+    for device in pool.devices:
+        by_slice.setdefault(device.slice_name, []).append(device)
+    rows: list[Row] = []
+    for slice_name, devices in by_slice.items():
+        slice_ = raw_slices_by_name.get(slice_name) or {}
+        generation = ((slice_.get("spec") or {}).get("pool") or {}).get("generation", "?")
+        rows.append(Row(
+            ("slice", slice_name),
+            (f"slice {slice_name}  generation {generation}  {plural(len(devices), 'device')}",),
+            heading=True,
+        ))
+        for device in devices:
+            state = device_state(device)
+            rows.append(Row(
+                ("device", device.driver, device.pool, device.name),
+                (device.name, state, holders_text(device), attribute_summary(device)),
+                ("", state_style(state), "", "dim"),
+            ))
+    return rows
+
+
+def pool_summary(pool) -> Group:
+    title = Text()
+    title.append(f"{pool.driver} / {pool.pool}", style="bold")
+    title.append("  ")
+    title.append(f" {POOL_STATE_LABELS[pool.state]} ", style=f"reverse {POOL_STATE_STYLES[pool.state]}")
+    facts = Facts()
+    facts.add("generation", str(pool.generation))
+    facts.add("slices", f"{pool.slices_seen} of {pool.slices_expected} seen")
+    if pool.stale_slice_names:
+        facts.add("stale", Text(", ".join(pool.stale_slice_names) + " (older generation, ignored)", style="yellow"))
+    if pool.reason:
+        facts.add("reason", Text(pool.reason, style=POOL_STATE_STYLES[pool.state]))
+    facts.add("nodes", str(pool.node_scope))
+    counts = pool.counts
+    facts.add(
+        "devices",
+        f"{counts.total} total, {counts.allocated} allocated, {counts.free} free, {counts.tainted} tainted",
+    )
+    for set_name, counters in sorted(pool.counter_sets.items()):
+        used = ", ".join(
+            f"{name} {values.get('consumed', 0)}/{values.get('value')}" for name, values in sorted(counters.items())
+        )
+        facts.add(f"counters {set_name}", used)
+    return Group(title, facts)
+
+
+class PoolsView(View):
+    TITLE = "Pools"
+    KINDS = ("ResourceSlice", "ResourceClaim", "DeviceTaintRule")
+
+    DEFAULT_CSS = """
+    PoolsView #pools-table { height: 1fr; }
+    PoolsView #pool-detail { height: 45%; border-top: hkey $foreground 20%; }
+    PoolsView #pool-summary { width: 46; padding: 0 1; }
+    PoolsView #pool-devices { width: 1fr; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._dashboard: Dashboard | None = None
+        self._shown_pool = None
+        """The PoolReport on show below the table."""
+
+    def compose(self):
+        yield self.compose_banner()
+        yield VirtualTable(POOL_COLUMNS, id="pools-table", empty_message="No ResourceSlices published.")
+        with Horizontal(id="pool-detail"):
+            yield Static("", id="pool-summary")
+            yield VirtualTable(POOL_DEVICE_COLUMNS, id="pool-devices", empty_message="Select a pool.")
+
+    @classmethod
+    def new_cache(cls) -> RowCache:
+        return RowCache(POOL_COLUMNS)
+
+    @staticmethod
+    def build(dashboard: Dashboard, namespace: str | None, cache: RowCache) -> TableData:
+        return pool_rows(dashboard.pools, cache)
+
+    def show(self, dashboard: Dashboard, data: TableData) -> None:
+        self._dashboard = dashboard
+        self.show_banner(dashboard, dashboard.errors)
+        table = self.query_one("#pools-table", VirtualTable)
+        table.set_rows(data.rows, data.widths)
+        self._show_pool(table.highlighted_row)
+
+    def on_virtual_table_highlighted(self, message: VirtualTable.Highlighted) -> None:
+        if message.table.id == "pools-table":
+            self._show_pool(message.row)
+
+    def on_virtual_table_selected(self, message: VirtualTable.Selected) -> None:
+        if message.table.id == "pools-table":
+            self.query_one("#pool-devices", VirtualTable).focus()
+        elif message.table.id == "pool-devices":
+            self.post_message(Navigate("devices", key=message.row.key))
+
+    def _show_pool(self, row: Row | None) -> None:
+        pool = None
+        if row is not None and self._dashboard is not None:
+            pool = self._dashboard.pools_by_id.get((row.key[1], row.key[2]))
+        if pool is self._shown_pool:
+            return  # the same report object: nothing in the pool changed
+        self._shown_pool = pool
+        devices = self.query_one("#pool-devices", VirtualTable)
+        summary = self.query_one("#pool-summary", Static)
+        if pool is None:
+            summary.update("")
+            devices.set_rows([])
+            return
+        summary.update(pool_summary(pool))
+        devices.set_rows(pool_device_rows(pool, self._dashboard.raw_slices_by_name))
+
+    def selected_pool(self):
+        row = self.query_one("#pools-table", VirtualTable).highlighted_row
+        if row is None or self._dashboard is None:
+            return None
+        return self._dashboard.pools_by_id.get((row.key[1], row.key[2]))
+
+    def selected_object(self) -> ObjectRef | None:
+        table = self.focused_table
+        row = table.highlighted_row
+        if row is None:
+            return None
+        if table.id == "pool-devices":
+            device = row.key
+            pool = self._dashboard.pools_by_id.get((device[1], device[2])) if self._dashboard else None
+            for report in pool.devices if pool else ():
+                if report.name == device[3]:
+                    return ObjectRef("ResourceSlice", None, report.slice_name)
+            return None
+        pool = self.selected_pool()
+        if pool is not None and pool.slice_names:
+            return ObjectRef("ResourceSlice", None, pool.slice_names[0])
+        return None

@@ -1,0 +1,68 @@
+"""The top line: which cluster, which API, and whether what is on screen is current."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from tui.format import clock_time
+
+
+def connection_text(connection, namespace: str | None, pools_pending: int | None = None) -> Text:
+    """Renders a kubectl_dra.store.ConnectionInfo as one line of styled text."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(" kubectl dra ", style="bold reverse")
+    text.append("  ")
+    _field(text, "context", connection.context or "-")
+    _field(text, "cluster", connection.server_version or "-")
+    _field(text, "api", connection.resource_api_version or "-")
+    _field(text, "ns", namespace or "all")
+    text.append_text(connection_state(connection))
+    if connection.last_event_at is not None:
+        text.append("  last event ", style="dim")
+        text.append(clock_time(connection.last_event_at))
+    if pools_pending is None:
+        text.append("  analysing…", style="bold yellow")
+    elif pools_pending:
+        text.append(f"  analysing {pools_pending} more pools…", style="bold yellow")
+    return text
+
+
+def connection_state(connection) -> Text:
+    """"live", "reconnecting since ...", "from snapshot" (and a stale warning)."""
+    mode = connection.mode
+    if mode == "live":
+        state = Text("● live", style="bold green")
+    elif mode == "reconnecting":
+        state = Text(f"● reconnecting since {clock_time(connection.since)}", style="bold yellow")
+    elif mode == "demo":
+        state = Text("■ demo snapshot", style="bold cyan")
+    else:
+        source = f" {connection.source}" if connection.source else ""
+        state = Text(f"■ from snapshot{source}", style="bold cyan")
+    if connection.stale:
+        state.append("  STALE: watch lost, data may be out of date", style="bold white on red")
+    return state
+
+
+def _field(text: Text, label: str, value: str) -> None:
+    text.append(f"{label} ", style="dim")
+    text.append(value, style="bold")
+    text.append("  ")
+
+
+class ClusterHeader(Static):
+    """Context, cluster version, served API version, connection state, last event time."""
+
+    DEFAULT_CSS = """
+    ClusterHeader {
+        height: 1;
+        background: $panel;
+        color: $foreground;
+    }
+    """
+
+    def show(self, connection, namespace: str | None, pools_pending: int | None = 0) -> None:
+        """`pools_pending`: pools still being analysed (None: nothing analysed yet)."""
+        self.update(connection_text(connection, namespace, pools_pending))
+        self.set_class(bool(connection.stale), "-stale")
