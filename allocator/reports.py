@@ -12,7 +12,7 @@ from .features import Features
 from .gcpause import paused_gc
 from .index import ClusterIndex, cluster_index
 from .model import Device, DeviceID, Slice, Taint
-from .nodeselector import describe as describe_selector
+from .nodeselector import NodeSelectorError, describe as describe_selector, node_matches
 from .objects import ObjectSet
 from .pools import available_counters, build_pool, counter_shortage
 from .quantity import Quantity
@@ -39,6 +39,15 @@ class NodeScope:
             return "per device"
         return "mixed"
 
+    def reaches(self, node: dict) -> bool:
+        """Whether devices with this scope can be used on the node (an invalid selector reaches none)."""
+        if self.kind not in ("node", "allNodes", "nodeSelector"):
+            return False
+        try:
+            return node_matches(node, self.node_name, self.kind == "allNodes", self.node_selector)
+        except NodeSelectorError:
+            return False
+
     def to_dict(self) -> dict:
         data: dict = {"type": self.kind, "description": str(self)}
         if self.node_name:
@@ -48,16 +57,22 @@ class NodeScope:
         return data
 
 
-def _scope_of(slice_or_device) -> NodeScope:
-    if getattr(slice_or_device, "per_device_node_selection", False):
+def scope_of(selection: dict) -> NodeScope:
+    """The node scope of a slice spec or (per-device selection) a device, as API dicts."""
+    if selection.get("perDeviceNodeSelection"):
         return NodeScope("perDevice")
-    if slice_or_device.node_name:
-        return NodeScope("node", node_name=slice_or_device.node_name)
-    if slice_or_device.all_nodes:
+    if selection.get("nodeName"):
+        return NodeScope("node", node_name=selection["nodeName"])
+    if selection.get("allNodes"):
         return NodeScope("allNodes")
-    if slice_or_device.node_selector is not None:
-        return NodeScope("nodeSelector", node_selector=slice_or_device.node_selector)
+    if selection.get("nodeSelector") is not None:
+        return NodeScope("nodeSelector", node_selector=selection["nodeSelector"])
     return NodeScope("mixed")
+
+
+def _scope_of(slice_or_device) -> NodeScope:
+    raw = slice_or_device.raw
+    return scope_of(raw["spec"] if "spec" in raw else raw)
 
 
 @dataclass

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 
 import allocator
-from allocator.nodeselector import NodeSelectorError, node_matches
 
 from kubectl_dra.store import Store
 
@@ -34,20 +33,11 @@ class Inventory:
     def pool_by_id(self) -> dict[tuple[str, str], allocator.PoolReport]:
         return {(pool.driver, pool.pool): pool for pool in self.pools}
 
-    def reaches(self, scope: allocator.NodeScope, node: dict) -> bool:
-        """Whether devices with this node scope can be used on the node."""
-        if scope.kind not in ("node", "allNodes", "nodeSelector"):
-            return False
-        try:
-            return node_matches(node, scope.node_name, scope.kind == "allNodes", scope.node_selector)
-        except NodeSelectorError:
-            return False  # the pool report already says the selector is invalid
-
     def devices_on(self, node: dict) -> list[allocator.DeviceReport]:
-        return [device for device in self.devices if self.reaches(device.node_scope, node)]
+        return [device for device in self.devices if device.node_scope.reaches(node)]
 
     def pools_on(self, node: dict) -> list[allocator.PoolReport]:
-        return [pool for pool in self.pools if any(self.reaches(d.node_scope, node) for d in pool.devices)]
+        return [pool for pool in self.pools if any(d.node_scope.reaches(node) for d in pool.devices)]
 
     def class_members(self, class_name: str) -> set[allocator.DeviceID]:
         """Devices of the current generation that a DeviceClass's selectors accept."""

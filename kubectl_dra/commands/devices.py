@@ -38,7 +38,7 @@ def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tai
         node_obj = inventory.objs.nodes.get(node)
         if node_obj is None:
             raise InputError(f"Node/{node} not found")
-        records = [d for d in records if inventory.reaches(d.node_scope, node_obj)]
+        records = [d for d in records if d.node_scope.reaches(node_obj)]
     if device_class:
         if device_class not in inventory.objs.device_classes:
             raise InputError(f"DeviceClass/{device_class} not found")

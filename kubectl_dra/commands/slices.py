@@ -47,5 +47,5 @@ def slices(ctx, output, no_headers, selector, driver, pool, node):
 
 def _reaches(inventory, record, node) -> bool:
     if record.node_scope.kind == "perDevice":
-        return any(inventory.reaches(d.node_scope, node) for d in inventory.devices if d.slice_name == record.name)
-    return inventory.reaches(record.node_scope, node)
+        return any(d.node_scope.reaches(node) for d in inventory.devices if d.slice_name == record.name)
+    return record.node_scope.reaches(node)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import allocator
+from allocator.reports import scope_of
 
 from kubectl_dra.render.base import Column, ListView, age, joined, state_style
 
@@ -31,16 +32,7 @@ class SliceRecord:
 
     @property
     def node_scope(self) -> allocator.NodeScope:
-        spec = self.spec
-        if spec.get("perDeviceNodeSelection"):
-            return allocator.NodeScope("perDevice")
-        if spec.get("nodeName"):
-            return allocator.NodeScope("node", node_name=spec["nodeName"])
-        if spec.get("allNodes"):
-            return allocator.NodeScope("allNodes")
-        if spec.get("nodeSelector") is not None:
-            return allocator.NodeScope("nodeSelector", node_selector=spec["nodeSelector"])
-        return allocator.NodeScope("mixed")
+        return scope_of(self.spec)
 
 
 class SlicesView(ListView):

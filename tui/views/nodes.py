@@ -10,7 +10,6 @@ from rich.table import Table
 from rich.text import Text
 from textual.containers import Horizontal
 
-from allocator.nodeselector import NodeSelectorError, node_matches
 from tui.dashboard import Dashboard
 from tui.format import POOL_STATE_LABELS, POOL_STATE_STYLES, plural
 from tui.refs import ObjectRef
@@ -56,13 +55,6 @@ class NodeEntry:
         return counts
 
 
-def scope_reaches(scope, node: dict) -> bool:
-    try:
-        return node_matches(node, scope.node_name, scope.kind == "allNodes", scope.node_selector)
-    except NodeSelectorError:
-        return False  # the pool is reported invalid; it reaches no node
-
-
 class NodesCache:
     """What `NodesView.build` keeps between rebuilds."""
 
@@ -81,9 +73,9 @@ def _shared_reach(pool, nodes: dict[str, dict], cache: NodesCache) -> dict[str, 
     reach = {}
     for name, node in nodes.items():
         if pool.node_scope.kind in ("perDevice", "mixed"):  # each device carries its own scope
-            devices = [device for device in pool.devices if scope_reaches(device.node_scope, node)]
+            devices = [device for device in pool.devices if device.node_scope.reaches(node)]
         else:
-            devices = list(pool.devices) if scope_reaches(pool.node_scope, node) else []
+            devices = list(pool.devices) if pool.node_scope.reaches(node) else []
         if devices:
             reach[name] = devices
     cache.shared_reach[key] = (pool, nodes, reach)
