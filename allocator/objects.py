@@ -148,7 +148,14 @@ def normalise(obj: dict) -> tuple[str | None, dict]:
             raise FieldError("apiVersion", f"{api_version!r} is not a version of {kind} (want v1)")
     else:
         return None, obj
-    obj = json_copy(obj)
+    if kind == "ResourceSlice" and version != "v1beta1":
+        # Slices are the bulk of a cluster (40,000 devices = 5,000 slices): they are validated
+        # without being modified, so only the top level is copied and the spec is shared.
+        obj = dict(obj)
+        if isinstance(obj.get("metadata"), dict):
+            obj["metadata"] = dict(obj["metadata"])
+    else:
+        obj = json_copy(obj)
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
         raise FieldError("metadata", "missing")
@@ -209,6 +216,26 @@ def _list(parent: dict, key: str, path: str) -> list:
     return value
 
 
+def _peek_dict(parent: dict, key: str, path: str) -> dict:
+    """Like _dict with an empty default, but never stores into `parent`."""
+    value = parent.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise FieldError(path, f"must be an object, not {type(value).__name__}")
+    return value
+
+
+def _peek_list(parent: dict, key: str, path: str) -> list:
+    """Like _list, but never stores into `parent`."""
+    value = parent.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise FieldError(path, f"must be a list, not {type(value).__name__}")
+    return value
+
+
 def _string(parent: dict, key: str, path: str, required: bool = True) -> str | None:
     value = parent.get(key)
     if value is None or value == "":
@@ -257,7 +284,7 @@ def _selectors(spec: dict, path: str) -> None:
             raise FieldError(f"{path}[{i}].cel.expression", "required string")
 
 
-def _node_selector(value: Any, path: str) -> None:
+def _node_selector(value: Any, path: str, store: bool = True) -> None:
     if value is None:
         return
     if not isinstance(value, dict):
@@ -269,25 +296,29 @@ def _node_selector(value: Any, path: str) -> None:
         if not isinstance(term, dict):
             raise FieldError(f"{path}.nodeSelectorTerms[{t}]", "must be an object")
         for key in ("matchExpressions", "matchFields"):
-            for r, req in enumerate(_list(term, key, f"{path}.nodeSelectorTerms[{t}].{key}")):
+            reqs = _list(term, key, f"{path}.nodeSelectorTerms[{t}].{key}") if store else \
+                _peek_list(term, key, f"{path}.nodeSelectorTerms[{t}].{key}")
+            for r, req in enumerate(reqs):
                 rpath = f"{path}.nodeSelectorTerms[{t}].{key}[{r}]"
                 if not isinstance(req, dict):
                     raise FieldError(rpath, "must be an object")
                 _string(req, "key", f"{rpath}.key")
                 _string(req, "operator", f"{rpath}.operator")
-                values = req.setdefault("values", []) or []
-                req["values"] = values
+                values = req.get("values") or []
+                if store:
+                    req["values"] = values
                 if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
                     raise FieldError(f"{rpath}.values", "must be a list of strings")
 
 
-def _taints(parent: dict, path: str) -> None:
-    for i, taint in enumerate(_list(parent, "taints", path)):
+def _taints(parent: dict, path: str, store: bool = True) -> None:
+    for i, taint in enumerate(_list(parent, "taints", path) if store else _peek_list(parent, "taints", path)):
         if not isinstance(taint, dict):
             raise FieldError(f"{path}[{i}]", "must be an object")
         _string(taint, "key", f"{path}[{i}].key")
         _string(taint, "effect", f"{path}[{i}].effect")
-        taint.setdefault("value", "")
+        if store:
+            taint.setdefault("value", "")
 
 
 def _tolerations(parent: dict, path: str) -> None:
@@ -310,22 +341,29 @@ _ATTRIBUTE_TYPE_SET = frozenset(_ATTRIBUTE_TYPES)
 
 
 def _normalise_slice(obj: dict, version: str) -> None:
+    # Read-only for v1/v1beta2 (see normalise): nothing may be stored into spec.
     spec = _dict(obj, "spec", "spec")
     _string(spec, "driver", "spec.driver")
     pool = _dict(spec, "pool", "spec.pool")
     _string(pool, "name", "spec.pool.name")
-    _int(pool, "generation", "spec.pool.generation", default=0)
-    count = _int(pool, "resourceSliceCount", "spec.pool.resourceSliceCount")
+    generation = pool.get("generation")
+    if generation is not None and (isinstance(generation, bool) or not isinstance(generation, int)):
+        raise FieldError("spec.pool.generation", f"must be an integer, not {generation!r}")
+    count = pool.get("resourceSliceCount")
+    if count is None:
+        raise FieldError("spec.pool.resourceSliceCount", "required")
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise FieldError("spec.pool.resourceSliceCount", f"must be an integer, not {count!r}")
     if count < 1:
         raise FieldError("spec.pool.resourceSliceCount", f"must be positive, not {count}")
-    _node_selector(spec.get("nodeSelector"), "spec.nodeSelector")
-    for c, counter_set in enumerate(_list(spec, "sharedCounters", "spec.sharedCounters")):
+    _node_selector(spec.get("nodeSelector"), "spec.nodeSelector", store=False)
+    for c, counter_set in enumerate(_peek_list(spec, "sharedCounters", "spec.sharedCounters")):
         cpath = f"spec.sharedCounters[{c}]"
         if not isinstance(counter_set, dict):
             raise FieldError(cpath, "must be an object")
         _string(counter_set, "name", f"{cpath}.name")
         _counters(counter_set, f"{cpath}.counters")
-    for d, device in enumerate(_list(spec, "devices", "spec.devices")):
+    for d, device in enumerate(_peek_list(spec, "devices", "spec.devices")):
         dpath = f"spec.devices[{d}]"
         if not isinstance(device, dict):
             raise FieldError(dpath, "must be an object")
@@ -337,7 +375,7 @@ def _normalise_slice(obj: dict, version: str) -> None:
                 if key in basic:
                     device[key] = basic[key]
         _string(device, "name", f"{dpath}.name")
-        for name, attr in _dict(device, "attributes", f"{dpath}.attributes", default={}).items():
+        for name, attr in _peek_dict(device, "attributes", f"{dpath}.attributes").items():
             apath = f"{dpath}.attributes[{name}]"
             if not isinstance(attr, dict):
                 raise FieldError(apath, "must be an object")
@@ -346,7 +384,7 @@ def _normalise_slice(obj: dict, version: str) -> None:
             present = [t for t in _ATTRIBUTE_TYPES if attr.get(t) is not None]
             if len(present) != 1:
                 raise FieldError(apath, f"exactly one of {', '.join(_ATTRIBUTE_TYPES)} must be set")
-        for name, cap in _dict(device, "capacity", f"{dpath}.capacity", default={}).items():
+        for name, cap in _peek_dict(device, "capacity", f"{dpath}.capacity").items():
             cpath = f"{dpath}.capacity[{name}]"
             if not isinstance(cap, dict) or "value" not in cap:
                 raise FieldError(f"{cpath}.value", "required")
@@ -366,20 +404,20 @@ def _normalise_slice(obj: dict, version: str) -> None:
                     for key in ("min", "max", "step"):
                         if valid_range.get(key) is not None:
                             _quantity(valid_range[key], f"{cpath}.requestPolicy.validRange.{key}")
-        for c, consumption in enumerate(_list(device, "consumesCounters", f"{dpath}.consumesCounters")):
+        for c, consumption in enumerate(_peek_list(device, "consumesCounters", f"{dpath}.consumesCounters")):
             cpath = f"{dpath}.consumesCounters[{c}]"
             if not isinstance(consumption, dict):
                 raise FieldError(cpath, "must be an object")
             _string(consumption, "counterSet", f"{cpath}.counterSet")
-            _counters(consumption, f"{cpath}.counters")
-        _node_selector(device.get("nodeSelector"), f"{dpath}.nodeSelector")
-        _taints(device, f"{dpath}.taints")
-        _list(device, "bindingConditions", f"{dpath}.bindingConditions")
-        _list(device, "bindingFailureConditions", f"{dpath}.bindingFailureConditions")
+            _counters(consumption, f"{cpath}.counters", store=False)
+        _node_selector(device.get("nodeSelector"), f"{dpath}.nodeSelector", store=False)
+        _taints(device, f"{dpath}.taints", store=False)
+        _peek_list(device, "bindingConditions", f"{dpath}.bindingConditions")
+        _peek_list(device, "bindingFailureConditions", f"{dpath}.bindingFailureConditions")
 
 
-def _counters(parent: dict, path: str) -> None:
-    counters = _dict(parent, "counters", path, default={})
+def _counters(parent: dict, path: str, store: bool = True) -> None:
+    counters = _dict(parent, "counters", path, default={}) if store else _peek_dict(parent, "counters", path)
     for name, counter in counters.items():
         if not isinstance(counter, dict) or "value" not in counter:
             raise FieldError(f"{path}[{name}].value", "required")
