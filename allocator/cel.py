@@ -781,8 +781,14 @@ def _bound_alias(tokens: list[_Token], first: int, last: int) -> str | None:
 # --- compiled selectors ------------------------------------------------------------------
 
 
+_PLAIN_TYPES = {str: "str", int: "int", bool: "bool"}
+
+
 def _value_key(value: Any) -> Hashable:
     """Hashable identity of an attribute/capacity value, distinguishing types."""
+    plain = _PLAIN_TYPES.get(type(value))
+    if plain is not None:
+        return (plain, value)
     if isinstance(value, Quantity):
         return ("quantity", value.amount)
     if isinstance(value, Semver):
@@ -960,6 +966,7 @@ class SelectorCompiler:
         self._compiled: dict[str, CompiledSelector | CelCompileError] = {}
         self._device_cache: dict[int, tuple[Any, dict[str, Any]]] = {}
         self._split_cache: dict[int, tuple[Any, tuple]] = {}
+        self._split_names: dict[tuple[str, str], tuple[str, str]] = {}
 
     def compile(self, expression: str) -> CompiledSelector:
         cached = self._compiled.get(expression)
@@ -992,12 +999,16 @@ class SelectorCompiler:
         if cached is not None and cached[0] is device:
             return cached[1]
         driver = device.driver
+        names = self._split_names
         parts = []
         for kind, values in (("a", device.attributes), ("c", device.capacity)):
             for name, value in values.items():
-                domain, ident = split_qualified_name(name, driver)
-                parts.append((kind, domain, ident, name, _value_key(value)))
-        parts.sort()
+                split = names.get((name, driver))
+                if split is None:
+                    split = names[(name, driver)] = split_qualified_name(name, driver)
+                parts.append((kind, split[0], split[1], name, _value_key(value)))
+        # Insertion order, not sorted: devices published alike list attributes alike, and a
+        # different order only costs a cache miss, never a wrong answer.
         entries = tuple(parts)
         if len(self._split_cache) >= 200_000:
             self._split_cache.clear()

@@ -9,6 +9,7 @@ supported features cover the enabled ones.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 OLDEST_MINOR = 34
@@ -101,7 +102,7 @@ class Features:
         }
         return {name for name, on in enabled.items() if on}
 
-    @property
+    @functools.cached_property
     def variant(self) -> str:
         wanted = self.allocator_features()
         if self.minor >= 36 and wanted <= _STABLE_SUPPORTS:
