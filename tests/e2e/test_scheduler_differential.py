@@ -1,5 +1,6 @@
-"""draoracle against the real kube-scheduler: generated scenarios are created in the real API
-server, the scheduler acts, and its decision must be one draoracle allowed: a pod is bound only to a
+"""draoracle and our allocator against the real kube-scheduler: generated scenarios are created in
+the real API server, the scheduler acts, and its decision must be one that both draoracle and
+kubectl-dra's explanation allowed: a pod is bound only to a
 node draoracle says Fits, its claims get exactly the devices draoracle chose for that node, a pod
 draoracle says fits nowhere stays Pending with the scheduler's DRA message, and an error on any node
 keeps the pod Pending with that error.
@@ -148,12 +149,30 @@ def test_real_scheduler_decides_within_what_draoracle_allows(cluster, kube, orac
         try:
             in_cluster.create()
             failure = judge(kube, in_cluster.namespace, scenario, report)
+            ours = judge(kube, in_cluster.namespace, scenario, python_report(scenario))
+            if ours:
+                failure = (failure + "; " if failure else "") + f"kubectl-dra: {ours}"
         finally:
             in_cluster.delete()
         if failure:
             failures.append(f"scenario {scenario.id} (.venv/bin/python -m tests.e2e.differential --seed "
                             f"{scenario.seed} --minor 37): {failure}")
     assert not failures, "\n".join(failures)
+
+
+def python_report(scenario) -> dict:
+    """Our explanation in draoracle's report shape, so the same judge applies to both."""
+    import allocator
+
+    objs = allocator.load_objects(scenario.objects)
+    features = allocator.Features.for_version(scenario.minor, overrides=dict(scenario.feature_gates) or None)
+    exp = allocator.explain_pod(objs, scenario.pod[0], scenario.pod[1], features)
+    return {
+        "claims": [{"claim": f"{c.namespace}/{c.name}", "allocated": c.state == "Allocated"} for c in exp.claims],
+        "nodes": [{"node": v.node, "verdict": v.verdict, "error": v.message if v.verdict == "Error" else "",
+                   "results": [results for _, results in v.chosen] if v.verdict == "Fits" else []}
+                  for v in exp.nodes],
+    }
 
 
 def judge(kube, namespace: str, scenario, report: dict) -> str | None:
