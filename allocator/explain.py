@@ -511,7 +511,7 @@ class _Diagnoser:
                     outcome.candidates += 1
                     found = searched.get(device.id)
                     if found is not None:
-                        outcome.rejected.append(DeviceRejection(device.id, found.code, found.message))
+                        outcome.rejected.append(DeviceRejection(device.id, found.code, str(found.message)))
                 else:
                     outcome.rejected.append(rejection)
         if wanted == "All":

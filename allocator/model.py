@@ -12,6 +12,19 @@ from .quantity import Quantity, parse_quantity
 from .semver import parse_semver
 
 
+def amount(q: Quantity):
+    """The exact value of a quantity: an int when whole (fast arithmetic), else a Fraction."""
+    value = q.amount
+    return value.numerator if value.denominator == 1 else value
+
+
+def format_amount(value, like: Quantity) -> str:
+    """A counter value printed the way the API prints quantities in `like`'s format."""
+    if isinstance(value, int):
+        return str(Quantity.from_int(value, like.format))
+    return str(value)
+
+
 class DeviceID(NamedTuple):
     driver: str
     pool: str
@@ -83,6 +96,7 @@ class Device:
         "id", "name", "slice", "raw", "raw_attributes", "attributes", "capacity", "consumes_counters",
         "taints", "binding_conditions", "binding_failure_conditions", "binds_to_node",
         "allow_multiple_allocations", "node_name", "node_selector", "all_nodes", "position", "policies",
+        "counter_amounts",
     )
 
     def __init__(self, raw: dict, slice_: "Slice", position: int, extra_taints: list[Taint]):
@@ -103,6 +117,10 @@ class Device:
             (c["counterSet"], {name: parse_quantity(v["value"]) for name, v in (c.get("counters") or {}).items()})
             for c in consumes
         ] if consumes else []
+        # Exact numbers for the search's counter arithmetic (Quantity objects are kept for messages).
+        self.counter_amounts: list[tuple[str, dict[str, object]]] = [
+            (set_name, {name: amount(q) for name, q in counters.items()}) for set_name, counters in self.consumes_counters
+        ]
         taints = raw.get("taints")
         self.taints: list[Taint] = [
             Taint(t["key"], t.get("value") or "", t["effect"], "slice", t.get("timeAdded")) for t in taints

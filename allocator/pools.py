@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from .features import Features
 from .index import ClusterIndex
-from .model import Device, Slice
+from .model import Device, Slice, amount, format_amount
 from .nodeselector import NodeSelectorError, node_matches
 from .quantity import Quantity
 
@@ -200,32 +200,34 @@ def _missing_counters(counter_sets: dict[str, dict], slices: list[Slice]) -> str
 
 
 def available_counters(counter_sets: dict[str, dict[str, Quantity]], slices: list[Slice],
-                       is_allocated) -> dict[str, dict[str, Quantity]]:
-    """Counters left after the devices that are already allocated (may go negative).
+                       is_allocated) -> dict[str, dict[str, object]]:
+    """Counters left (exact numbers, may go negative) after the devices already allocated.
 
     Mirrors checkAvailableCounters' first part (allocator_incubating.go): every allocated device
     of the pool, on slices targeting the node or not, consumes its counters.
     """
-    available = {name: dict(counters) for name, counters in counter_sets.items()}
+    available = {set_name: {name: amount(q) for name, q in counters.items()}
+                 for set_name, counters in counter_sets.items()}
     for s in slices:
         for device in s.devices:
-            if not device.consumes_counters or not is_allocated(device.id):
+            if not device.counter_amounts or not is_allocated(device.id):
                 continue
-            for set_name, counters in device.consumes_counters:
+            for set_name, counters in device.counter_amounts:
                 target = available.get(set_name)
                 if target is None:
                     continue
                 for name, value in counters.items():
                     if name in target:
-                        target[name] = target[name] - value
+                        target[name] -= value
     return available
 
 
-def counter_shortage(device: Device, available: dict[str, dict[str, Quantity]]) -> str | None:
+def counter_shortage(device: Device, available: dict[str, dict[str, object]]) -> str | None:
     """Why the device's counters do not fit into what is available, or None."""
-    for set_name, counters in device.consumes_counters:
+    for (set_name, counters), (_, shown) in zip(device.counter_amounts, device.consumes_counters):
         for name, value in counters.items():
             left = available.get(set_name, {}).get(name)
             if left is not None and left < value:
-                return f"counter set {set_name}, counter {name}: device needs {value}, {left} left"
+                return (f"counter set {set_name}, counter {name}: device needs {shown[name]}, "
+                        f"{format_amount(left, shown[name])} left")
     return None

@@ -20,7 +20,7 @@ from .cel import CelCompileError, CelRuntimeError, SelectorCompiler
 from .constraints import Constraint, build_constraints
 from .features import Features
 from .index import ClusterIndex
-from .model import Device, DeviceID
+from .model import Device, DeviceID, format_amount
 from .nodeselector import NodeSelectorError, node_matches
 from .pools import AllocatorError, NodeUnschedulable, Pool, available_counters, gather_pools
 from .quantity import Quantity, parse_quantity
@@ -28,7 +28,6 @@ from .state import AllocatedState
 from .taints import untolerated_taints
 
 RESULTS_MAX = 32  # resourceapi.AllocationResultsMaxSize
-_ZERO = parse_quantity(0)
 _NO_SUCH_KEY_HINT = (". consider using CEL optional chaining (.? followed by orValue()) "
                      "or guarding the check with has() for optional fields")
 
@@ -45,6 +44,22 @@ COUNTERS_DISABLED = "PartitionableDevicesDisabled"
 COUNTERS = "CountersExhausted"
 TAINTED = "TaintNotTolerated"
 CONSTRAINT = "ConstraintConflict"
+
+
+class _CounterShortage:
+    """Formats its message only when an explanation shows it: the search meets many of these."""
+
+    __slots__ = ("device", "pool", "set_name", "name", "left", "taken")
+
+    def __init__(self, device: Device, pool: Pool, set_name: str, name: str, left, taken):
+        self.device, self.pool, self.set_name, self.name, self.left, self.taken = device, pool, set_name, name, left, taken
+
+    def __str__(self) -> str:
+        need = dict(self.device.counter_amounts).get(self.set_name, {}).get(self.name, 0)
+        shown = dict(self.device.consumes_counters).get(self.set_name, {}).get(self.name)
+        like = shown if shown is not None else next(iter(self.pool.counter_sets[self.set_name].values()))
+        return (f"counter set {self.set_name}, counter {self.name}: device needs {format_amount(need, like)}, "
+                f"{format_amount(self.left - (self.taken - need), like)} left")
 
 
 class _MaxSizeExceeded(Exception):
@@ -129,7 +144,7 @@ class ChosenDevice:
 @dataclass
 class Rejection:
     code: str
-    message: str
+    message: object  # str, or an object whose str() is the message (formatted on demand)
 
 
 @dataclass
@@ -139,7 +154,7 @@ class SearchTrace:
     rejected: dict[tuple[int, str], dict[DeviceID, Rejection]] = field(default_factory=dict)
     allocate_one_calls: int = 0
 
-    def note(self, claim_index: int, request: Request, device: Device, code: str, message: str) -> None:
+    def note(self, claim_index: int, request: Request, device: Device, code: str, message: object) -> None:
         bucket = self.rejected.setdefault((claim_index, request.full_name), {})
         bucket.setdefault(device.id, Rejection(code, message))
 
@@ -200,7 +215,7 @@ class Allocator:
         self.state = state
         self.classes = classes
         self.selectors = selectors or SelectorEvaluator(features)
-        self.available_counters: dict[tuple[str, str], dict[str, dict[str, Quantity]]] = {}
+        self.available_counters: dict[tuple[str, str], dict[str, dict[str, object]]] = {}
 
     def allocate(self, node: dict, claims: list[ClaimSpec], trace: SearchTrace | None = None,
                  pools: list[Pool] | None = None) -> "list[dict] | None":
@@ -224,7 +239,7 @@ class _Attempt:
         self.constraints: list[list[Constraint]] = []
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Quantity]] = {}
-        self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, Quantity]]] = {}
+        self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, object]]] = {}
         self.results: list[list[ChosenDevice]] = [[] for _ in claims]
         self.selectable_cache: dict[tuple[DeviceID, tuple[int, int, int]], bool] = {}
 
@@ -583,31 +598,28 @@ class _Attempt:
     def _take_counters(self, device: Device, pool: Pool) -> str | None:
         available = self._available_counters(pool)
         consumed = self.consumed_counters.setdefault((pool.driver, pool.name), {})
-        for set_name, counters in device.consumes_counters:
+        for set_name, counters in device.counter_amounts:
             target = consumed.setdefault(set_name, {})
             for name, value in counters.items():
-                target[name] = target[name] + value if name in target else value
+                target[name] = target.get(name, 0) + value
         # Like upstream, every counter of the pool is checked, not only the device's: a counter
         # that existing allocations already overdrew blocks every device of the pool.
         for set_name, counters in available.items():
-            used = consumed.get(set_name, {})
+            used = consumed.get(set_name)
             for name, left in counters.items():
-                taken = used.get(name)
-                if left < (taken if taken is not None else _ZERO):
+                taken = used.get(name, 0) if used else 0
+                if left < taken:
                     self._give_back_counters(device, pool)
-                    need = dict(device.consumes_counters).get(set_name, {}).get(name)
-                    before = left - (taken - need) if taken is not None and need is not None else left
-                    return (f"counter set {set_name}, counter {name}: device needs {need if need is not None else 0}, "
-                            f"{before} left")
+                    return _CounterShortage(device, pool, set_name, name, left, taken)
         return None
 
     def _give_back_counters(self, device: Device, pool: Pool) -> None:
         consumed = self.consumed_counters.get((pool.driver, pool.name), {})
-        for set_name, counters in device.consumes_counters:
+        for set_name, counters in device.counter_amounts:
             target = consumed.get(set_name, {})
             for name, value in counters.items():
                 if name in target:
-                    target[name] = target[name] - value
+                    target[name] -= value
 
     # ------------------------------------------------------------------ result
 
