@@ -624,13 +624,12 @@ class _Attempt:
     # ------------------------------------------------------------------ result
 
     def _assemble(self, ci: int) -> dict:
-        claim = self.claims[ci]
         chosen = self.results[ci]
         allocation: dict = {"devices": {"results": [c.result(self.features) for c in chosen]}}
         config = self._config(ci)
         if config:
             allocation["devices"]["config"] = config
-        selector = self._node_selector(chosen)
+        selector = self._node_selector(ci, chosen)
         if selector is not None:
             allocation["nodeSelector"] = selector
         return allocation
@@ -691,7 +690,7 @@ class _Attempt:
                 item.pop("requests")
         return config
 
-    def _node_selector(self, chosen: list[ChosenDevice]) -> dict | None:
+    def _node_selector(self, ci: int, chosen: list[ChosenDevice]) -> dict | None:
         fields: list[dict] = []
         expressions: list[dict] = []
         for c in chosen:
@@ -706,7 +705,7 @@ class _Attempt:
             if selector is not None:
                 terms = selector.get("nodeSelectorTerms") or []
                 if len(terms) > 1:
-                    raise AllocatorError(f"create NodeSelector for claim {self.claims[0].name}: unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
+                    raise AllocatorError(f"create NodeSelector for claim {self.claims[ci].name}: unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
                 if terms:
                     _merge(terms[0].get("matchFields") or [], fields)
                     _merge(terms[0].get("matchExpressions") or [], expressions)

@@ -1,6 +1,6 @@
 """Binding conditions: such devices need both gates, their pools are tried last, bindsToNode."""
 
-from builders import DRIVER, claim, device, device_class, exact, node, resource_slice
+from builders import claim, device, device_class, exact, node, resource_slice
 from helpers import chosen, explain, node_verdict
 
 

@@ -1,7 +1,7 @@
 """Consumable capacity: request policies, multiple allocations, shareID, existing consumption."""
 
 from builders import DRIVER, allocation, claim, device, device_class, exact, node, resource_slice
-from helpers import chosen, explain, node_verdict, request_outcome
+from helpers import explain, node_verdict, request_outcome
 
 
 def nic(policy=None, value="100G", multi=True, name="nic-0"):

@@ -1,7 +1,7 @@
 """Reading every served version into one v1 shape; bad objects become errors, never tracebacks."""
 
 import allocator
-from builders import claim, device, exact, load_fixture, resource_slice
+from builders import claim, device, exact, resource_slice
 
 
 def test_v1beta1_slice_basic_wrapper_is_unwrapped():

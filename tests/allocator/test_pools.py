@@ -1,6 +1,6 @@
 """Pool gathering: generations, completeness, obsolete and invalid pools, node scope."""
 
-from builders import DRIVER, claim, device, device_class, exact, node, resource_slice
+from builders import claim, device, device_class, exact, node, resource_slice
 from helpers import chosen, explain, node_verdict, request_outcome, verdicts
 
 
