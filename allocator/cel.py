@@ -908,7 +908,8 @@ class CompiledSelector:
         if reach.names is not None:
             names, domains = reach.names, reach.domains
             parts = tuple(p for p in parts if p[2] in names and (p[1] in domains or p[1] == driver))
-        multi = bool(device.allow_multiple_allocations) if self._compiler.consumable_capacity else None
+        multi = (bool(device.allow_multiple_allocations) and self._compiler.multi_allocations_visible
+                 if self._compiler.consumable_capacity else None)
         return (driver, multi, parts)
 
 
@@ -958,8 +959,12 @@ def _by_domain(values: dict[str, Any], driver: str) -> dict[str, dict[str, Any]]
 class SelectorCompiler:
     """Compiles DRA selector expressions for one feature set; compile() is memoised."""
 
-    def __init__(self, *, consumable_capacity: bool = True, list_attributes: bool = False):
+    def __init__(self, *, consumable_capacity: bool = True, list_attributes: bool = False,
+                 multi_allocations_visible: bool = True):
         self.consumable_capacity = consumable_capacity
+        # Allocators without consumable capacity declare the field but never pass the device's
+        # value: selectors then always see false (structured/internal/*: cel.Device{...}).
+        self.multi_allocations_visible = multi_allocations_visible
         self.list_attributes = list_attributes
         self._check = _check_env(consumable_capacity, list_attributes)
         self._runtime = _runtime_env(list_attributes)
@@ -1033,5 +1038,5 @@ class SelectorCompiler:
         capacity = _by_domain(device.capacity, driver)
         fields: dict[str, Any] = {"driver": driver, "attributes": attributes, "capacity": capacity}
         if self.consumable_capacity:
-            fields["allowMultipleAllocations"] = bool(device.allow_multiple_allocations)
+            fields["allowMultipleAllocations"] = bool(device.allow_multiple_allocations) and self.multi_allocations_visible
         return {"device": fields}

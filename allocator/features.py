@@ -31,8 +31,12 @@ _GATE_DEFAULTS: dict[str, dict[int, bool]] = {
 
 KNOWN_GATES = tuple(sorted(_GATE_DEFAULTS))
 
-_STABLE_SUPPORTS = {"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"}
-_INCUBATING_SUPPORTS = _STABLE_SUPPORTS | {"DeviceBindingAndStatus", "ConsumableCapacity"}
+_BASIC = {"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"}
+_ALL = _BASIC | {"DeviceBindingAndStatus", "ConsumableCapacity", "ListTypeAttributes"}
+# What each allocator variant supports (SupportedFeatures in structured/internal/*), by release.
+_VARIANTS_UP_TO_135 = (("stable", set()), ("incubating", _BASIC), ("experimental", _ALL))
+_VARIANTS_FROM_136 = (("stable", _BASIC), ("incubating", _BASIC | {"DeviceBindingAndStatus", "ConsumableCapacity"}),
+                      ("experimental", _ALL))
 
 
 class FeatureError(ValueError):
@@ -103,13 +107,16 @@ class Features:
         return {name for name, on in enabled.items() if on}
 
     @functools.cached_property
-    def variant(self) -> str:
+    def _variant(self) -> tuple[str, set]:
         wanted = self.allocator_features()
-        if self.minor >= 36 and wanted <= _STABLE_SUPPORTS:
-            return "stable"
-        if wanted <= _INCUBATING_SUPPORTS:
-            return "incubating"
-        return "experimental"
+        for name, supported in _VARIANTS_FROM_136 if self.minor >= 36 else _VARIANTS_UP_TO_135:
+            if wanted <= supported:
+                return name, supported
+        return "experimental", _ALL
+
+    @property
+    def variant(self) -> str:
+        return self._variant[0]
 
     # Behaviour that changed between releases rather than behind a gate.
     @property
@@ -121,7 +128,7 @@ class Features:
     # and v0.37.x, structured/internal/incubating), pinned by the differential tests.
     @property
     def counter_slices_everywhere(self) -> bool:
-        """<= 1.36 and the stable allocator: slices with shared counters count for every node."""
+        """<= 1.36 and the 1.37 stable allocator: slices with shared counters count for every node."""
         return self.minor <= 36 or self.variant == "stable"
 
     @property
@@ -145,9 +152,16 @@ class Features:
         return self.minor <= 36
 
     @property
+    def all_mode_subrequest_resets(self) -> bool:
+        """<= 1.35: after a device of an "All" subrequest, the search continues as subrequest 0
+        (allocateOne drops subRequestIndex there; fixed in 1.36)."""
+        return self.minor <= 35
+
+    @property
     def knows_consumable_capacity(self) -> bool:
-        """The stable allocator has no consumable capacity: no capacity checks, no distinctAttribute."""
-        return self.variant != "stable"
+        """Variants without consumable capacity have no capacity checks and no distinctAttribute
+        (1.36+ stable; 1.34/1.35 incubating, the default there)."""
+        return "ConsumableCapacity" in self._variant[1]
 
     @property
     def ignores_compatibility_group_slices(self) -> bool:

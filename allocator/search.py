@@ -180,7 +180,8 @@ class SelectorEvaluator:
     def __init__(self, features: Features):
         # The scheduler compiles stored selectors with every declaration its version knows,
         # whatever the gates say (cel/compile.go, StoredExpressions).
-        self.compiler = SelectorCompiler(consumable_capacity=True, list_attributes=features.minor >= 36)
+        self.compiler = SelectorCompiler(consumable_capacity=True, list_attributes=features.minor >= 36,
+                                         multi_allocations_visible=features.knows_consumable_capacity)
         self.results: dict[tuple[str, object], object] = {}
         self.per_device: dict[tuple[str, Device], object] = {}
         self.evaluations = 0
@@ -373,8 +374,9 @@ class _Attempt:
             rollback = self._allocate_device(ci, key, device, pool, must=True)
             if rollback is None:
                 return False
+            next_si = 0 if self.features.all_mode_subrequest_resets else si
             try:
-                done = self._allocate_one(ci, ri, si, di + 1, in_sub, (0, 0, 0))
+                done = self._allocate_one(ci, ri, next_si, di + 1, in_sub, (0, 0, 0))
             except BaseException:
                 rollback()
                 raise

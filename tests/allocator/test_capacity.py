@@ -11,12 +11,12 @@ def nic(policy=None, value="100G", multi=True, name="nic-0"):
     return device(name, {"type": "nic"}, {"bandwidth": cap}, allowMultipleAllocations=multi)
 
 
-def run(*devices, requests=("10G",), existing=None, minor=37, count=1):
+def run(*devices, requests=("10G",), existing=None, minor=37, count=1, gates=None):
     reqs = [exact(f"r{i}", count=count, capacity={"requests": {"bandwidth": q}}) for i, q in enumerate(requests)]
     objs = [device_class(), node("n1"), resource_slice("s", list(devices), node_name="n1"), claim("c", reqs)]
     if existing:
         objs.append(existing)
-    return explain(objs, ("default", "c"), minor=minor)
+    return explain(objs, ("default", "c"), minor=minor, gates=gates)
 
 
 def test_multi_allocatable_device_shared_by_requests_with_consumed_capacity():
@@ -75,6 +75,10 @@ def test_requesting_undefined_capacity_skips_device():
 
 
 def test_capacity_requests_need_the_gate():
-    exp = run(nic(), minor=35)
+    # An allocator that knows consumable capacity but runs with the gate off refuses the request...
+    exp = run(nic(), gates={"DRAConsumableCapacity": False})
+    assert exp.features.variant == "incubating"  # kept by DRADeviceBindingConditions
     assert exp.verdict == "Error"
     assert "has capacity requests, but the DRAConsumableCapacity feature is disabled" in exp.message
+    # ...one that does not know it (1.35's default incubating allocator) ignores it.
+    assert run(nic(), minor=35).verdict == "Fits"

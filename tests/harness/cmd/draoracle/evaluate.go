@@ -86,7 +86,7 @@ func (s *snapshot) targetClaims(t target) ([]*resourceapi.ResourceClaim, string,
 			return nil, fmt.Sprintf("resourceclaim %q is being deleted", claim.Name), nil
 		}
 		if mustCheckOwner {
-			if err := resourceclaim.IsForPod(pod, claim, false); err != nil {
+			if err := isForPod(pod, claim); err != nil {
 				return nil, err.Error(), nil
 			}
 		}
@@ -215,10 +215,7 @@ func evaluate(ctx context.Context, snap *snapshot, t target, gates map[string]bo
 	var allocator structured.Allocator
 	if len(toAllocate) > 0 {
 		features := allocatorFeatures(gates)
-		celCache := cel.NewCache(10, cel.Features{
-			EnableConsumableCapacity: gates["DRAConsumableCapacity"],
-			EnableListTypeAttributes: gates["DRAListTypeAttributes"],
-		})
+		celCache := cel.NewCache(10, celFeatures(gates))
 		slices := snap.slices
 		if gates["DRADeviceTaintRules"] {
 			slices = snap.slicesWithTaintRules()
