@@ -32,7 +32,7 @@ _GATE_DEFAULTS: dict[str, dict[int, bool]] = {
 KNOWN_GATES = tuple(sorted(_GATE_DEFAULTS))
 
 _BASIC = {"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"}
-_ALL = _BASIC | {"DeviceBindingAndStatus", "ConsumableCapacity", "ListTypeAttributes"}
+_ALL = _BASIC | {"DeviceBindingAndStatus", "DeviceBinding", "DeviceStatus", "ConsumableCapacity", "ListTypeAttributes"}
 # What each allocator variant supports (SupportedFeatures in structured/internal/*), by release.
 _VARIANTS_UP_TO_135 = (("stable", set()), ("incubating", _BASIC), ("experimental", _ALL))
 _VARIANTS_FROM_136 = (("stable", _BASIC), ("incubating", _BASIC | {"DeviceBindingAndStatus", "ConsumableCapacity"}),
@@ -100,7 +100,12 @@ class Features:
             "PrioritizedList": self.prioritized_list,
             "PartitionableDevices": self.partitionable_devices,
             "DeviceTaints": self.device_taints,
-            "DeviceBindingAndStatus": self.binding_and_status,
+            # 1.34's scheduler passes the two gates separately (DeviceBinding, DeviceStatus), and
+            # with DRAResourceClaimDeviceStatus on by default that selects the experimental allocator
+            # (k8s.io/kubernetes v1.34 dynamicresources.go; structured/internal/*/ SupportedFeatures).
+            "DeviceBindingAndStatus": self.binding_and_status if self.minor >= 35 else False,
+            "DeviceBinding": self.gates["DRADeviceBindingConditions"] and self.minor == 34,
+            "DeviceStatus": self.gates["DRAResourceClaimDeviceStatus"] and self.minor == 34,
             "ConsumableCapacity": self.consumable_capacity,
             "ListTypeAttributes": self.list_type_attributes,
         }

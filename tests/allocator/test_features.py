@@ -10,7 +10,9 @@ def test_defaults_per_version():
     assert f34.prioritized_list and f34.admin_access and not f34.device_taints and not f34.consumable_capacity
     assert f36.device_taints and f36.partitionable_devices and f36.consumable_capacity and not f36.device_taint_rules
     assert f37.device_taint_rules
-    assert [f.variant for f in (f34, f36, f37)] == ["incubating", "incubating", "incubating"]
+    # 1.34 passes DRAResourceClaimDeviceStatus (on) as its own allocator feature: experimental.
+    assert [f.variant for f in (f34, f36, f37)] == ["experimental", "incubating", "incubating"]
+    assert Features.for_version(35).variant == "incubating" and not Features.for_version(35).knows_consumable_capacity
     assert not f34.skips_incomplete_pools and Features.for_version(35).skips_incomplete_pools
     assert not Features.for_version(35).deterministic_order and f36.deterministic_order
 

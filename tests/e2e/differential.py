@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--seed", type=int, help="generate the scenario with this seed")
     source.add_argument("--file", type=Path, help="a stored scenario (tests/e2e/regressions/*.yaml)")
-    parser.add_argument("--minor", type=int, default=37, choices=(35, 36, 37), help="Kubernetes minor version")
+    parser.add_argument("--minor", type=int, default=37, choices=(34, 35, 36, 37), help="Kubernetes minor version")
     args = parser.parse_args(argv)
     scenario = Scenario.from_yaml(args.file.read_text()) if args.file else generate(args.seed, args.minor)
     print(scenario.to_yaml())

@@ -15,7 +15,7 @@ BIN_DIR = Path(os.environ.get("HARNESS_OUT", REPO_ROOT / ".cache" / "harness"))
 SKIP_ENV = "KUBECTL_DRA_SKIP_REAL_CLUSTER"
 
 CONTROL_PLANE_BINARIES = ("etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager")
-ORACLE_VERSIONS = ("1.37", "1.36", "1.35")
+ORACLE_VERSIONS = ("1.37", "1.36", "1.35", "1.34")
 
 
 class HarnessUnavailable(Exception):

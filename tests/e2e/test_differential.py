@@ -23,6 +23,9 @@ pytestmark = pytest.mark.realcluster
 TOTAL = int(os.environ.get("KUBECTL_DRA_DIFF_SCENARIOS", "2000"))
 FIRST_SEED = int(os.environ.get("KUBECTL_DRA_DIFF_SEED", "0"))
 SHARE = {37: 0.6, 36: 0.25, 35: 0.15}
+# 1.34 runs an older experimental allocator (its own pool gathering, no obsolete-pool detection):
+# not fully ported, so no 1.34 scenarios are generated; the 1.34 disagreements found so far are
+# replayed, the ones still open (*-known.yaml) as strict expected failures.
 SHOWN = 3  # disagreements printed in full
 
 
@@ -55,7 +58,14 @@ def stored_regressions() -> list[Path]:
     return sorted(REGRESSIONS_DIR.glob("*.yaml"))
 
 
-@pytest.mark.parametrize("path", stored_regressions(), ids=lambda p: p.stem)
+def _regression_param(path: Path):
+    if path.stem.endswith("-known"):
+        reason = "a known disagreement: Kubernetes 1.34's experimental allocator is not fully ported"
+        return pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=reason))
+    return pytest.param(path, id=path.stem)
+
+
+@pytest.mark.parametrize("path", [_regression_param(p) for p in stored_regressions()])
 def test_stored_regressions(path, oracle_binaries):
     scenario = Scenario.from_yaml(path.read_text())
     disagreements = check([scenario], version=scenario.kubernetes_version)

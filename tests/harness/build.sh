@@ -72,15 +72,16 @@ go_build() {
 build_oracle() {
     local dir="$HARNESS_DIR" hash
     hash="$(inputs_hash "$dir")"
-    if up_to_date oracle "$hash" draoracle-1.37 draoracle-1.36 draoracle-1.35; then
+    if up_to_date oracle "$hash" draoracle-1.37 draoracle-1.36 draoracle-1.35 draoracle-1.34; then
         say "draoracle is up to date"
         return
     fi
     say "downloading the oracle's modules (first time only) ..."
-    (cd "$dir" && go mod download && go mod download -modfile=go-1.36.mod && go mod download -modfile=go-1.35.mod)
+    (cd "$dir" && go mod download && go mod download -modfile=go-1.36.mod && go mod download -modfile=go-1.35.mod && go mod download -modfile=go-1.34.mod)
     go_build "$dir" draoracle-1.37 ./cmd/draoracle
     go_build "$dir" draoracle-1.36 ./cmd/draoracle -modfile=go-1.36.mod -tags dra136
     go_build "$dir" draoracle-1.35 ./cmd/draoracle -modfile=go-1.35.mod -tags dra135
+    go_build "$dir" draoracle-1.34 ./cmd/draoracle -modfile=go-1.34.mod -tags dra134
     echo "$hash" > "$OUT/oracle.stamp"
 }
 

@@ -236,7 +236,7 @@ func evaluate(ctx context.Context, snap *snapshot, t target, gates map[string]bo
 			switch {
 			case errors.Is(err, context.DeadlineExceeded):
 				nr.Verdict, nr.Error = verdictError, fmt.Sprintf("node %s: timed out trying to allocate devices", node.Name)
-			case errors.Is(err, structured.ErrFailedAllocationOnNode):
+			case isNodeLocalFailure(err):
 				nr.Verdict, nr.Error = verdictUnschedulable, err.Error()
 			case err != nil:
 				nr.Verdict, nr.Error = verdictError, err.Error()

@@ -14,6 +14,15 @@ import (
 // DRAFractionalCapacityRange is off in 1.37: its default-on spec needs --min-compatibility-version
 // >= 1.37, and a 1.37 binary defaults to 1.36.
 var defaultGates = map[string]map[string]bool{
+	"1.34": {
+		"DRAAdminAccess":               true,
+		"DRAConsumableCapacity":        false,
+		"DRADeviceBindingConditions":   false,
+		"DRADeviceTaints":              false,
+		"DRAPartitionableDevices":      false,
+		"DRAPrioritizedList":           true,
+		"DRAResourceClaimDeviceStatus": true,
+	},
 	"1.35": {
 		"DRAAdminAccess":               true,
 		"DRAConsumableCapacity":        false,

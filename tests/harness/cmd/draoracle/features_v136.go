@@ -3,6 +3,8 @@
 package main
 
 import (
+	"errors"
+
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/cel"
@@ -37,4 +39,9 @@ func celFeatures(gates map[string]bool) cel.Features {
 		EnableConsumableCapacity: gates["DRAConsumableCapacity"],
 		EnableListTypeAttributes: gates["DRAListTypeAttributes"],
 	}
+}
+
+// isNodeLocalFailure reports the allocator's "unschedulable on this node only" errors.
+func isNodeLocalFailure(err error) bool {
+	return errors.Is(err, structured.ErrFailedAllocationOnNode)
 }

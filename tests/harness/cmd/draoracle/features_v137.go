@@ -1,8 +1,10 @@
-//go:build !dra136 && !dra135
+//go:build !dra136 && !dra135 && !dra134
 
 package main
 
 import (
+	"errors"
+
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/cel"
@@ -41,4 +43,9 @@ func celFeatures(gates map[string]bool) cel.Features {
 		EnableConsumableCapacity: gates["DRAConsumableCapacity"],
 		EnableListTypeAttributes: gates["DRAListTypeAttributes"],
 	}
+}
+
+// isNodeLocalFailure reports the allocator's "unschedulable on this node only" errors.
+func isNodeLocalFailure(err error) bool {
+	return errors.Is(err, structured.ErrFailedAllocationOnNode)
 }
