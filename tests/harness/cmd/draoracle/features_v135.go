@@ -2,15 +2,7 @@
 
 package main
 
-import (
-	"errors"
-
-	corev1 "k8s.io/api/core/v1"
-	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/dynamic-resource-allocation/cel"
-	"k8s.io/dynamic-resource-allocation/resourceclaim"
-	"k8s.io/dynamic-resource-allocation/structured"
-)
+import "k8s.io/dynamic-resource-allocation/structured"
 
 const builtForVersion = "1.35"
 
@@ -25,21 +17,4 @@ func allocatorFeatures(gates map[string]bool) structured.Features {
 		DeviceBindingAndStatus: gates["DRADeviceBindingConditions"] && gates["DRAResourceClaimDeviceStatus"],
 		ConsumableCapacity:     gates["DRAConsumableCapacity"],
 	}
-}
-
-// isForPod is resourceclaim.IsForPod as the scheduler calls it (no PodGroup owners).
-func isForPod(pod *corev1.Pod, claim *resourceapi.ResourceClaim) error {
-	return resourceclaim.IsForPod(pod, claim)
-}
-
-// celFeatures are the CEL environment options the scheduler compiles selectors with.
-func celFeatures(gates map[string]bool) cel.Features {
-	return cel.Features{
-		EnableConsumableCapacity: gates["DRAConsumableCapacity"],
-	}
-}
-
-// isNodeLocalFailure reports the allocator's "unschedulable on this node only" errors.
-func isNodeLocalFailure(err error) bool {
-	return errors.Is(err, structured.ErrFailedAllocationOnNode)
 }
