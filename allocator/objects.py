@@ -196,41 +196,28 @@ def json_copy(value: Any) -> Any:
     return value
 
 
-def _dict(parent: dict, key: str, path: str, default: Any = None) -> dict:
+def _dict(parent: dict, key: str, path: str, default: Any = None, store: bool = True) -> dict:
+    """The object at `key`; a missing one is `default` (stored into `parent` unless store=False),
+    or an error when there is no default."""
     value = parent.get(key)
     if value is None:
         if default is None:
             raise FieldError(path, "required")
-        value = parent[key] = copy.copy(default)
+        value = copy.copy(default)
+        if store:
+            parent[key] = value
     if not isinstance(value, dict):
         raise FieldError(path, f"must be an object, not {type(value).__name__}")
     return value
 
 
-def _list(parent: dict, key: str, path: str) -> list:
+def _list(parent: dict, key: str, path: str, store: bool = True) -> list:
+    """The list at `key`; a missing one is empty (stored into `parent` unless store=False)."""
     value = parent.get(key)
     if value is None:
-        value = parent[key] = []
-    if not isinstance(value, list):
-        raise FieldError(path, f"must be a list, not {type(value).__name__}")
-    return value
-
-
-def _peek_dict(parent: dict, key: str, path: str) -> dict:
-    """Like _dict with an empty default, but never stores into `parent`."""
-    value = parent.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise FieldError(path, f"must be an object, not {type(value).__name__}")
-    return value
-
-
-def _peek_list(parent: dict, key: str, path: str) -> list:
-    """Like _list, but never stores into `parent`."""
-    value = parent.get(key)
-    if value is None:
-        return []
+        value = []
+        if store:
+            parent[key] = value
     if not isinstance(value, list):
         raise FieldError(path, f"must be a list, not {type(value).__name__}")
     return value
@@ -296,8 +283,7 @@ def _node_selector(value: Any, path: str, store: bool = True) -> None:
         if not isinstance(term, dict):
             raise FieldError(f"{path}.nodeSelectorTerms[{t}]", "must be an object")
         for key in ("matchExpressions", "matchFields"):
-            reqs = _list(term, key, f"{path}.nodeSelectorTerms[{t}].{key}") if store else \
-                _peek_list(term, key, f"{path}.nodeSelectorTerms[{t}].{key}")
+            reqs = _list(term, key, f"{path}.nodeSelectorTerms[{t}].{key}", store=store)
             for r, req in enumerate(reqs):
                 rpath = f"{path}.nodeSelectorTerms[{t}].{key}[{r}]"
                 if not isinstance(req, dict):
@@ -312,7 +298,7 @@ def _node_selector(value: Any, path: str, store: bool = True) -> None:
 
 
 def _taints(parent: dict, path: str, store: bool = True) -> None:
-    for i, taint in enumerate(_list(parent, "taints", path) if store else _peek_list(parent, "taints", path)):
+    for i, taint in enumerate(_list(parent, "taints", path, store=store)):
         if not isinstance(taint, dict):
             raise FieldError(f"{path}[{i}]", "must be an object")
         _string(taint, "key", f"{path}[{i}].key")
@@ -357,13 +343,13 @@ def _normalise_slice(obj: dict, version: str) -> None:
     if count < 1:
         raise FieldError("spec.pool.resourceSliceCount", f"must be positive, not {count}")
     _node_selector(spec.get("nodeSelector"), "spec.nodeSelector", store=False)
-    for c, counter_set in enumerate(_peek_list(spec, "sharedCounters", "spec.sharedCounters")):
+    for c, counter_set in enumerate(_list(spec, "sharedCounters", "spec.sharedCounters", store=False)):
         cpath = f"spec.sharedCounters[{c}]"
         if not isinstance(counter_set, dict):
             raise FieldError(cpath, "must be an object")
         _string(counter_set, "name", f"{cpath}.name")
         _counters(counter_set, f"{cpath}.counters")
-    for d, device in enumerate(_peek_list(spec, "devices", "spec.devices")):
+    for d, device in enumerate(_list(spec, "devices", "spec.devices", store=False)):
         dpath = f"spec.devices[{d}]"
         if not isinstance(device, dict):
             raise FieldError(dpath, "must be an object")
@@ -375,7 +361,7 @@ def _normalise_slice(obj: dict, version: str) -> None:
                 if key in basic:
                     device[key] = basic[key]
         _string(device, "name", f"{dpath}.name")
-        for name, attr in _peek_dict(device, "attributes", f"{dpath}.attributes").items():
+        for name, attr in _dict(device, "attributes", f"{dpath}.attributes", default={}, store=False).items():
             apath = f"{dpath}.attributes[{name}]"
             if not isinstance(attr, dict):
                 raise FieldError(apath, "must be an object")
@@ -384,7 +370,7 @@ def _normalise_slice(obj: dict, version: str) -> None:
             present = [t for t in _ATTRIBUTE_TYPES if attr.get(t) is not None]
             if len(present) != 1:
                 raise FieldError(apath, f"exactly one of {', '.join(_ATTRIBUTE_TYPES)} must be set")
-        for name, cap in _peek_dict(device, "capacity", f"{dpath}.capacity").items():
+        for name, cap in _dict(device, "capacity", f"{dpath}.capacity", default={}, store=False).items():
             cpath = f"{dpath}.capacity[{name}]"
             if not isinstance(cap, dict) or "value" not in cap:
                 raise FieldError(f"{cpath}.value", "required")
@@ -404,7 +390,7 @@ def _normalise_slice(obj: dict, version: str) -> None:
                     for key in ("min", "max", "step"):
                         if valid_range.get(key) is not None:
                             _quantity(valid_range[key], f"{cpath}.requestPolicy.validRange.{key}")
-        for c, consumption in enumerate(_peek_list(device, "consumesCounters", f"{dpath}.consumesCounters")):
+        for c, consumption in enumerate(_list(device, "consumesCounters", f"{dpath}.consumesCounters", store=False)):
             cpath = f"{dpath}.consumesCounters[{c}]"
             if not isinstance(consumption, dict):
                 raise FieldError(cpath, "must be an object")
@@ -412,12 +398,12 @@ def _normalise_slice(obj: dict, version: str) -> None:
             _counters(consumption, f"{cpath}.counters", store=False)
         _node_selector(device.get("nodeSelector"), f"{dpath}.nodeSelector", store=False)
         _taints(device, f"{dpath}.taints", store=False)
-        _peek_list(device, "bindingConditions", f"{dpath}.bindingConditions")
-        _peek_list(device, "bindingFailureConditions", f"{dpath}.bindingFailureConditions")
+        _list(device, "bindingConditions", f"{dpath}.bindingConditions", store=False)
+        _list(device, "bindingFailureConditions", f"{dpath}.bindingFailureConditions", store=False)
 
 
 def _counters(parent: dict, path: str, store: bool = True) -> None:
-    counters = _dict(parent, "counters", path, default={}) if store else _peek_dict(parent, "counters", path)
+    counters = _dict(parent, "counters", path, default={}, store=store)
     for name, counter in counters.items():
         if not isinstance(counter, dict) or "value" not in counter:
             raise FieldError(f"{path}[{name}].value", "required")
