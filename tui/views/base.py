@@ -77,6 +77,9 @@ class View(Vertical):
     KINDS: ClassVar[tuple[str, ...]] = ()
     """The kinds the view reads: the banner names those that are forbidden or not served."""
 
+    _dashboard: Dashboard | None = None
+    """The dashboard of the last `show`, for views that look objects up on selection."""
+
     DEFAULT_CSS = """
     View > .banner {
         display: none;

@@ -210,10 +210,6 @@ class ClaimsView(View):
     ClaimsView #claim-detail { width: 2fr; }
     """
 
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self._dashboard: Dashboard | None = None
-
     def compose(self):
         yield self.compose_banner()
         with Horizontal():

@@ -53,10 +53,6 @@ class DevicesView(View):
     DevicesView #device-detail { width: 2fr; }
     """
 
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self._dashboard: Dashboard | None = None
-
     def compose(self):
         yield self.compose_banner()
         with Horizontal():

@@ -140,7 +140,6 @@ class PoolsView(View):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self._dashboard: Dashboard | None = None
         self._shown_pool = None
         """The PoolReport on show below the table."""
 
