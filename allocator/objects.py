@@ -452,6 +452,9 @@ def _normalise_exact(request: dict, path: str) -> None:
     request["allocationMode"] = mode
     if mode == "ExactCount":
         count = _int(request, "count", f"{path}.count", default=1)
+        if count == 0:
+            # The API server's defaulting: an ExactCount request without a count asks for one.
+            count = request["count"] = 1
         if count < 1:
             raise FieldError(f"{path}.count", f"must be positive, not {count}")
     _tolerations(request, f"{path}.tolerations")

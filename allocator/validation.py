@@ -1,0 +1,620 @@
+"""What the API server refuses in a ResourceClaim, a ResourceClaimTemplate or a Pod's DRA fields.
+
+`kubectl apply` decodes strictly (an unknown or misspelt field is an error, not ignored) and the
+API server then validates. Both are mirrored here so that `explain -f` can call such an object an
+input error instead of judging something that could never be created:
+
+- strict decoding against the resource.k8s.io v1, v1beta2 and v1beta1 schemas
+  (k8s.io/api resource/*/types.go): unknown fields, wrong JSON types, quantities that do not parse;
+- k8s.io/kubernetes pkg/apis/resource/validation/validation.go: names (DNS labels and
+  subdomains), request counts and limits, allocationMode, exactly/firstAvailable, tolerations,
+  constraint and config references, opaque parameters, CEL selectors that do not compile;
+- pkg/apis/core/validation for the Pod fields explain reads (spec.resourceClaims and the
+  containers' resources).
+
+Field paths follow the object's own version: a v1beta1 request is flat, so its class is
+`spec.devices.requests[0].deviceClassName`, where v1 has `...requests[0].exactly.deviceClassName`.
+Messages use the API server's words ("Invalid value", "Required value", "Unsupported value").
+Objects of other kinds are checked only as far as the allocator reads them (objects.normalise).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from typing import Any, Callable
+
+from .cel import CelCompileError, SelectorCompiler
+from .errors import FieldError, ObjectError
+from .features import Features
+from .objects import RESOURCE_GROUP, RESOURCE_VERSIONS, normalise
+from .quantity import QuantityError, parse_quantity
+
+# k8s.io/api resource/v1 types.go limits.
+MAX_REQUESTS = 32
+MAX_SUBREQUESTS = 8
+MAX_SELECTORS = 32
+MAX_CONSTRAINTS = 32
+MAX_CONFIGS = 32
+MAX_TOLERATIONS = 16
+MAX_CEL_LENGTH = 10 * 1024
+MAX_OPAQUE_PARAMETERS = 10 * 1024
+MAX_DRIVER_NAME = 63
+MAX_ID_LENGTH = 32
+MAX_DOMAIN_LENGTH = 63
+
+ALLOCATION_MODES = ("All", "ExactCount")
+TOLERATION_OPERATORS = ("Equal", "Exists")
+TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")
+
+# ---------------------------------------------------------------------------- schemas
+
+STRING, INTEGER, BOOLEAN, QUANTITY, OBJECT, ANY = "string", "integer", "boolean", "quantity", "object", "any"
+
+
+def _list_of(item: Any) -> tuple:
+    return ("list", item)
+
+
+def _map_of(value: Any) -> tuple:
+    return ("map", value)
+
+
+_OBJECT_META = {
+    "name": STRING, "generateName": STRING, "namespace": STRING, "selfLink": STRING, "uid": STRING,
+    "resourceVersion": STRING, "generation": INTEGER, "creationTimestamp": STRING, "deletionTimestamp": STRING,
+    "deletionGracePeriodSeconds": INTEGER, "labels": _map_of(STRING), "annotations": _map_of(STRING),
+    "ownerReferences": _list_of(OBJECT), "finalizers": _list_of(STRING), "managedFields": _list_of(OBJECT),
+}
+_TOLERATION = {"key": STRING, "operator": STRING, "value": STRING, "effect": STRING, "tolerationSeconds": INTEGER}
+_SELECTOR = {"cel": {"expression": STRING}}
+_CAPACITY = {"requests": _map_of(QUANTITY)}
+# The fields of one exact request: v1's `exactly`, flat in a v1beta1 request.
+_EXACT_FIELDS = {
+    "deviceClassName": STRING, "selectors": _list_of(_SELECTOR), "allocationMode": STRING, "count": INTEGER,
+    "adminAccess": BOOLEAN, "tolerations": _list_of(_TOLERATION), "capacity": _CAPACITY,
+}
+_SUBREQUEST = {"name": STRING, **{k: v for k, v in _EXACT_FIELDS.items() if k != "adminAccess"}}
+_REQUEST = {
+    "v1": {"name": STRING, "exactly": _EXACT_FIELDS, "firstAvailable": _list_of(_SUBREQUEST)},
+    "v1beta1": {"name": STRING, **_EXACT_FIELDS, "firstAvailable": _list_of(_SUBREQUEST)},
+}
+_REQUEST["v1beta2"] = _REQUEST["v1"]
+
+
+def _claim_spec(version: str) -> dict:
+    return {"devices": {
+        "requests": _list_of(_REQUEST[version]),
+        "constraints": _list_of({"requests": _list_of(STRING), "matchAttribute": STRING, "distinctAttribute": STRING}),
+        "config": _list_of({"requests": _list_of(STRING), "opaque": {"driver": STRING, "parameters": ANY}}),
+    }}
+
+
+def _schema(kind: str, version: str) -> dict:
+    top = {"apiVersion": STRING, "kind": STRING, "metadata": _OBJECT_META}
+    if kind == "ResourceClaim":
+        # status is ignored on create (a subresource); kubectl get output carries it.
+        return {**top, "spec": _claim_spec(version), "status": OBJECT}
+    return {**top, "spec": {"metadata": _OBJECT_META, "spec": _claim_spec(version)}}
+
+
+_TYPE_WORDS = {STRING: "a string", INTEGER: "an integer", BOOLEAN: "a boolean", OBJECT: "an object"}
+
+
+class _Problems:
+    """Collects field errors in the API server's phrasing."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, str]] = []
+
+    def add(self, path: str, message: str) -> None:
+        self.items.append((path, message))
+
+    def invalid(self, path: str, value: Any, detail: str) -> None:
+        self.add(path, f"Invalid value: {json.dumps(value)}: {detail}")
+
+    def required(self, path: str, detail: str = "") -> None:
+        self.add(path, "Required value" + (f": {detail}" if detail else ""))
+
+    def unsupported(self, path: str, value: Any, supported: tuple[str, ...]) -> None:
+        self.add(path, f"Unsupported value: {json.dumps(value)}: supported values: "
+                       + ", ".join(f'"{s}"' for s in supported))
+
+    def too_many(self, path: str, count: int, limit: int) -> None:
+        self.add(path, f"Too many: {count}: must have at most {limit} items")
+
+    def duplicate(self, path: str, value: Any) -> None:
+        self.add(path, f"Duplicate value: {json.dumps(value)}")
+
+
+def _decode(value: Any, schema: Any, path: str, problems: _Problems, hint: Callable[[str, str], str]) -> None:
+    """Strict decoding: every field known, every value of the declared JSON type."""
+    if value is None or schema == ANY:
+        return  # null decodes to the zero value, as in Go
+    if isinstance(schema, dict) or schema == OBJECT:
+        if not isinstance(value, dict):
+            problems.add(path, f"must be an object, not {_json_type(value)}")
+            return
+        if schema == OBJECT:
+            return
+        for key, item in value.items():
+            child = f"{path}.{key}" if path else str(key)
+            if key not in schema:
+                problems.add(child, f"unknown field {json.dumps(key)}{hint(path, str(key)) or _suggestion(str(key), schema)}")
+                continue
+            _decode(item, schema[key], child, problems, hint)
+        return
+    if isinstance(schema, tuple):
+        shape, inner = schema
+        if shape == "list":
+            if not isinstance(value, list):
+                problems.add(path, f"must be a list, not {_json_type(value)}")
+                return
+            for i, item in enumerate(value):
+                _decode(item, inner, f"{path}[{i}]", problems, hint)
+        else:
+            if not isinstance(value, dict):
+                problems.add(path, f"must be an object, not {_json_type(value)}")
+                return
+            for key, item in value.items():
+                _decode(item, inner, f"{path}[{key}]", problems, hint)
+        return
+    if schema == QUANTITY:
+        try:
+            parse_quantity(value)
+        except QuantityError as error:
+            problems.add(path, f"Invalid value: {json.dumps(value)}: {error}")
+        return
+    ok = {STRING: isinstance(value, str), BOOLEAN: isinstance(value, bool),
+          INTEGER: isinstance(value, int) and not isinstance(value, bool)}[schema]
+    if not ok:
+        problems.add(path, f"must be {_TYPE_WORDS[schema]}, not {_json_type(value)} {json.dumps(value)}")
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def _no_hint(parent: str, key: str) -> str:
+    return ""
+
+
+def _suggestion(key: str, schema: dict) -> str:
+    close = difflib.get_close_matches(key, list(schema), n=1, cutoff=0.6)
+    if not close:
+        close = [k for k in schema if k.lower() == key.lower()]
+    return f"; did you mean {json.dumps(close[0])}?" if close else ""
+
+
+def _version_hint(version: str) -> Callable[[str, str], str]:
+    """v1beta1 requests were flat; v1 and v1beta2 nest those fields under `exactly`, the most
+    common mistake when porting a manifest between versions."""
+
+    def hint(parent: str, key: str) -> str:
+        if not re.fullmatch(r"(spec\.)?spec\.devices\.requests\[\d+\]", parent):
+            return ""
+        if version != "v1beta1" and key in _EXACT_FIELDS:
+            return f"; in {RESOURCE_GROUP}/{version} it belongs under exactly ({parent}.exactly.{key})"
+        if version == "v1beta1" and key == "exactly":
+            return f"; {RESOURCE_GROUP}/v1beta1 requests are flat (exactly is {RESOURCE_GROUP}/v1)"
+        return ""
+
+    return hint
+
+
+# ---------------------------------------------------------------------------- names
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _dns_label(name: str, path: str, problems: _Problems) -> None:
+    if len(name) > 63:
+        problems.invalid(path, name, "must be no more than 63 characters")
+    if not _DNS_LABEL.fullmatch(name):
+        problems.invalid(path, name, "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
+                                     "or '-', and must start and end with an alphanumeric character (e.g. 'my-name')")
+
+
+def _dns_subdomain(name: str, path: str, problems: _Problems, limit: int = 253) -> None:
+    if len(name) > limit:
+        problems.invalid(path, name, f"must be no more than {limit} characters")
+    if not _DNS_SUBDOMAIN.fullmatch(name):
+        problems.invalid(path, name, "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                                     "characters, '-' or '.', and must start and end with an alphanumeric character "
+                                     "(e.g. 'example.com')")
+
+
+def _label_key(key: str, path: str, problems: _Problems) -> None:
+    """metav1validation.ValidateLabelName: [prefix/]name."""
+    prefix, _, name = key.rpartition("/")
+    if "/" in prefix:
+        problems.invalid(path, key, "a qualified name must consist of alphanumeric characters, '-', '_' or '.', "
+                                    "with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')")
+        return
+    if prefix or key.startswith("/"):
+        _dns_subdomain(prefix, path, problems)
+    if not name or len(name) > 63 or not _LABEL_NAME.fullmatch(name):
+        problems.invalid(path, key, "name part must consist of at most 63 alphanumeric characters, '-', '_' or '.', "
+                                    "and must start and end with an alphanumeric character (e.g. 'MyName')")
+
+
+def _label_value(value: str, path: str, problems: _Problems) -> None:
+    if value and (len(value) > 63 or not _LABEL_NAME.fullmatch(value)):
+        problems.invalid(path, value, "a valid label value must be an empty string or at most 63 alphanumeric "
+                                      "characters, '-', '_' or '.', starting and ending with an alphanumeric character")
+
+
+def _driver_name(name: str, path: str, problems: _Problems) -> None:
+    """ValidateCSIDriverName: the rules for a DRA driver's name."""
+    if not name:
+        problems.required(path)
+        return
+    if len(name) > MAX_DRIVER_NAME:
+        problems.invalid(path, name, f"must be no more than {MAX_DRIVER_NAME} characters")
+    elif not _DNS_SUBDOMAIN.fullmatch(name.lower()):
+        problems.invalid(path, name, "a DNS subdomain must consist of alphanumeric characters, '-' or '.', and "
+                                     "must start and end with an alphanumeric character (e.g. 'gpu.example.com')")
+
+
+def _fully_qualified_name(name: str, path: str, problems: _Problems) -> None:
+    """validateFullyQualifiedName: a driver-style domain, '/', and a C identifier."""
+    domain, slash, ident = name.partition("/")
+    if not slash:
+        problems.invalid(path, name, "a fully qualified name must be a domain and a name separated by a slash")
+        return
+    if "/" in ident:
+        problems.invalid(path, name, "must not contain more than one slash")
+        return
+    if not domain:
+        problems.invalid(path, "", "the domain must not be empty")
+    else:
+        _driver_name(domain, path, problems)
+    if not ident:
+        problems.invalid(path, "", "the name must not be empty")
+    elif len(ident) > MAX_ID_LENGTH:
+        problems.invalid(path, ident, f"must be no more than {MAX_ID_LENGTH} characters")
+    elif not _C_IDENTIFIER.fullmatch(ident):
+        problems.invalid(path, ident, "a valid C identifier must start with alphabetic character or '_', "
+                                      "followed by a string of alphanumeric characters or '_'")
+
+
+def _metadata(meta: dict, path: str, problems: _Problems, namespaced: bool, named: bool = True) -> None:
+    if named:
+        name = meta.get("name")
+        if not name:
+            problems.required(f"{path}.name", "name or generateName is required")
+        else:
+            _dns_subdomain(name, f"{path}.name", problems)
+    namespace = meta.get("namespace")
+    if namespaced and namespace:
+        _dns_label(namespace, f"{path}.namespace", problems)
+    for key, value in (meta.get("labels") or {}).items():
+        _label_key(key, f"{path}.labels", problems)
+        _label_value(value or "", f"{path}.labels", problems)
+    for key in meta.get("annotations") or {}:
+        _label_key(key, f"{path}.annotations", problems)
+
+
+# ---------------------------------------------------------------------------- claims
+
+
+class _ClaimRules:
+    """validation.go's validateDeviceClaim, on a decoded spec.devices of any served version."""
+
+    def __init__(self, version: str, compiler: SelectorCompiler, problems: _Problems):
+        self.version = version
+        self.compiler = compiler
+        self.problems = problems
+
+    def devices(self, devices: dict, path: str) -> None:
+        requests = devices.get("requests") or []
+        names: dict[str, set[str]] = {}
+        if len(requests) > MAX_REQUESTS:
+            self.problems.too_many(f"{path}.requests", len(requests), MAX_REQUESTS)
+        else:
+            for i, request in enumerate(requests):
+                self.request(request, f"{path}.requests[{i}]")
+            self._unique([r.get("name") for r in requests], f"{path}.requests", "name")
+        for request in requests:
+            names[request.get("name") or ""] = {s.get("name") or "" for s in request.get("firstAvailable") or []}
+        self._references(devices.get("constraints") or [], MAX_CONSTRAINTS, f"{path}.constraints", names,
+                         self.constraint)
+        self._references(devices.get("config") or [], MAX_CONFIGS, f"{path}.config", names, self.config)
+
+    def request(self, request: dict, path: str) -> None:
+        self._name(request.get("name"), f"{path}.name")
+        subrequests = request.get("firstAvailable") or []
+        if self.version == "v1beta1":
+            exact = {k: v for k, v in request.items() if k in _EXACT_FIELDS and v not in (None, "", 0, False, [])}
+            exact_path = path
+        else:
+            exact = request.get("exactly")
+            exact_path = f"{path}.exactly"
+        if exact is None or (self.version == "v1beta1" and not exact):
+            if not subrequests:
+                self.problems.required(path, "exactly one of `exactly` or `firstAvailable` is required")
+                return
+        elif subrequests:
+            self.problems.add(path, "Invalid value: exactly one of `exactly` or `firstAvailable` is required, "
+                                    "but multiple fields are set")
+            return
+        if subrequests:
+            if len(subrequests) > MAX_SUBREQUESTS:
+                self.problems.too_many(f"{path}.firstAvailable", len(subrequests), MAX_SUBREQUESTS)
+                return
+            for s, sub in enumerate(subrequests):
+                self._name(sub.get("name"), f"{path}.firstAvailable[{s}].name")
+                self.exact(sub, f"{path}.firstAvailable[{s}]")
+            self._unique([s.get("name") for s in subrequests], f"{path}.firstAvailable", "name")
+        else:
+            self.exact(exact, exact_path)
+
+    def exact(self, exact: dict, path: str) -> None:
+        class_name = exact.get("deviceClassName")
+        if not class_name:
+            self.problems.required(f"{path}.deviceClassName")
+        else:
+            _dns_subdomain(class_name, f"{path}.deviceClassName", self.problems)
+        selectors = exact.get("selectors") or []
+        if len(selectors) > MAX_SELECTORS:
+            self.problems.too_many(f"{path}.selectors", len(selectors), MAX_SELECTORS)
+        else:
+            for i, selector in enumerate(selectors):
+                self.selector(selector or {}, f"{path}.selectors[{i}]")
+        mode, count = exact.get("allocationMode") or "ExactCount", exact.get("count") or 0
+        # Defaulting runs first: ExactCount without a count (or count 0) becomes count 1.
+        if mode == "All" and count != 0:
+            self.problems.invalid(f"{path}.count", count, "must not be specified when allocationMode is 'All'")
+        elif mode == "ExactCount" and count < 0:
+            self.problems.invalid(f"{path}.count", count, "must be greater than zero")
+        elif mode not in ALLOCATION_MODES:
+            self.problems.unsupported(f"{path}.allocationMode", mode, ALLOCATION_MODES)
+        tolerations = exact.get("tolerations") or []
+        if len(tolerations) > MAX_TOLERATIONS:
+            self.problems.too_many(f"{path}.tolerations", len(tolerations), MAX_TOLERATIONS)
+        for i, toleration in enumerate(tolerations):
+            self.toleration(toleration or {}, f"{path}.tolerations[{i}]")
+
+    def selector(self, selector: dict, path: str) -> None:
+        cel = selector.get("cel")
+        if cel is None:
+            self.problems.required(f"{path}.cel")
+            return
+        expression = cel.get("expression") or ""
+        epath = f"{path}.cel.expression"
+        if not expression:
+            self.problems.required(epath)
+        elif len(expression) > MAX_CEL_LENGTH:
+            self.problems.add(epath, f"Too long: may not be more than {MAX_CEL_LENGTH} bytes")
+        else:
+            try:
+                self.compiler.compile(expression)
+            except CelCompileError as error:
+                self.problems.add(epath, f"Invalid value: {_one_line_cel(str(error))}")
+
+    def toleration(self, toleration: dict, path: str) -> None:
+        key, operator, value = toleration.get("key") or "", toleration.get("operator") or "", toleration.get("value") or ""
+        if key:
+            _label_key(key, f"{path}.key", self.problems)
+        if operator == "Exists":
+            if value:
+                self.problems.invalid(f"{path}.value", value, "must be empty for operator `Exists`")
+        elif operator == "Equal":
+            _label_value(value, f"{path}.value", self.problems)
+        elif not operator:
+            self.problems.required(f"{path}.operator")
+        else:
+            self.problems.unsupported(f"{path}.operator", operator, TOLERATION_OPERATORS)
+        effect = toleration.get("effect") or ""
+        if effect and effect not in TAINT_EFFECTS:
+            self.problems.unsupported(f"{path}.effect", effect, TAINT_EFFECTS)
+
+    def constraint(self, constraint: dict, path: str) -> None:
+        if constraint.get("matchAttribute"):
+            _fully_qualified_name(constraint["matchAttribute"], f"{path}.matchAttribute", self.problems)
+        elif constraint.get("distinctAttribute"):
+            _fully_qualified_name(constraint["distinctAttribute"], f"{path}.distinctAttribute", self.problems)
+        else:
+            self.problems.required(path, "exactly one of `matchAttribute` or `distinctAttribute` is required")
+
+    def config(self, config: dict, path: str) -> None:
+        opaque = config.get("opaque")
+        if opaque is None:
+            self.problems.required(f"{path}.opaque")
+            return
+        _driver_name(opaque.get("driver") or "", f"{path}.opaque.driver", self.problems)
+        parameters = opaque.get("parameters")
+        ppath = f"{path}.opaque.parameters"
+        if parameters is None:
+            self.problems.required(ppath)
+        elif not isinstance(parameters, dict):
+            self.problems.add(ppath, "Invalid value: \"<value omitted>\": must be a valid JSON object")
+        elif len(json.dumps(parameters, separators=(",", ":"))) > MAX_OPAQUE_PARAMETERS:
+            self.problems.add(ppath, f"Too long: may not be more than {MAX_OPAQUE_PARAMETERS} bytes")
+
+    def _references(self, entries: list, limit: int, path: str, names: dict[str, set[str]],
+                    check: Callable[[dict, str], None]) -> None:
+        """Constraints and configs: each names requests (or request/subrequest) of this claim."""
+        if len(entries) > limit:
+            self.problems.too_many(path, len(entries), limit)
+            return
+        for i, entry in enumerate(entries):
+            entry = entry or {}
+            refs = entry.get("requests") or []
+            for r, ref in enumerate(refs):
+                request, slash, sub = ref.partition("/")
+                known = request in names and (not slash or sub in names[request])
+                if "/" in sub or not known:
+                    self.problems.invalid(f"{path}[{i}].requests[{r}]", ref, "must be the name of a request in the "
+                                          "claim or the name of a request and a subrequest separated by '/'")
+            self._unique(refs, f"{path}[{i}].requests", None)
+            check(entry, f"{path}[{i}]")
+
+    def _name(self, name: str | None, path: str) -> None:
+        if not name:
+            self.problems.required(path)
+        else:
+            _dns_label(name, path, self.problems)
+
+    def _unique(self, values: list, path: str, key: str | None) -> None:
+        seen = set()
+        for i, value in enumerate(values):
+            if value in seen and value:
+                self.problems.duplicate(f"{path}[{i}]" + (f".{key}" if key else ""), value)
+            seen.add(value)
+
+
+def _one_line_cel(message: str) -> str:
+    """The compiler's issues without the source excerpt and caret lines it prints under each."""
+    lines = [line.strip() for line in message.splitlines()]
+    return "; ".join(line for line in lines if line and not line.startswith("|"))
+
+
+# ---------------------------------------------------------------------------- pods
+
+
+def _pod(pod: dict, problems: _Problems) -> None:
+    """The Pod fields explain reads, with core validation's rules."""
+    meta = pod.get("metadata")
+    if isinstance(meta, dict):
+        _decode(meta, _OBJECT_META, "metadata", problems, _no_hint)
+        if not problems.items:
+            _metadata(meta, "metadata", problems, namespaced=True)
+    spec = pod.get("spec")
+    if spec is None:
+        problems.required("spec")
+        return
+    if not isinstance(spec, dict):
+        problems.add("spec", f"must be an object, not {_json_type(spec)}")
+        return
+    claims = spec.get("resourceClaims") or []
+    decoding = _Problems()
+    _decode(claims, _list_of({"name": STRING, "resourceClaimName": STRING, "resourceClaimTemplateName": STRING}),
+            "spec.resourceClaims", decoding, _no_hint)
+    for key in ("containers", "initContainers"):
+        _decode(spec.get(key), _list_of(OBJECT), f"spec.{key}", decoding, _no_hint)
+    problems.items.extend(decoding.items)
+    if decoding.items:
+        return
+    if not spec.get("containers"):
+        problems.required("spec.containers")
+    pod_claims = set()
+    for i, claim in enumerate(claims):
+        path = f"spec.resourceClaims[{i}]"
+        name = claim.get("name")
+        if not name:
+            problems.required(f"{path}.name")
+        else:
+            _dns_label(name, f"{path}.name", problems)
+            if name in pod_claims:
+                problems.duplicate(f"{path}.name", name)
+            pod_claims.add(name)
+        given = [k for k in ("resourceClaimName", "resourceClaimTemplateName") if claim.get(k)]
+        if not given:
+            problems.add(path, "Invalid value: must specify one of: `resourceClaimName`, `resourceClaimTemplateName`")
+        elif len(given) > 1:
+            problems.add(path, "Invalid value: at most one of `resourceClaimName` or `resourceClaimTemplateName` "
+                               "may be specified")
+        for key in given:
+            _dns_subdomain(claim[key], f"{path}.{key}", problems)
+    for key in ("containers", "initContainers"):
+        for c, container in enumerate(spec.get(key) or []):
+            _container_resources(container.get("resources"), f"spec.{key}[{c}].resources", pod_claims, problems)
+
+
+def _container_resources(resources: Any, path: str, pod_claims: set[str], problems: _Problems) -> None:
+    if resources is None:
+        return
+    _decode(resources, {"limits": _map_of(QUANTITY), "requests": _map_of(QUANTITY),
+                        "claims": _list_of({"name": STRING, "request": STRING})}, path, problems, _no_hint)
+    if not isinstance(resources, dict):
+        return
+    seen = set()
+    for i, claim in enumerate(resources.get("claims") or []):
+        if not isinstance(claim, dict):
+            continue
+        name, request = claim.get("name") or "", claim.get("request") or ""
+        cpath = f"{path}.claims[{i}]"
+        if not name:
+            problems.required(f"{cpath}.name")
+        elif name not in pod_claims:
+            problems.add(f"{cpath}.name", f"Not found: {json.dumps(name)}: must be one of the names in "
+                                          "spec.resourceClaims")
+        if (name, request) in seen:
+            problems.duplicate(cpath, f"{name}/{request}" if request else name)
+        seen.add((name, request))
+        if request:
+            _dns_label(request, f"{cpath}.request", problems)
+
+
+# ---------------------------------------------------------------------------- entry point
+
+
+def validate_object(obj: Any, features: Features) -> list[ObjectError]:
+    """Every reason the API server would refuse `obj` as `kubectl apply` sends it; [] when none.
+
+    ResourceClaims, ResourceClaimTemplates and Pods are checked as the API server does; other
+    kinds the allocator reads only as far as it reads them; kinds it does not read pass.
+    """
+    if not isinstance(obj, dict):
+        return [ObjectError("<unknown>", None, None, "", f"not an object but {_json_type(obj)}")]
+    kind = obj.get("kind") if isinstance(obj.get("kind"), str) else "<no kind>"
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
+    name = meta.get("name") if isinstance(meta.get("name"), str) else None
+    problems = _Problems()
+    if kind in ("ResourceClaim", "ResourceClaimTemplate"):
+        _resource_claim(obj, kind, features, problems)
+    elif kind == "Pod" and obj.get("apiVersion") == "v1":
+        _pod(obj, problems)
+    if not problems.items:
+        try:
+            normalise(obj)
+        except FieldError as error:
+            problems.add(error.field, error.message)
+    return [ObjectError(kind, namespace, name, path, message) for path, message in problems.items]
+
+
+def _resource_claim(obj: dict, kind: str, features: Features, problems: _Problems) -> None:
+    group, _, version = str(obj.get("apiVersion")).rpartition("/")
+    if group != RESOURCE_GROUP or version not in RESOURCE_VERSIONS:
+        return  # normalise() names the served versions
+    _decode(obj, _schema(kind, version), "", problems, _version_hint(version))
+    if problems.items:
+        return  # the API server stops at a decoding error
+    _metadata(obj.get("metadata") or {}, "metadata", problems, namespaced=True)
+    spec = obj.get("spec") or {}
+    if kind == "ResourceClaimTemplate":
+        _metadata(spec.get("metadata") or {}, "spec.metadata", problems, namespaced=False, named=False)
+        spec, prefix = spec.get("spec") or {}, "spec.spec"
+    else:
+        prefix = "spec"
+    # The API server compiles new expressions with the declarations its gates enable
+    # (validation.go validateCELExpression, environment.NewExpressions).
+    compiler = _compiler(features)
+    _ClaimRules(version, compiler, problems).devices(spec.get("devices") or {}, f"{prefix}.devices")
+
+
+_COMPILERS: dict[tuple[bool, bool], SelectorCompiler] = {}
+
+
+def _compiler(features: Features) -> SelectorCompiler:
+    key = (features.consumable_capacity, features.list_type_attributes)
+    if key not in _COMPILERS:
+        _COMPILERS[key] = SelectorCompiler(consumable_capacity=key[0], list_attributes=key[1])
+    return _COMPILERS[key]
+
+
+__all__ = ["validate_object"]
