@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
 
 from .features import Features
@@ -46,3 +47,12 @@ def cluster_index(objs: ObjectSet, features: Features) -> ClusterIndex:
         with paused_gc():
             index = objs._cache[key] = ClusterIndex(objs, features)
     return index
+
+
+def share_indexes(source: ObjectSet, clone: ObjectSet) -> None:
+    """Lets `clone`, which has the same slices and DeviceTaintRules as `source`, reuse its indexes."""
+    for key, index in source._cache.items():
+        if isinstance(key, tuple) and key[0] == "index":
+            shared = copy.copy(index)
+            shared.objs = clone
+            clone._cache[key] = shared

@@ -109,6 +109,33 @@ class ObjectSet:
             clone.add(obj)
         return clone
 
+    def with_changes(self, add: Iterable[dict] = (), remove: Iterable[tuple[str, str | None, str]] = ()) -> "ObjectSet":
+        """A what-if copy with objects removed ((kind, namespace or None, name); slices by name) and
+        others added or replaced, leaving this one untouched. When no ResourceSlice or DeviceTaintRule
+        changes, the copy shares this set's typed slice index, so judging many copies stays cheap."""
+        add, remove = list(add), list(remove)
+        clone = self.with_objects(())
+        for kind, namespace, name in remove:
+            if kind == "ResourceSlice":
+                clone.slices = [s for s in clone.slices if s["metadata"]["name"] != name]
+            elif kind in _NAMESPACED_STORES:
+                getattr(clone, _NAMESPACED_STORES[kind]).pop((namespace or "default", name), None)
+            elif kind in _CLUSTER_STORES:
+                getattr(clone, _CLUSTER_STORES[kind]).pop(name, None)
+        for obj in add:
+            clone.add(obj)
+        changed = {obj.get("kind") for obj in add} | {kind for kind, _, _ in remove}
+        if not changed & {"ResourceSlice", "DeviceTaintRule"}:
+            from .index import share_indexes
+
+            share_indexes(self, clone)
+        return clone
+
+
+_NAMESPACED_STORES = {"ResourceClaim": "claims", "ResourceClaimTemplate": "claim_templates", "Pod": "pods"}
+_CLUSTER_STORES = {"DeviceClass": "device_classes", "DeviceTaintRule": "taint_rules", "Node": "nodes",
+                   "Namespace": "namespaces"}
+
 
 def load_objects(objects: Iterable[Any]) -> ObjectSet:
     result = ObjectSet()

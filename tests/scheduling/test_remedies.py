@@ -1,0 +1,272 @@
+"""Remedies: every kind on the demo cluster (kubectl_dra/data/demo.yaml) and small variations of it.
+
+Each listed remedy is applied here independently of the remedy code (from its machine-readable
+`change`) and the target is judged again: it must fit on every node the remedy names.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+import allocator
+from kubectl_dra.scheduling.remedies import Target, find_remedies
+from kubectl_dra.sources.files import DEMO_PATH
+
+FEATURES = allocator.Features.for_version(37)
+
+with open(DEMO_PATH) as _f:
+    _DEMO = [doc for doc in yaml.safe_load_all(_f) if doc and doc.get("kind") != "DRASnapshot"]
+
+
+def demo(*extra: dict) -> list[dict]:
+    return copy.deepcopy(_DEMO) + [copy.deepcopy(e) for e in extra]
+
+
+def holder(name: str, device: str, priority: int | None = None, namespace: str = "ml-training") -> list[dict]:
+    """A running pod on gpu-node-2 holding one of its A100s through a claim of its own."""
+    pod_spec = {"containers": [{"name": "main", "image": "registry.example.com/batch:1"}], "nodeName": "gpu-node-2",
+                "resourceClaims": [{"name": "gpu", "resourceClaimName": f"{name}-gpu"}]}
+    if priority is not None:
+        pod_spec["priority"] = priority
+    return [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+         "metadata": {"name": f"{name}-gpu", "namespace": namespace, "uid": f"uid-{name}-gpu"},
+         "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}},
+         "status": {"allocation": {"devices": {"results": [
+             {"request": "gpu", "driver": "gpu.nvidia.com", "pool": "gpu-node-2", "device": device}]},
+             "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                 {"key": "metadata.name", "operator": "In", "values": ["gpu-node-2"]}]}]}},
+             "reservedFor": [{"resource": "pods", "name": name, "uid": f"uid-{name}"}]}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{name}"},
+         "spec": pod_spec, "status": {"phase": "Running"}},
+    ]
+
+
+def what_if_claim(name: str, namespace: str, device_class: str, selectors: list[str], count: int = 1) -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name, "namespace": namespace},
+            "spec": {"devices": {"requests": [{"name": "want", "exactly": {
+                "deviceClassName": device_class, "count": count,
+                "selectors": [{"cel": {"expression": e}} for e in selectors]}}]}}}
+
+
+AMPERE = "device.attributes['gpu.nvidia.com'].architecture == 'Ampere'"
+
+
+def _judge(raw: list[dict], target: Target | dict):
+    objs = allocator.load_objects(raw)
+    assert not objs.errors, [str(e) for e in objs.errors]
+    if isinstance(target, dict):
+        return objs, allocator.explain_objects(objs, target, FEATURES)
+    if target.kind == "Pod":
+        return objs, allocator.explain_pod(objs, target.namespace, target.name, FEATURES)
+    return objs, allocator.explain_claim(objs, target.namespace, target.name, FEATURES)
+
+
+def remedies_for(raw: list[dict], target: Target | dict):
+    objs, exp = _judge(raw, target)
+    assert exp.verdict == "Unschedulable"
+    found = find_remedies(objs, Target.what_if(target) if isinstance(target, dict) else target, FEATURES)
+    for remedy in found:
+        assert remedy.verified and remedy.nodes
+        assert_fits_after(raw, target, remedy.to_dict())
+    return {r.kind: r.to_dict() for r in found}, found
+
+
+def assert_fits_after(raw: list[dict], target: Target | dict, remedy: dict) -> None:
+    """Applies the remedy's change by hand and judges again: it fits on each node named."""
+    raw, target = copy.deepcopy(raw), copy.deepcopy(target)
+    change = remedy["change"]
+    if "release" in change:
+        released = {tuple(ref.split("/", 1)) for ref in change["release"]}
+        raw = [o for o in raw if not (o["kind"] == "ResourceClaim"
+                                      and (o["metadata"].get("namespace"), o["metadata"]["name"]) in released)]
+    elif "pool" in change:
+        for obj in raw:
+            if obj["kind"] == "ResourceSlice" and obj["metadata"]["name"] in change["publishedSlices"]:
+                obj["spec"]["pool"]["resourceSliceCount"] = len(change["publishedSlices"])
+    else:
+        request = _request(_claim_spec(raw, target, change), change["request"])
+        if "tolerations" in change:
+            request["tolerations"] = request.get("tolerations", []) + change["tolerations"]
+        if "count" in change:
+            assert request["count"] == change["count"]["from"]
+            request["count"] = change["count"]["to"]
+        if "selector" in change:
+            selector = request["selectors"][change["selector"]["index"]]["cel"]
+            assert selector["expression"] == change["selector"]["from"]
+            selector["expression"] = change["selector"]["to"]
+    _, exp = _judge(raw, target)
+    verdicts = {v.node: v.verdict for v in exp.nodes}
+    assert all(verdicts[n] == "Fits" for n in remedy["nodes"]), (remedy, verdicts)
+
+
+def _claim_spec(raw, target, change) -> dict:
+    namespace, name = change["claim"].split("/", 1)
+    if isinstance(target, dict) and target["kind"] == "ResourceClaim" and target["metadata"]["name"] == name:
+        return target["spec"]
+    if "template" in change and isinstance(target, dict):
+        t_namespace, t_name = change["template"].split("/", 1)
+        template = next(o for o in raw if o["kind"] == "ResourceClaimTemplate"
+                        and (o["metadata"]["namespace"], o["metadata"]["name"]) == (t_namespace, t_name))
+        return template["spec"]["spec"]
+    claim = next(o for o in raw if o["kind"] == "ResourceClaim"
+                 and (o["metadata"].get("namespace"), o["metadata"]["name"]) == (namespace, name))
+    return claim["spec"]
+
+
+def _request(spec: dict, name: str) -> dict:
+    return next(r for r in spec["devices"]["requests"] if r["name"] == name)["exactly"]
+
+
+# ---------------------------------------------------------------------------- free devices
+
+
+def test_free_devices_releases_the_lowest_priority_claim_that_is_enough():
+    # gpu-2 is now taken too: trainer-2 fits nowhere. trainer-0 (priority 0) and batch (priority 100)
+    # each hold one usable A100; trainer-1's gpu-1 is also cordoned, so releasing it would not help.
+    by_kind, _ = remedies_for(demo(*holder("batch", "gpu-2", priority=100)), Target.pod("ml-training", "trainer-2"))
+    assert by_kind["free-devices"]["change"] == {"release": ["ml-training/trainer-0-gpu-x7k2p"],
+                                                 "pods": ["ml-training/trainer-0"]}
+    assert by_kind["free-devices"]["nodes"] == ["gpu-node-2"]
+    assert "DRA does not preempt" in by_kind["free-devices"]["description"]
+
+
+def test_free_devices_prefers_the_claim_of_a_lower_priority_pod():
+    raw = demo(*holder("batch", "gpu-2", priority=100))
+    for obj in raw:
+        if obj["kind"] == "Pod" and obj["metadata"]["name"] == "trainer-0":
+            obj["spec"]["priority"] = 1000
+    by_kind, _ = remedies_for(raw, Target.pod("ml-training", "trainer-2"))
+    assert by_kind["free-devices"]["change"]["release"] == ["ml-training/batch-gpu"]
+
+
+def test_free_devices_finds_the_smallest_set_not_every_holder():
+    # Two A100s wanted: gpu-0 and gpu-2 must be released; gpu-1 (trainer-1) is cordoned, gpu-3 tainted.
+    raw = demo(*holder("batch", "gpu-2"))
+    claim = what_if_claim("two", "ml-training", "gpu.nvidia.com", [AMPERE], count=2)
+    by_kind, _ = remedies_for(raw, claim)
+    assert sorted(by_kind["free-devices"]["change"]["release"]) == ["ml-training/batch-gpu",
+                                                                    "ml-training/trainer-0-gpu-x7k2p"]
+    # Neither claim alone is enough: the set is minimal, not merely sufficient.
+    for ref in by_kind["free-devices"]["change"]["release"]:
+        single = {**by_kind["free-devices"], "change": {"release": [ref], "pods": []}}
+        with pytest.raises(AssertionError):
+            assert_fits_after(raw, claim, single)
+
+
+# ---------------------------------------------------------------------------- tolerate
+
+
+def test_tolerate_names_the_exact_device_toleration():
+    by_kind, _ = remedies_for(demo(*holder("batch", "gpu-2")), Target.pod("ml-training", "trainer-2"))
+    remedy = by_kind["tolerate"]
+    assert remedy["change"] == {
+        "claim": "ml-training/trainer-2-gpu-p9r4t", "request": "gpu", "template": "ml-training/a100-gpu",
+        "tolerations": [{"key": "gpu.nvidia.com/xid", "operator": "Equal", "value": "79", "effect": "NoExecute"}]}
+    assert remedy["nodes"] == ["gpu-node-2"]
+    assert "gpu.nvidia.com/xid=79:NoExecute" in remedy["description"]
+
+
+def test_tolerate_edits_the_template_of_a_what_if_pod():
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer-9", "namespace": "ml-training"},
+           "spec": {"containers": [{"name": "main", "image": "registry.example.com/trainer:1.4"}],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "a100-gpu"}]}}
+    by_kind, _ = remedies_for(demo(*holder("batch", "gpu-2")), pod)
+    assert by_kind["tolerate"]["change"]["template"] == "ml-training/a100-gpu"
+
+
+# ---------------------------------------------------------------------------- relax
+
+
+def test_relax_moves_a_capacity_bound_to_the_largest_free_value():
+    claim = what_if_claim("big-mig", "inference", "mig.nvidia.com",
+                          ["device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('60Gi')) >= 0"])
+    by_kind, _ = remedies_for(demo(), claim)
+    remedy = by_kind["relax"]
+    assert remedy["change"]["selector"]["to"] == "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0"
+    assert "largest free is 40Gi on gpu-node-1" in remedy["description"]
+    assert remedy["nodes"] == ["gpu-node-1"]
+
+
+def test_relax_skips_a_nearer_value_that_does_not_fit():
+    # index 3 (gpu-3) is nearer to 5, but tainted: the relaxed bound that fits is index >= 2 (gpu-2).
+    claim = what_if_claim("high-index", "ml-training", "gpu.nvidia.com",
+                          [f"{AMPERE} && device.attributes['gpu.nvidia.com'].index > 4"])
+    by_kind, _ = remedies_for(demo(), claim)
+    assert by_kind["relax"]["change"]["selector"]["to"] == f"{AMPERE} && device.attributes['gpu.nvidia.com'].index >= 2"
+
+
+def test_relax_offers_a_smaller_count_that_fits_now():
+    claim = what_if_claim("three", "ml-training", "gpu.nvidia.com", [AMPERE], count=3)
+    by_kind, _ = remedies_for(demo(), claim)
+    assert by_kind["relax"]["change"]["count"] == {"from": 3, "to": 1}
+    assert by_kind["relax"]["nodes"] == ["gpu-node-2"]
+
+
+# ---------------------------------------------------------------------------- pools
+
+
+def test_fix_pool_names_the_incomplete_pool_and_its_published_slices():
+    by_kind, found = remedies_for(demo(), Target.pod("research", "big-model-train"))
+    remedy = by_kind["fix-pool"]
+    assert remedy["change"] == {"pool": "gpu.nvidia.com/gpu-node-4", "generation": 1, "expectedSlices": 2,
+                                "publishedSlices": ["gpu-node-4-gpu.nvidia.com-9dj3s"], "missingSlices": 1}
+    assert remedy["nodes"] == ["gpu-node-4"]
+    assert [r.kind for r in found] == ["fix-pool"]
+
+
+def test_fix_pool_for_a_pool_being_replaced():
+    claim = what_if_claim("l40s", "default", "gpu.nvidia.com",
+                          ["device.attributes['gpu.nvidia.com'].productName == 'NVIDIA L40S'"])
+    by_kind, _ = remedies_for(demo(), claim)
+    assert by_kind["fix-pool"]["change"]["pool"] == "gpu.nvidia.com/gpu-node-3"
+    assert by_kind["fix-pool"]["change"]["generation"] == 2
+    assert "being replaced" in by_kind["fix-pool"]["description"]
+
+
+# ---------------------------------------------------------------------------- nothing helps
+
+
+@pytest.mark.parametrize("claim", [
+    what_if_claim("tpu", "default", "tpu.example.com", []),                       # no such device class
+    what_if_claim("b200", "default", "gpu.nvidia.com",
+                  ["device.attributes['gpu.nvidia.com'].productName == 'NVIDIA B200'"]),   # no such device
+])
+def test_no_remedy_where_nothing_helps(claim):
+    by_kind, found = remedies_for(demo(), claim)
+    assert found == []
+
+
+def test_no_remedy_for_a_target_that_fits():
+    objs = allocator.load_objects(demo())
+    assert find_remedies(objs, Target.pod("ml-training", "trainer-2"), FEATURES) == []
+
+
+def test_limit_caps_the_list():
+    # Two A100s: release trainer-0's, tolerate gpu-3's taint, or ask for one.
+    claim = what_if_claim("two", "ml-training", "gpu.nvidia.com", [AMPERE], count=2)
+    by_kind, found = remedies_for(demo(), claim)
+    assert [r.kind for r in found] == ["free-devices", "tolerate", "relax"]
+    objs = allocator.load_objects(demo())
+    assert [r.kind for r in find_remedies(objs, Target.what_if(claim), FEATURES, limit=1)] == ["free-devices"]
+
+
+# ---------------------------------------------------------------------------- the what-if copies
+
+
+def test_with_changes_leaves_the_snapshot_alone_and_shares_the_slice_index():
+    from allocator.index import cluster_index
+
+    objs = allocator.load_objects(demo())
+    index = cluster_index(objs, FEATURES)
+    changed = objs.with_changes(remove=[("ResourceClaim", "ml-training", "trainer-0-gpu-x7k2p")])
+    assert ("ml-training", "trainer-0-gpu-x7k2p") in objs.claims
+    assert ("ml-training", "trainer-0-gpu-x7k2p") not in changed.claims
+    shared = cluster_index(changed, FEATURES)
+    assert shared.slices is index.slices and shared.objs is changed
+    slice_ = copy.deepcopy(objs.slices[0])
+    assert cluster_index(objs.with_changes(add=[slice_], remove=[("ResourceSlice", None, slice_["metadata"]["name"])]),
+                         FEATURES).slices is not index.slices
