@@ -107,5 +107,6 @@ def main() -> None:
 
 
 def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
+    for line in message.splitlines() or [message]:  # InputErrors: one line per problem
+        click.echo(f"error: {line}", err=True)
     sys.exit(EXIT_USAGE_OR_INPUT)

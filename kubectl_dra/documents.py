@@ -25,15 +25,16 @@ class Document:
     origin: str
 
 
-def read_documents(path: str) -> list[Document]:
-    """Every API object in `path` (a file, a directory searched recursively, or "-" for stdin),
-    with List kinds flattened. Raises InputError naming the file and document."""
+def read_documents(path: str, recursive: bool = True) -> list[Document]:
+    """Every API object in `path` (a file, a directory, or "-" for stdin), with List kinds
+    flattened. A directory's subdirectories are read only when `recursive` (kubectl apply's -R).
+    Raises InputError naming the file and document."""
     if path == "-":
         with paused_gc():
             return list(_flatten_all(_parse(sys.stdin.read(), "<stdin>", is_json=False), "<stdin>"))
     if os.path.isdir(path):
         documents: list[Document] = []
-        for file_path in _files_under(path):
+        for file_path in _files_under(path, recursive):
             documents.extend(read_documents(file_path))
         return documents
     try:
@@ -48,10 +49,10 @@ def read_documents(path: str) -> list[Document]:
         return list(_flatten_all(_parse(text, label, is_json=path.endswith(".json")), label))
 
 
-def _files_under(directory: str) -> list[str]:
+def _files_under(directory: str, recursive: bool) -> list[str]:
     found = []
     for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if recursive else []
         found.extend(os.path.join(root, f) for f in files if f.endswith(FILE_SUFFIXES))
     found.sort()
     if not found:

@@ -18,6 +18,14 @@ class InputError(Exception):
         super().__init__(" ".join(message.split()))
 
 
+class InputErrors(InputError):
+    """Several problems found at once (every invalid field of a manifest): one line each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = [" ".join(problem.split()) for problem in problems]
+        Exception.__init__(self, "\n".join(self.problems))
+
+
 class ClusterError(Exception):
     """The cluster could not be reached or answered with an error: exit 2."""
 

@@ -1,8 +1,12 @@
-"""`pod/NAME` and `claim/NAME`: the objects `explain` accepts, with kubectl's spellings."""
+"""What `explain` accepts: `pod/NAME` and `claim/NAME` with kubectl's spellings, and what-if
+manifests (`-f`) sorted into the objects to explain, those used as if applied, and the rest."""
 
 from __future__ import annotations
 
-from kubectl_dra.errors import InputError
+import dataclasses
+
+from kubectl_dra.documents import Document
+from kubectl_dra.errors import InputError, describe
 
 TARGET_KINDS = {
     "pod": "Pod", "pods": "Pod", "po": "Pod",
@@ -27,3 +31,121 @@ def parse_target(words: tuple[str, ...]) -> tuple[str, str]:
     if not name:
         raise InputError(f"{word}/: missing name")
     return kind, name
+
+
+# ---------------------------------------------------------------------------- what-if manifests
+
+# Kinds whose objects the judgement reads: from a manifest they are used as if applied.
+APPLIED_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice", "DeviceTaintRule", "Node")
+CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
+# Where each workload kind keeps the template of the pods it creates.
+WORKLOAD_TEMPLATES = {
+    "Deployment": ("spec", "template"), "ReplicaSet": ("spec", "template"), "StatefulSet": ("spec", "template"),
+    "DaemonSet": ("spec", "template"), "Job": ("spec", "template"), "ReplicationController": ("spec", "template"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+}
+CLUSTER_SCOPED_KINDS = ("DeviceClass", "ResourceSlice", "DeviceTaintRule", "Node", "Namespace",
+                        "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "PriorityClass",
+                        "StorageClass", "RuntimeClass", "PersistentVolume")
+
+
+@dataclasses.dataclass
+class WhatIfTarget:
+    """One object to explain: a Pod, a claim or template, or the pod template of a workload."""
+
+    obj: dict
+    origin: str
+    workload: dict | None = None       # the workload a pod was taken from
+    template_path: str = ""            # where in the workload the pod template sits
+
+    @property
+    def ref(self) -> str:
+        return describe(self.workload if self.workload is not None else self.obj)
+
+
+@dataclasses.dataclass
+class WhatIfPlan:
+    """What `explain -f` does with a manifest, as `kubectl apply -f` would receive it."""
+
+    targets: list[WhatIfTarget]
+    applied: list[Document]           # used as if applied, in file order
+    skipped: list[Document]           # cannot change the verdict
+
+
+def plan_what_if(documents: list[Document], namespace: str, explicit_namespace: str | None) -> WhatIfPlan:
+    """Sorts a manifest's objects into targets, objects used as if applied, and skipped ones.
+
+    Every Pod and every workload's pod template is a target; with none, every claim and
+    template is. Objects without a namespace get `namespace`; one whose namespace contradicts
+    an explicit -n is refused as kubectl refuses it. Raises InputError."""
+    if not documents:
+        raise InputError("no objects passed to explain")
+    documents = [Document(_in_namespace(d, namespace, explicit_namespace), d.origin) for d in documents]
+    targets, applied, skipped = [], [], []
+    for document in documents:
+        kind = document.obj["kind"]
+        if kind == "Pod":
+            targets.append(WhatIfTarget(document.obj, document.origin))
+        elif kind in WORKLOAD_TEMPLATES:
+            targets.append(_workload_pod(document))
+        elif kind in APPLIED_KINDS:
+            applied.append(document)
+        else:
+            skipped.append(document)
+    if not targets:
+        targets = [WhatIfTarget(d.obj, d.origin) for d in applied if d.obj["kind"] in CLAIM_KINDS]
+    if not targets:
+        raise InputError(f"{documents[0].origin}: nothing to explain: no Pod, workload, ResourceClaim or "
+                         f"ResourceClaimTemplate among {len(documents)} object{'s' if len(documents) != 1 else ''}")
+    return WhatIfPlan(targets, applied, skipped)
+
+
+def _in_namespace(document: Document, namespace: str, explicit_namespace: str | None) -> dict:
+    obj = document.obj
+    if obj["kind"] in CLUSTER_SCOPED_KINDS:
+        return obj
+    metadata = obj.get("metadata") or {}
+    own = metadata.get("namespace")
+    if own and explicit_namespace and own != explicit_namespace:
+        # kubectl's words (cmd/util/helpers.go; resource builder's namespace enforcement).
+        raise InputError(f"{document.origin}: {describe(obj)}: the namespace from the provided object \"{own}\" does "
+                         f"not match the namespace \"{explicit_namespace}\". You must pass '--namespace={own}' to "
+                         f"perform this operation.")
+    if own:
+        return obj
+    return {**obj, "metadata": {**metadata, "namespace": namespace}}
+
+
+def _workload_pod(document: Document) -> WhatIfTarget:
+    """The one pod a workload's template describes, named after the workload."""
+    workload = document.obj
+    path = WORKLOAD_TEMPLATES[workload["kind"]]
+    template: object = workload
+    for key in path:
+        template = template.get(key) if isinstance(template, dict) else None
+    where = ".".join(path)
+    if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
+        raise InputError(f"{document.origin}: {describe(workload)}: {where}.spec: required")
+    metadata = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    meta = workload["metadata"]
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {**metadata, "name": f"{meta['name']}-template", "namespace": meta["namespace"]},
+           "spec": template["spec"]}
+    return WhatIfTarget(pod, document.origin, workload, where)
+
+
+def replicas_note(target: WhatIfTarget) -> str:
+    """The caveat a workload's explanation comes with: one replica is judged, not all together."""
+    workload = target.workload or {}
+    spec = workload.get("spec") if isinstance(workload.get("spec"), dict) else {}
+    kind = workload.get("kind")
+    if kind == "DaemonSet":
+        count = "one pod per node"
+    elif kind == "CronJob":
+        count = "one pod per scheduled run"
+    else:
+        field = "parallelism" if kind == "Job" else "replicas"
+        value = spec.get(field) if isinstance(spec.get(field), int) else 1
+        count = f"{field} {value}"
+    return (f"{target.ref}: judged as one pod of its {target.template_path} ({count}); "
+            f"whether all of its pods fit at the same time is not checked")

@@ -1,45 +1,58 @@
+import sys
+
 import click
 
 from kubectl_dra import completers
 from kubectl_dra.options import global_options
-
-WHAT_IF_KINDS = ("Pod", "ResourceClaim", "ResourceClaimTemplate")
 
 
 @click.command("explain", epilog="""\b
 Examples:
   kubectl dra explain pod/trainer-2 -n ml-training
   kubectl dra explain claim/spare-mig -n inference --node gpu-node-1
-  kubectl dra explain -f my-claim.yaml          # what-if: a claim, template or pod not yet applied
+  kubectl dra explain -f gpu-test1.yaml       # what-if: every Pod (or claim) in a manifest not yet applied
+  kubectl dra explain -f specs/ -R -o json    # a directory, recursively; a List of explanations
   kubectl dra explain pod/big-model-train -n research -o json
 
 \b
-Exit status: 0 it fits on some node, 1 it fits on no node,
-2 usage, input or API error.""")
+-f takes what `kubectl apply -f` takes: files, directories (-R: recursively), '-'
+for stdin, several -f. Claims, templates and DeviceClasses in it are used as if
+applied; every Pod, and the pod template of every workload, is explained; kinds
+that cannot change the verdict (Namespace, ConfigMap, ...) are skipped.
+
+\b
+Exit status: 0 every target fits on some node, 1 a target fits on no node,
+2 usage, input (an object the API server would refuse) or API error.""")
 @global_options
 @click.argument("target", nargs=-1, shell_complete=completers.explain_targets)
-@click.option("-f", "--filename", metavar="FILE", type=click.Path(),
-              help="Explain the Pod, ResourceClaim or ResourceClaimTemplate in FILE (what-if; '-' reads stdin).")
+@click.option("-f", "--filename", "filenames", metavar="FILE", type=click.Path(), multiple=True,
+              help="What-if: explain the Pods (or claims) of this manifest, file or directory ('-' reads stdin); repeatable.")
+@click.option("-R", "--recursive", is_flag=True, help="Read the directories given with -f recursively.")
 @click.option("--node", metavar="NAME", shell_complete=completers.nodes, help="Explain this node only.")
 @click.option("--feature-gates", metavar="A=true,B=false", default="",
               help="Judge like a scheduler with these feature gates changed from the version's defaults.")
 @click.option("-o", "--output", type=click.Choice(("text", "json", "yaml")), default="text", show_default=True,
-              help="Output format; json/yaml are the documented DRAExplanation.")
+              help="Output format; json/yaml are the documented DRAExplanation (a List of them for several targets).")
 @click.pass_context
-def explain(ctx, target, filename, node, feature_gates, output):
+def explain(ctx, target, filenames, recursive, node, feature_gates, output):
     """Why a pod or claim fits or does not fit, node by node, as the scheduler would decide."""
     import allocator
 
     from kubectl_dra.commands.common import open_session
-    from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK, InputError
-    from kubectl_dra.render.base import to_json, to_yaml
-    from kubectl_dra.render.explain import explain_text
+    from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK
+    from kubectl_dra.options import options_of
     from kubectl_dra.targets import parse_target
 
-    if bool(target) == bool(filename):
+    if bool(target) == bool(filenames):
         raise click.UsageError("give either pod/NAME, claim/NAME or -f FILE")
+    options = options_of(ctx)
+    if options.all_namespaces:
+        # kubectl's answer when one named object is asked for across namespaces.
+        raise click.UsageError("a resource cannot be retrieved by name across all namespaces"
+                               if target else "-A (--all-namespaces) cannot be used with -f: "
+                               "each object is explained in its own namespace")
     parsed = parse_target(target) if target else None
-    what_if = _read_what_if(filename) if filename else None
+    documents = _read_manifests(filenames, recursive) if filenames else None
     session = open_session(ctx)
     namespace = session.namespace() or session.context_namespace
     objs = session.store.object_set()
@@ -49,56 +62,100 @@ def explain(ctx, target, filename, node, feature_gates, output):
             features = allocator.Features.for_version(features.minor, allocator.parse_gate_overrides(feature_gates))
     except allocator.FeatureError as error:
         raise click.UsageError(f"--feature-gates: {error}") from None
+    if parsed:
+        kind, name = parsed
+        explanations = [build_explanation(objs, (kind, namespace, name), features, node)]
+    else:
+        explanations = _explain_manifest(documents, objs, namespace, options.namespace, features, node)
+    _emit(explanations, output, focused=node is not None)
+    fits = all(exp.verdict == "Fits" for exp in explanations)
+    ctx.exit(EXIT_OK if fits else EXIT_DOES_NOT_FIT)
+
+
+def build_explanation(objs, target, features, node):
+    """The one place an explanation is built. `target` is (kind, namespace, name) of an object in
+    the cluster, or the dict of a what-if object (a Pod, ResourceClaim or ResourceClaimTemplate)."""
+    import allocator
+
+    from kubectl_dra.errors import InputError
+
     try:
-        if parsed:
-            kind, name = parsed
-            explainer = allocator.explain_pod if kind == "Pod" else allocator.explain_claim
-            exp = explainer(objs, namespace, name, features, node=node)
-        else:
-            main, extra = _what_if_target(what_if, namespace, filename)
-            exp = allocator.explain_objects(objs.with_objects(extra) if extra else objs, main, features, node=node)
+        if isinstance(target, dict):
+            return allocator.explain_objects(objs, target, features, node=node)
+        kind, namespace, name = target
+        explainer = allocator.explain_pod if kind == "Pod" else allocator.explain_claim
+        return explainer(objs, namespace, name, features, node=node)
     except allocator.ExplainError as error:
         raise InputError(str(error)) from None
-    if output == "json":
-        click.echo(to_json(exp.to_dict()), nl=False)
-    elif output == "yaml":
-        click.echo(to_yaml(exp.to_dict()), nl=False)
-    else:
-        click.echo(explain_text(exp, focused=node is not None), nl=False)
-    ctx.exit(EXIT_OK if exp.verdict == "Fits" else EXIT_DOES_NOT_FIT)
 
 
-def _read_what_if(filename: str) -> list:
+def _read_manifests(filenames: tuple[str, ...], recursive: bool) -> list:
     from kubectl_dra.documents import read_documents
-    from kubectl_dra.errors import InputError, describe
 
-    documents = read_documents(filename)
-    for document in documents:
-        if document.obj["kind"] not in WHAT_IF_KINDS:
-            raise InputError(f"{document.origin}: {describe(document.obj)}: cannot explain a "
-                             f"{document.obj['kind']}; -f takes a Pod, ResourceClaim or ResourceClaimTemplate")
-    if not documents:
-        raise InputError(f"{filename}: no objects in this file")
+    documents = []
+    for filename in filenames:
+        documents.extend(read_documents(filename, recursive=recursive))
     return documents
 
 
-def _what_if_target(documents: list, namespace: str, filename: str) -> tuple[dict, list[dict]]:
-    """The object to explain, plus the claims/templates that come with a Pod in the same file."""
-    from kubectl_dra.errors import InputError
+def _explain_manifest(documents, objs, namespace, explicit_namespace, features, node) -> list:
+    """Every target of a manifest judged against the cluster with the manifest's other objects
+    applied; nothing is judged when any object is one the API server would refuse."""
+    from kubectl_dra.errors import describe
+    from kubectl_dra.targets import plan_what_if, replicas_note
 
-    objects = []
-    for document in documents:
-        obj = document.obj
-        metadata = obj.get("metadata") or {}
-        if not metadata.get("namespace"):
-            obj = {**obj, "metadata": {**metadata, "namespace": namespace}}
-        objects.append(obj)
-    pods = [o for o in objects if o["kind"] == "Pod"]
-    if len(pods) > 1:
-        raise InputError(f"{filename}: holds {len(pods)} Pods; explain takes one")
-    if pods:
-        return pods[0], [o for o in objects if o["kind"] != "Pod"]
-    if len(objects) > 1:
-        raise InputError(f"{filename}: holds {len(objects)} claims/templates and no Pod; "
-                         f"explain takes one (or a Pod with the claims it uses)")
-    return objects[0], []
+    plan = plan_what_if(documents, namespace, explicit_namespace)
+    _refuse_invalid(plan, features)
+    if plan.skipped:
+        names = ", ".join(describe(d.obj) for d in plan.skipped)
+        print(f"Skipped {len(plan.skipped)} object{'s' if len(plan.skipped) != 1 else ''} that cannot change "
+              f"the verdict: {names}", file=sys.stderr)
+    if plan.applied:
+        objs = objs.with_objects([d.obj for d in plan.applied])
+    if len(plan.targets) > 1:
+        print(f"Warning: {len(plan.targets)} targets, each judged alone: one's devices are not taken from the "
+              f"others", file=sys.stderr)
+    explanations = []
+    for target in plan.targets:
+        if target.workload is not None:
+            print(f"Warning: {replicas_note(target)}", file=sys.stderr)
+        explanations.append(build_explanation(objs, target.obj, features, node))
+    return explanations
+
+
+def _refuse_invalid(plan, features) -> None:
+    """One `FILE: Kind/namespace/name: field: message` line per problem, exit 2, nothing judged."""
+    import allocator
+
+    from kubectl_dra.errors import InputErrors
+
+    problems = []
+    for document in plan.applied:
+        problems.extend(f"{document.origin}: {error}" for error in allocator.validate_object(document.obj, features))
+    for target in plan.targets:
+        if target.workload is None:
+            if target.obj["kind"] == "Pod":
+                problems.extend(f"{target.origin}: {e}" for e in allocator.validate_object(target.obj, features))
+            continue
+        for error in allocator.validate_object(target.obj, features):
+            if error.field.startswith("metadata.name"):
+                continue  # the pod's name is ours, made from the workload's
+            problems.append(f"{target.origin}: {target.ref}: {target.template_path}.{error.field}: {error.message}")
+    if problems:
+        raise InputErrors(problems)
+
+
+def _emit(explanations: list, output: str, focused: bool) -> None:
+    from kubectl_dra.render.base import to_json, to_yaml
+    from kubectl_dra.render.explain import explain_text
+
+    if output == "text":
+        click.echo("\n".join(explain_text(exp, focused=focused) for exp in explanations), nl=False)
+        return
+    if len(explanations) == 1:
+        document = explanations[0].to_dict()
+    else:
+        # kubectl's envelope for several objects of any kind (`kubectl get -f ... -o json`).
+        document = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""},
+                    "items": [exp.to_dict() for exp in explanations]}
+    click.echo(to_json(document) if output == "json" else to_yaml(document), nl=False)

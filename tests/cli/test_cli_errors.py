@@ -37,9 +37,8 @@ def kubeconfig_file(tmp_path, isolated_kubeconfig):
     (("--from", str(FIXTURES / "broken-snapshot.yaml"), "claims", "-A"),
      r"broken-snapshot\.yaml document 2: ResourceSlice/node-b-gpus: spec\.pool: required$"),
     (("--from", str(FIXTURES / "nope.yaml"), "pools"), r"nope\.yaml: no such file or directory$"),
-    (("--demo", "explain", "-f", str(FIXTURES / "what-if-deployment.yaml")),
-     r"what-if-deployment\.yaml: Deployment/ml-training/trainer: cannot explain a Deployment; -f takes a Pod, "
-     r"ResourceClaim or ResourceClaimTemplate$"),
+    (("--demo", "explain", "-A", "pod/trainer-2"),
+     r"a resource cannot be retrieved by name across all namespaces \(see 'kubectl dra explain --help'\)$"),
     (("--demo", "explain", "-f", str(FIXTURES / "malformed.yaml")), r"malformed\.yaml: line 12"),
     (("--demo", "explain", "-n", "ml-training", "pod/nope"), r"Pod ml-training/nope not found$"),
     (("--demo", "explain", "deployment/trainer"), r"cannot explain 'deployment': want pod/NAME or claim/NAME$"),
