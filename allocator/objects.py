@@ -115,10 +115,11 @@ class ObjectSet:
         changes, the copy shares this set's typed slice index, so judging many copies stays cheap."""
         add, remove = list(add), list(remove)
         clone = self.with_objects(())
+        slices = {name for kind, _, name in remove if kind == "ResourceSlice"}
+        if slices:
+            clone.slices = [s for s in clone.slices if s["metadata"]["name"] not in slices]
         for kind, namespace, name in remove:
-            if kind == "ResourceSlice":
-                clone.slices = [s for s in clone.slices if s["metadata"]["name"] != name]
-            elif kind in _NAMESPACED_STORES:
+            if kind in _NAMESPACED_STORES:
                 getattr(clone, _NAMESPACED_STORES[kind]).pop((namespace or "default", name), None)
             elif kind in _CLUSTER_STORES:
                 getattr(clone, _CLUSTER_STORES[kind]).pop(name, None)

@@ -14,19 +14,22 @@ import time
 from dataclasses import dataclass, field
 
 import allocator
-from allocator.explain import FITS, POOL_BEING_REPLACED, POOL_INCOMPLETE, ERROR, Explanation, NodeVerdict
+from allocator.explain import FITS, POOL_BEING_REPLACED, POOL_INCOMPLETE, UNSCHEDULABLE
 from allocator.index import cluster_index
 from allocator.model import Device, DeviceID, Taint
 from allocator.objects import json_copy, normalise
 from allocator.search import TAINTED
 from allocator.taints import untolerated_taints
 
+from .explanation import Explanation, NodeExplanation
+
 FREE_DEVICES, TOLERATE, RELAX, FIX_POOL, UNCORDON = "free-devices", "tolerate", "relax", "fix-pool", "uncordon"
 # Remedies are listed in this order: the least invasive change a user can make first.
 KIND_ORDER = (FREE_DEVICES, TOLERATE, RELAX, FIX_POOL, UNCORDON)
 
-# Above this share of the cluster, one judgement of every node is cheaper than one judgement per node.
-_FOCUSED_SHARE = 0.2
+# A change is verified on this many nodes at most (closest first); the remedy names those where it fits.
+_NODES_JUDGED = 5
+_POOLS_TRIED, _POOLS_NAMED = 4, 2
 # Wall-clock budget of one search (the bar is 2 s on 500 nodes); each generator stops when it is spent.
 BUDGET_S = 1.5
 
@@ -71,6 +74,19 @@ class Remedy:
 
 
 @dataclass
+class Fit:
+    nodes: list[str]          # judged with the change, and fitting
+    unchecked: int = 0        # nodes the change may open too, not judged
+
+    def __bool__(self) -> bool:
+        return bool(self.nodes)
+
+    def text(self) -> str:
+        more = f" (and maybe {self.unchecked} more node{'s' if self.unchecked != 1 else ''} like them, not checked)"
+        return ", ".join(self.nodes) + (more if self.unchecked else "")
+
+
+@dataclass
 class Judgement:
     fits: bool
     nodes: list[str]          # where the target fits
@@ -78,13 +94,15 @@ class Judgement:
 
 
 def _judge(objs: allocator.ObjectSet, target: Target, features: allocator.Features, node: str | None = None) -> Judgement:
-    """The verdict every remedy is checked with (node=None: every node)."""
+    """The verdict every remedy is checked with: the scheduler's whole filter chain (node=None: every node)."""
+    from . import explain
+
     if target.obj is not None:
-        exp = allocator.explain_objects(objs, target.obj, features, node=node)
+        exp = explain.explain_objects(objs, target.obj, features, node=node)
     elif target.kind == "Pod":
-        exp = allocator.explain_pod(objs, target.namespace, target.name, features, node=node)
+        exp = explain.explain_pod(objs, target.namespace, target.name, features, node=node)
     else:
-        exp = allocator.explain_claim(objs, target.namespace, target.name, features, node=node)
+        exp = explain.explain_claim(objs, target.namespace, target.name, features, node=node)
     fitting = [v.node for v in exp.nodes if v.verdict == FITS]
     return Judgement(exp.verdict == FITS, fitting, exp)
 
@@ -94,9 +112,9 @@ def find_remedies(objs: allocator.ObjectSet, target: Target, features: allocator
     """Up to `limit` verified remedies for a target that fits nowhere; [] when it fits or nothing helps."""
     if explanation is None:
         explanation = _judge(objs, target, features).explanation
-    if explanation.verdict != allocator.explain.UNSCHEDULABLE or not any(v.claims for v in explanation.nodes):
-        # Fits already, an error, or refused before any node is tried (missing class or claim): no change
-        # of devices, taints or selectors can help.
+    if explanation.verdict != UNSCHEDULABLE or explanation.summary.bound_to or not any(v.claims for v in explanation.nodes):
+        # Fits already, an error, a pod already bound, or refused before any node is tried (missing class
+        # or claim): no change of devices, taints or selectors can help.
         return []
     search = Search(objs, target, features, explanation)
     from .remedies_release import release_remedy
@@ -147,7 +165,9 @@ class Search:
     judgements: int = 0
 
     def __post_init__(self) -> None:
-        self.failing: list[NodeVerdict] = [v for v in self.explanation.nodes if v.verdict != FITS]
+        self.failing: list[NodeExplanation] = [v for v in self.explanation.nodes if v.verdict != FITS]
+        closest = list(self.explanation.summary.closest)
+        self.order = closest + sorted({v.node for v in self.failing} - set(closest))
         self.editables = {e.ref: e for e in self._editables()}
         self._devices: dict[DeviceID, Device] | None = None
         self._usage = None
@@ -157,17 +177,16 @@ class Search:
 
     # ------------------------------------------------------------------ judging a change
 
-    def fits_on(self, objs: allocator.ObjectSet, target: Target, nodes: list[str] | None) -> list[str]:
-        """Nodes of `nodes` (None: all) where the changed target fits."""
-        if nodes is not None and len(nodes) <= max(1, _FOCUSED_SHARE * len(objs.nodes)):
-            fitting = []
-            for node in nodes:
-                self.judgements += 1
-                fitting.extend(_judge(objs, target, self.features, node=node).nodes)
-            return fitting
-        self.judgements += 1
-        judgement = _judge(objs, target, self.features)
-        return judgement.nodes if nodes is None else [n for n in judgement.nodes if n in set(nodes)]
+    def fits_on(self, objs: allocator.ObjectSet, target: Target, nodes: list[str] | None = None) -> "Fit":
+        """Where the changed target fits, among `nodes` (None: every node that failed). At most
+        _NODES_JUDGED nodes are judged, closest first, each on its own: a remedy names those."""
+        wanted = None if nodes is None else set(nodes)
+        candidates = [n for n in self.order if wanted is None or n in wanted]
+        fitting = []
+        for node in candidates[:_NODES_JUDGED]:
+            self.judgements += 1
+            fitting.extend(_judge(objs, target, self.features, node=node).nodes)
+        return Fit(fitting, max(0, len(candidates) - _NODES_JUDGED))
 
     def with_spec(self, editable: Editable, spec: dict) -> tuple[allocator.ObjectSet, Target]:
         """The snapshot and target with one claim's spec replaced."""
@@ -200,7 +219,7 @@ class Search:
             self._usage = allocator.device_usage(self.objs)
         return self._usage
 
-    def requests(self, verdict: NodeVerdict):
+    def requests(self, verdict: NodeExplanation):
         """(editable claim, request outcome) of every claim the target still has to allocate on a node."""
         for claim in verdict.claims:
             editable = self.editables.get(claim.ref)
@@ -313,8 +332,8 @@ def _try_tolerations(search: Search, editable: Editable, request_name: str, tain
     names = ", ".join(str(t) for t in taints)
     return Remedy(TOLERATE,
                   f"Tolerate device taint{'s' if len(taints) > 1 else ''} {names} in request {request_name} of "
-                  f"{editable.location()}: then it fits on {nodes_text(fitting)}.",
-                  {**editable.change(request_name), "tolerations": tolerations}, fitting)
+                  f"{editable.location()}: then it fits on {fitting.text()}.",
+                  {**editable.change(request_name), "tolerations": tolerations}, fitting.nodes)
 
 
 # ---------------------------------------------------------------------------- a smaller count
@@ -342,8 +361,8 @@ def _count_remedy(search: Search) -> list[Remedy]:
             fitting = search.fits_on(objs, target, nodes)
             if fitting:
                 return [Remedy(RELAX, f"Ask for {count} instead of {wanted} devices in request {request_name} of "
-                                      f"{editable.location()}: {count} {'fits' if count == 1 else 'fit'} now on {nodes_text(fitting)}.",
-                               {**editable.change(request_name), "count": {"from": wanted, "to": count}}, fitting)]
+                                      f"{editable.location()}: {count} {'fits' if count == 1 else 'fit'} now on {fitting.text()}.",
+                               {**editable.change(request_name), "count": {"from": wanted, "to": count}}, fitting.nodes)]
     return []
 
 
@@ -360,8 +379,9 @@ def _pool_remedies(search: Search) -> list[Remedy]:
                     wanted.setdefault((rejection.device.driver, rejection.device.pool), set()).add(verdict.node)
     remedies = []
     index = cluster_index(search.objs, search.features)
-    for pool_id in sorted(wanted):
-        if search.spent():
+    # Pools that would open the most nodes first; each try rebuilds the slice index, so only a few.
+    for pool_id in sorted(wanted, key=lambda p: (-len(wanted[p]), p))[:_POOLS_TRIED]:
+        if search.spent() or len(remedies) == _POOLS_NAMED:
             break
         generation = index.newest_generation[pool_id]
         published = [s for s in index.slices_by_pool[pool_id] if s.generation == generation]
@@ -373,9 +393,10 @@ def _pool_remedies(search: Search) -> list[Remedy]:
             raw = json_copy(s.raw)
             raw["spec"]["pool"]["resourceSliceCount"] = len(published)
             completed.append(raw)
-        objs = search.objs.with_changes(add=completed, remove=[("ResourceSlice", None, s.name) for s in published])
         local = {s.node_name for s in index.slices_by_pool[pool_id]}
         nodes = sorted(local) if None not in local else None
+        removed = {s.name for s in published} | (_unseen_slices(index, local) if nodes else set())
+        objs = search.objs.with_changes(add=completed, remove=[("ResourceSlice", None, name) for name in removed])
         fitting = search.fits_on(objs, search.target, nodes)
         if not fitting:
             continue
@@ -388,9 +409,17 @@ def _pool_remedies(search: Search) -> list[Remedy]:
             f"Pool {pool_id[0]}/{pool_id[1]} is {state}: {len(published)} of {expected} slices of generation "
             f"{generation} published ({names}); {missing} missing. Once driver {pool_id[0]} publishes "
             f"{'it' if missing == 1 else 'them'} (check its kubelet plugin"
-            f"{' on ' + nodes_text(sorted(local)) if None not in local else ''}), it fits on {nodes_text(fitting)} "
+            f"{' on ' + nodes_text(sorted(local)) if None not in local else ''}), it fits on {fitting.text()} "
             f"with the devices already published.",
             {"pool": f"{pool_id[0]}/{pool_id[1]}", "generation": generation, "expectedSlices": expected,
              "publishedSlices": [s.name for s in published], "missingSlices": missing},
-            fitting))
+            fitting.nodes))
     return remedies
+
+
+def _unseen_slices(index, nodes: set[str]) -> set[str]:
+    """Slices of pools no node in `nodes` can see: judging those nodes without them gives the same
+    verdicts, and the changed copy's slice index is built from far fewer slices."""
+    seen = {pool_id for pool_id, slices in index.slices_by_pool.items()
+            if any(s.node_name is None or s.node_name in nodes for s in slices)}
+    return {s.name for pool_id, slices in index.slices_by_pool.items() if pool_id not in seen for s in slices}

@@ -17,11 +17,11 @@ from allocator.model import DeviceID
 from allocator.search import CAPACITY, COUNTERS, IN_USE
 from allocator.state import reserved_pods
 
-from .remedies import FREE_DEVICES, Remedy, Search, nodes_text
+from .remedies import FREE_DEVICES, Fit, Remedy, Search
 
 _HELD = (IN_USE, CAPACITY, COUNTERS)
 # Nodes tried with every candidate released, closest first; sets tried per node.
-_NODES_TRIED = 8
+_NODES_TRIED = 4
 _SETS_PER_NODE = 64
 
 
@@ -84,7 +84,8 @@ def release_remedy(search: Search) -> list[Remedy]:
     if best is None:
         return []
     _, chosen, node = best
-    fitting = search.fits_on(_released(search, chosen), search.target, _reach(search, chosen))
+    reach = _reach(search, chosen)
+    fitting = Fit([node]) if reach == [node] else search.fits_on(_released(search, chosen), search.target, reach)
     return [_describe(chosen, fitting)] if fitting else []
 
 
@@ -155,7 +156,7 @@ def _released(search: Search, chosen: list) -> allocator.ObjectSet:
     return search.objs.with_changes(remove=[("ResourceClaim", *c.ref.split("/", 1)) for c in chosen])
 
 
-def _fits_without(search: Search, chosen: list, nodes: list[str]) -> list[str]:
+def _fits_without(search: Search, chosen: list, nodes: list[str]) -> Fit:
     return search.fits_on(_released(search, chosen), search.target, nodes)
 
 
@@ -171,7 +172,7 @@ def _reach(search: Search, chosen: list) -> list[str] | None:
     return sorted(nodes)
 
 
-def _describe(chosen: list, fitting: list[str]) -> Remedy:
+def _describe(chosen: list, fitting: Fit) -> Remedy:
     def one(c: _Claim) -> str:
         pods = ", ".join(f"{ns}/{n}" for ns, n in c.pods)
         used = f"pod {pods}, priority {c.priority}" if c.pods else "used by no pod"
@@ -185,6 +186,6 @@ def _describe(chosen: list, fitting: list[str]) -> Remedy:
     return Remedy(
         FREE_DEVICES,
         f"Free devices: release claim{'s' if plural else ''} {claims}. DRA does not preempt, so {how}; "
-        f"then it fits on {nodes_text(fitting)}.",
+        f"then it fits on {fitting.text()}.",
         {"release": [c.ref for c in chosen], "pods": pods},
-        fitting)
+        fitting.nodes)

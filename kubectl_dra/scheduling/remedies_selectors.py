@@ -9,6 +9,7 @@ place (the rest of the expression stays), inclusive, and the target is judged ag
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -27,7 +28,7 @@ _NEGATED = {">": "<=", ">=": "<", "<": ">=", "<=": ">"}
 _VALUES_TRIED = 3
 
 
-@dataclass
+@dataclass(frozen=True)
 class Clause:
     start: int
     end: int
@@ -60,7 +61,8 @@ class Clause:
         return f"{self.name} {op} {self.threshold if value is None else value}"
 
 
-def clauses(expression: str) -> list[Clause]:
+@functools.lru_cache(maxsize=256)
+def clauses(expression: str) -> tuple[Clause, ...]:
     """Comparisons of one device attribute or capacity with a literal, in source order."""
     found = []
     for match in _COMPARE_TO.finditer(expression):
@@ -70,7 +72,7 @@ def clauses(expression: str) -> list[Clause]:
         found.append(_clause(match, _NEGATED[op] if match["negated"] else op, match["fn"], match["literal"]))
     for match in _INT.finditer(expression):
         found.append(_clause(match, match["op"], None, match["number"]))
-    return sorted((c for c in found if c is not None), key=lambda c: c.start)
+    return tuple(sorted((c for c in found if c is not None), key=lambda c: c.start))
 
 
 def _clause(match: re.Match, op: str, fn: str | None, literal: str) -> Clause | None:
@@ -156,7 +158,7 @@ def _relaxed(search: Search, editable: Editable, request_name: str, index: int, 
                 RELAX,
                 f"Relax `{clause.describe()}` to `{clause.describe(value)}` in selector #{index} of request "
                 f"{request_name} of {editable.location()}: the {extreme} free is {value} on {where}; then it fits on "
-                f"{nodes_text(fitting)}.",
+                f"{fitting.text()}.",
                 {**editable.change(request_name), "selector": {"index": index, "from": before, "to": after}},
-                fitting)
+                fitting.nodes)
     return None

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 import allocator
+from kubectl_dra import scheduling
 from kubectl_dra.scheduling.remedies import Target, find_remedies
 from kubectl_dra.sources.files import DEMO_PATH
 
@@ -59,16 +60,16 @@ def _judge(raw: list[dict], target: Target | dict):
     objs = allocator.load_objects(raw)
     assert not objs.errors, [str(e) for e in objs.errors]
     if isinstance(target, dict):
-        return objs, allocator.explain_objects(objs, target, FEATURES)
+        return objs, scheduling.explain_objects(objs, target, FEATURES)
     if target.kind == "Pod":
-        return objs, allocator.explain_pod(objs, target.namespace, target.name, FEATURES)
-    return objs, allocator.explain_claim(objs, target.namespace, target.name, FEATURES)
+        return objs, scheduling.explain_pod(objs, target.namespace, target.name, FEATURES)
+    return objs, scheduling.explain_claim(objs, target.namespace, target.name, FEATURES)
 
 
 def remedies_for(raw: list[dict], target: Target | dict):
     objs, exp = _judge(raw, target)
     assert exp.verdict == "Unschedulable"
-    found = find_remedies(objs, Target.what_if(target) if isinstance(target, dict) else target, FEATURES)
+    found = find_remedies(objs, Target.what_if(target) if isinstance(target, dict) else target, FEATURES, exp)
     for remedy in found:
         assert remedy.verified and remedy.nodes
         assert_fits_after(raw, target, remedy.to_dict())
