@@ -117,10 +117,12 @@ def find_remedies(objs: allocator.ObjectSet, target: Target, features: allocator
         # or claim): no change of devices, taints or selectors can help.
         return []
     search = Search(objs, target, features, explanation)
+    from .remedies_nodes import node_remedies
     from .remedies_release import release_remedy
     from .remedies_selectors import relax_selector_remedies
 
-    generators = (release_remedy, _tolerate_remedy, relax_selector_remedies, _count_remedy, _pool_remedies)
+    generators = (node_remedies, release_remedy, _tolerate_remedy, relax_selector_remedies, _count_remedy,
+                  _pool_remedies)
     found: list[Remedy] = []
     for generate in generators:
         if search.spent():

@@ -88,6 +88,8 @@ def assert_fits_after(raw: list[dict], target: Target | dict, remedy: dict) -> N
         for obj in raw:
             if obj["kind"] == "ResourceSlice" and obj["metadata"]["name"] in change["publishedSlices"]:
                 obj["spec"]["pool"]["resourceSliceCount"] = len(change["publishedSlices"])
+    elif "uncordon" in change or "pod" in change:
+        _apply_node_change(raw, target, change)
     else:
         request = _request(_claim_spec(raw, target, change), change["request"])
         if "tolerations" in change:
@@ -102,6 +104,26 @@ def assert_fits_after(raw: list[dict], target: Target | dict, remedy: dict) -> N
     _, exp = _judge(raw, target)
     verdicts = {v.node: v.verdict for v in exp.nodes}
     assert all(verdicts[n] == "Fits" for n in remedy["nodes"]), (remedy, verdicts)
+
+
+def _apply_node_change(raw, target, change) -> None:
+    for obj in raw:
+        if obj["kind"] == "Node" and obj["metadata"]["name"] == change.get("uncordon"):
+            obj["spec"].pop("unschedulable")
+            obj["spec"]["taints"] = [t for t in obj["spec"].get("taints", [])
+                                     if t["key"] != "node.kubernetes.io/unschedulable"]
+    if "pod" not in change:
+        return
+    namespace, name = change["pod"].split("/", 1)
+    pod = target if isinstance(target, dict) else next(
+        o for o in raw if o["kind"] == "Pod" and (o["metadata"]["namespace"], o["metadata"]["name"]) == (namespace, name))
+    if "tolerations" in change:
+        pod["spec"]["tolerations"] = pod["spec"].get("tolerations", []) + change["tolerations"]
+    if "nodeSelector" in change:
+        assert pod["spec"]["nodeSelector"] == change["nodeSelector"]["from"]
+        pod["spec"]["nodeSelector"] = change["nodeSelector"]["to"]
+    if "nodeAffinity" in change:
+        del pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
 
 
 def _claim_spec(raw, target, change) -> dict:
@@ -204,6 +226,50 @@ def test_relax_offers_a_smaller_count_that_fits_now():
     claim = what_if_claim("three", "ml-training", "gpu.nvidia.com", [AMPERE], count=3)
     by_kind, _ = remedies_for(demo(), claim)
     assert by_kind["relax"]["change"]["count"] == {"from": 3, "to": 1}
+    assert by_kind["relax"]["nodes"] == ["gpu-node-2"]
+
+
+# ---------------------------------------------------------------------------- node filters
+
+
+def with_node(raw: list[dict], name: str, **spec) -> list[dict]:
+    for obj in raw:
+        if obj["kind"] == "Node" and obj["metadata"]["name"] == name:
+            obj["spec"].update(spec)
+    return raw
+
+
+def test_uncordon_the_only_node_where_the_claims_fit():
+    raw = with_node(demo(), "gpu-node-2", unschedulable=True,
+                    taints=[{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}])
+    by_kind, found = remedies_for(raw, Target.pod("ml-training", "trainer-2"))
+    assert by_kind["uncordon"]["change"] == {"uncordon": "gpu-node-2"}
+    assert by_kind["uncordon"]["nodes"] == ["gpu-node-2"]
+    assert "kubectl uncordon gpu-node-2" in by_kind["uncordon"]["description"]
+
+
+def test_tolerate_a_node_taint_in_the_pod():
+    raw = with_node(demo(), "gpu-node-2", taints=[{"key": "dedicated", "value": "inference", "effect": "NoSchedule"}])
+    by_kind, _ = remedies_for(raw, Target.pod("ml-training", "trainer-2"))
+    assert by_kind["tolerate"]["change"] == {
+        "pod": "ml-training/trainer-2",
+        "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "inference", "effect": "NoSchedule"}]}
+
+
+def test_no_toleration_of_a_node_that_is_not_ready():
+    raw = with_node(demo(), "gpu-node-2", taints=[{"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}])
+    by_kind, _ = remedies_for(raw, Target.pod("ml-training", "trainer-2"))
+    assert "tolerate" not in by_kind and "uncordon" not in by_kind
+
+
+def test_relax_a_node_selector_that_excludes_the_only_fitting_node():
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pinned", "namespace": "ml-training"},
+           "spec": {"containers": [{"name": "main", "image": "registry.example.com/trainer:1.4"}],
+                    "nodeSelector": {"kubernetes.io/hostname": "gpu-node-1"},
+                    "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "a100-gpu"}]}}
+    by_kind, _ = remedies_for(demo(), pod)
+    assert by_kind["relax"]["change"] == {"pod": "ml-training/pinned", "nodeSelector": {
+        "from": {"kubernetes.io/hostname": "gpu-node-1"}, "to": {}}}
     assert by_kind["relax"]["nodes"] == ["gpu-node-2"]
 
 
