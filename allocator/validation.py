@@ -319,7 +319,7 @@ class _ClaimRules:
         self.problems = problems
 
     def devices(self, devices: dict, path: str) -> None:
-        requests = devices.get("requests") or []
+        requests = [request or {} for request in devices.get("requests") or []]
         names: dict[str, set[str]] = {}
         if len(requests) > MAX_REQUESTS:
             self.problems.too_many(f"{path}.requests", len(requests), MAX_REQUESTS)
@@ -328,14 +328,14 @@ class _ClaimRules:
                 self.request(request, f"{path}.requests[{i}]")
             self._unique([r.get("name") for r in requests], f"{path}.requests", "name")
         for request in requests:
-            names[request.get("name") or ""] = {s.get("name") or "" for s in request.get("firstAvailable") or []}
+            names[request.get("name") or ""] = {(s or {}).get("name") or "" for s in request.get("firstAvailable") or []}
         self._references(devices.get("constraints") or [], MAX_CONSTRAINTS, f"{path}.constraints", names,
                          self.constraint)
         self._references(devices.get("config") or [], MAX_CONFIGS, f"{path}.config", names, self.config)
 
     def request(self, request: dict, path: str) -> None:
         self._name(request.get("name"), f"{path}.name")
-        subrequests = request.get("firstAvailable") or []
+        subrequests = [sub or {} for sub in request.get("firstAvailable") or []]
         if self.version == "v1beta1":
             exact = {k: v for k, v in request.items() if k in _EXACT_FIELDS and v not in (None, "", 0, False, [])}
             exact_path = path
@@ -454,7 +454,7 @@ class _ClaimRules:
             entry = entry or {}
             refs = entry.get("requests") or []
             for r, ref in enumerate(refs):
-                request, slash, sub = ref.partition("/")
+                request, slash, sub = (ref or "").partition("/")
                 known = request in names and (not slash or sub in names[request])
                 if "/" in sub or not known:
                     self.problems.invalid(f"{path}[{i}].requests[{r}]", ref, "must be the name of a request in the "
@@ -512,6 +512,7 @@ def _pod(pod: dict, problems: _Problems) -> None:
         problems.required("spec.containers")
     pod_claims = set()
     for i, claim in enumerate(claims):
+        claim = claim or {}
         path = f"spec.resourceClaims[{i}]"
         name = claim.get("name")
         if not name:
@@ -531,7 +532,7 @@ def _pod(pod: dict, problems: _Problems) -> None:
             _dns_subdomain(claim[key], f"{path}.{key}", problems)
     for key in ("containers", "initContainers"):
         for c, container in enumerate(spec.get(key) or []):
-            _container_resources(container.get("resources"), f"spec.{key}[{c}].resources", pod_claims, problems)
+            _container_resources((container or {}).get("resources"), f"spec.{key}[{c}].resources", pod_claims, problems)
 
 
 def _container_resources(resources: Any, path: str, pod_claims: set[str], problems: _Problems) -> None:

@@ -331,3 +331,22 @@ def test_other_kinds_are_checked_as_far_as_the_allocator_reads_them():
     assert [str(e) for e in validate_object(slice_without_pool, F37)] == ["ResourceSlice/s: spec.pool: required"]
     wrong_version = claim(version="v1alpha3")
     assert [e.field for e in validate_object(wrong_version, F37)] == ["apiVersion"]
+
+
+def test_empty_list_entries_are_required_fields_not_crashes():
+    found = problems(claim([None, {"name": "gpu", "firstAvailable": [None]}]))
+    assert found == [
+        "spec.devices.requests[0].name: Required value",
+        "spec.devices.requests[0]: Required value: exactly one of `exactly` or `firstAvailable` is required",
+        "spec.devices.requests[1].firstAvailable[0].name: Required value",
+        "spec.devices.requests[1].firstAvailable[0].deviceClassName: Required value",
+    ]
+
+
+def test_empty_entries_elsewhere_do_not_crash():
+    assert problems(claim(constraints=[{"requests": [None], "matchAttribute": "example.com/a"}])) == [
+        "spec.devices.constraints[0].requests[0]: Invalid value: null: must be the name of a request in the claim or "
+        "the name of a request and a subrequest separated by '/'"]
+    assert problems(pod([None], containers=[None])) == [
+        "spec.resourceClaims[0].name: Required value",
+        "spec.resourceClaims[0]: Invalid value: must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"]
