@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import allocator
 from allocator.explain import FITS, POOL_BEING_REPLACED, POOL_INCOMPLETE, UNSCHEDULABLE
+from allocator.gcpause import paused_gc
 from allocator.index import cluster_index
 from allocator.model import Device, DeviceID, Taint
 from allocator.objects import json_copy, normalise
@@ -116,7 +117,11 @@ def find_remedies(objs: allocator.ObjectSet, target: Target, features: allocator
         # Fits already, an error, a pod already bound, or refused before any node is tried (missing class
         # or claim): no change of devices, taints or selectors can help.
         return []
-    search = Search(objs, target, features, explanation)
+    with paused_gc():
+        return _search(Search(objs, target, features, explanation), limit)
+
+
+def _search(search: "Search", limit: int) -> list[Remedy]:
     from .remedies_nodes import node_remedies
     from .remedies_release import release_remedy
     from .remedies_selectors import relax_selector_remedies
@@ -170,6 +175,7 @@ class Search:
         self.failing: list[NodeExplanation] = [v for v in self.explanation.nodes if v.verdict != FITS]
         closest = list(self.explanation.summary.closest)
         self.order = closest + sorted({v.node for v in self.failing} - set(closest))
+        self.rank = {node: i for i, node in enumerate(self.order)}
         self.editables = {e.ref: e for e in self._editables()}
         self._devices: dict[DeviceID, Device] | None = None
         self._usage = None

@@ -34,7 +34,7 @@ def node_remedies(search: Search) -> list[Remedy]:
     if pod is None:
         return []
     groups: dict[_NodeChange, list[str]] = {}
-    for verdict in sorted(search.failing, key=lambda v: search.order.index(v.node)):
+    for verdict in sorted(search.failing, key=lambda v: search.rank[v.node]):
         rejected = {s.plugin for s in getattr(verdict, "filters", []) if s.rejected}
         if not rejected or not rejected <= _NODE_FILTERS:
             continue
