@@ -15,7 +15,7 @@ from .model import Device, DeviceID, Slice, Taint
 from .nodeselector import NodeSelectorError, describe as describe_selector, node_matches
 from .objects import ObjectSet
 from .pools import available_counters, build_pool, counter_shortage
-from .quantity import Quantity
+from .quantity import Quantity, parse_quantity
 from .state import Holder, build_allocated_state, device_usage
 from .taints import BLOCKING_EFFECTS
 
@@ -93,6 +93,7 @@ class DeviceReport:
     usable: bool
     consumed_capacity: dict = field(default_factory=dict)
     counters_blocked: str | None = None  # why shared counters leave no room for this device
+    capacity_blocked: str | None = None  # which consumable capacity the shares hold all of
 
     @property
     def id(self) -> DeviceID:
@@ -108,7 +109,7 @@ class DeviceReport:
 
     @property
     def free(self) -> bool:
-        return (self.usable and not self.tainted and not self.counters_blocked
+        return (self.usable and not self.tainted and not self.counters_blocked and not self.capacity_blocked
                 and (not self.allocated or self.allow_multiple_allocations))
 
     def to_dict(self) -> dict:
@@ -124,7 +125,7 @@ class DeviceReport:
             "bindingConditions": self.binding_conditions,
             "status": self.status,
             "usable": self.usable, "allocated": self.allocated, "tainted": self.tainted, "free": self.free,
-            "countersBlocked": self.counters_blocked,
+            "countersBlocked": self.counters_blocked, "capacityBlocked": self.capacity_blocked,
         }
 
 
@@ -240,19 +241,30 @@ def _analyze(index: ClusterIndex, features: Features) -> list[PoolReport]:
     return reports
 
 
+def capacity_exhausted(capacity: dict[str, Quantity], consumed: dict[str, Quantity]) -> str | None:
+    """Why no further share fits on a multi-allocatable device: a capacity its shares consume
+    entirely (every share consumes some of each capacity: its request, the policy's default or all
+    of it; pkg/scheduler/.../dynamicresources and structured/internal/.../consumablecapacity.go)."""
+    for name, total in sorted(capacity.items()):
+        used = consumed.get(name)
+        if used is not None and used >= total:
+            return f"capacity {name}: {used} of {total} consumed"
+    return None
+
+
 def _device_report(device: Device, s: Slice, usage, statuses, usable: bool, counters_blocked: str | None) -> DeviceReport:
     holders = usage.get(device.id, [])
     consumed: dict[str, Quantity] = {}
     for holder in holders:
         for name, value in (holder.consumed_capacity or {}).items():
-            from .quantity import parse_quantity
-
             q = parse_quantity(value)
+            name = qualified(s.driver, name)
             consumed[name] = consumed[name] + q if name in consumed else q
+    capacity = {qualified(s.driver, k): v for k, v in device.capacity.items()}
     return DeviceReport(
         driver=s.driver, pool=s.pool, name=device.name, slice_name=s.name,
         attributes={qualified(s.driver, k): attribute_value(v) for k, v in sorted(device.raw_attributes.items())},
-        capacity={qualified(s.driver, k): str(v) for k, v in sorted(device.capacity.items())},
+        capacity={k: str(v) for k, v in sorted(capacity.items())},
         taints=list(device.taints),
         node_scope=_scope_of(device) if s.per_device_node_selection else _scope_of(s),
         allocated_by=holders,
@@ -264,6 +276,7 @@ def _device_report(device: Device, s: Slice, usage, statuses, usable: bool, coun
         usable=usable,
         consumed_capacity={k: str(v) for k, v in sorted(consumed.items())},
         counters_blocked=counters_blocked,
+        capacity_blocked=capacity_exhausted(capacity, consumed) if device.allow_multiple_allocations else None,
     )
 
 

@@ -21,16 +21,18 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from kubectl_dra.model.claims import claim_state, pod_state
+from kubectl_dra.model.incremental import ModelBuilder, take_snapshot
+from kubectl_dra.model.states import CLAIM_PENDING
 from kubectl_dra.store import ConnectionInfo, Store, StoreChange
-from tui.dashboard import Dashboard, DashboardBuilder, take_snapshot
+from tui.dashboard import Dashboard
 from tui.messages import DashboardReady, ExplainRequested, StoreChanged
 from tui.refs import ExplainTarget
 from tui.screens.explain import ExplainScreen
 from tui.screens.main import DashboardScreen, view_id
 from tui.screens.picker import PickerScreen
 from tui.views import VIEWS
-from kubectl_dra.render.claims import PENDING, claim_state
-from tui.views.claims import is_pending, pod_state
+from tui.views.claims import is_pending
 
 ALL_NAMESPACES = "*"
 
@@ -61,7 +63,7 @@ class DraApp(App):
         self._pending_kinds: set[str] = set()
         self._rebuilding = False
         self._rebuild_again = False
-        self._builder = DashboardBuilder()
+        self._builder = ModelBuilder()
         self._view_classes = {view_id(view): view for view in VIEWS}
         self._view_caches = {name: view.new_cache() for name, view in self._view_classes.items()}
         """Owned by the rebuild worker (one runs at a time)."""
@@ -224,7 +226,7 @@ class DraApp(App):
         if self._unsubscribe is not None:
             self._unsubscribe()
         self.store, self.source = store, source
-        self._builder = DashboardBuilder()
+        self._builder = ModelBuilder()
         self._view_caches = {name: view.new_cache() for name, view in self._view_classes.items()}
         self._subscribe()
         self._start_source(source.run(store))
@@ -242,7 +244,7 @@ class DraApp(App):
         if self.dashboard is None:
             return
         objects = self.dashboard.objects
-        pending = [("Pod", key) for key, pod in sorted(objects.pods.items()) if pod_state(pod) == PENDING]
+        pending = [("Pod", key) for key, pod in sorted(objects.pods.items()) if pod_state(pod) == CLAIM_PENDING]
         pending += [("ResourceClaim", key) for key, claim in sorted(objects.claims.items())
                     if is_pending(claim_state(claim))]
         for kind, (namespace, name) in pending:

@@ -1,40 +1,22 @@
-"""Small text helpers shared by the dashboard's views: badges, times and typed values."""
+"""Small text helpers shared by the dashboard's views: colours of state words, times, typed values."""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
-POOL_STATE_STYLES = {
-    "Complete": "green",
-    "Incomplete": "bold yellow",
-    "BeingReplaced": "cyan",
-    "Invalid": "bold red",
-}
-POOL_STATE_LABELS = {
-    "Complete": "complete",
-    "Incomplete": "incomplete",
-    "BeingReplaced": "being replaced",
-    "Invalid": "invalid",
-}
+from kubectl_dra.model.states import BAD, BUSY, DIM, GOOD, WARN, tone
 
-DEVICE_STATE_STYLES = {
-    "Free": "green",
-    "Allocated": "blue",
-    "Shared": "cyan",
-    "Tainted": "yellow",
-    "Unusable": "red",
-}
+# The dashboard's colour for each tone of kubectl_dra.model.states.TONES (the CLI has its own
+# palette for the same tones), so a state word has one meaning and one colour on each face.
+TONE_STYLES = {GOOD: "green", WARN: "yellow", BAD: "bold red", BUSY: "blue", DIM: "dim"}
 
-CLAIM_STATE_STYLES = {
-    "pending": "yellow",
-    "allocated": "blue",
-    "reserved": "green",
-    "deleting": "magenta",
-}
+
+def state_style(word: str) -> str:
+    """The colour of a state word (device, pool, claim, node, taint effect), "" when plain."""
+    return TONE_STYLES.get(tone(word) or "", "")
+
 
 VERDICT_STYLES = {"Fits": "bold green", "Unschedulable": "bold red", "Error": "bold red"}
-
-TAINT_EFFECT_STYLES = {"NoExecute": "bold red", "NoSchedule": "yellow", "None": "dim"}
 
 
 def clock_time(moment: datetime | None) -> str:

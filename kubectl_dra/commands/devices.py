@@ -17,36 +17,37 @@ Examples:
 @click.option("--node", metavar="NAME", shell_complete=completers.nodes, help="Only devices usable on this node.")
 @click.option("--class", "device_class", metavar="NAME", shell_complete=completers.device_classes,
               help="Only devices this DeviceClass's selectors accept.")
-@click.option("--free", is_flag=True, help="Only devices a new claim could get now.")
+@click.option("--free", is_flag=True, help="Only devices in state Free: a new claim could get them now.")
 @click.option("--tainted", is_flag=True, help="Only devices with a NoSchedule or NoExecute taint.")
 @click.pass_context
 def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tainted):
     """Devices of the newest pool generations: state, holders; -o wide adds pods, taints, capacity,
     status (conditions, network data) and attributes."""
     from kubectl_dra.errors import InputError
-    from kubectl_dra.inventory import Inventory
+    from kubectl_dra.model import FREE, ClusterModel, device_state
     from kubectl_dra.render.devices import DevicesView
 
     session = open_session(ctx)
-    inventory = Inventory(session.store)
-    records = inventory.devices
+    model = ClusterModel.from_store(session.store)
+    records = model.devices
     if driver:
         records = [d for d in records if d.driver == driver]
     if pool:
         records = [d for d in records if d.pool == pool]
     if node:
-        node_obj = inventory.objs.nodes.get(node)
-        if node_obj is None:
+        entry = model.node_reach.entry(node)
+        if entry is None or entry.node is None:
             raise InputError(f"Node/{node} not found")
-        records = [d for d in records if d.node_scope.reaches(node_obj)]
+        reaching = {d.id for d in entry.devices}
+        records = [d for d in records if d.id in reaching]
     if device_class:
-        if device_class not in inventory.objs.device_classes:
+        if device_class not in model.objects.device_classes:
             raise InputError(f"DeviceClass/{device_class} not found")
-        members = inventory.class_members(device_class)
+        members = model.classes.of(device_class)
         records = [d for d in records if d.id in members]
-        _warn(inventory.class_errors)
+        _warn(model.classes.errors)
     if free:
-        records = [d for d in records if d.free]
+        records = [d for d in records if device_state(d) == FREE]
     if tainted:
         records = [d for d in records if d.tainted]
     show(DevicesView(records, session.render_context()), output, no_headers, "No devices found.")

@@ -14,26 +14,27 @@ Examples:
 @click.pass_context
 def nodes(ctx, output, no_headers, selector):
     """Per node: the pools that reach it and its free/total devices by driver (-o wide: by class)."""
-    from kubectl_dra.inventory import Inventory
     from kubectl_dra.labels import labels_of, parse_selector
+    from kubectl_dra.model import ClusterModel, StateCounts
     from kubectl_dra.render.nodes import NodeRecord, NodesView
 
     matches_labels = parse_selector(selector)
     session = open_session(ctx)
-    inventory = Inventory(session.store)
-    wide = output in ("wide", "json", "yaml")
+    model = ClusterModel.from_store(session.store)
+    by_class = output in ("wide", "json", "yaml")
     records = []
-    for name, node in sorted(inventory.objs.nodes.items()):
-        if not matches_labels(labels_of(node)):
+    for name, entry in model.node_reach.entries.items():
+        if entry.node is None or not matches_labels(labels_of(entry.node)):
             continue
-        devices = inventory.devices_on(node)
         classes = {}
-        if wide:
-            for class_name in sorted(inventory.objs.device_classes):
-                members = [d for d in devices if d.id in inventory.class_members(class_name)]
-                if members:
-                    classes[class_name] = (sum(d.free for d in members), len(members))
-        records.append(NodeRecord(node, inventory.pools_on(node), devices, classes))
-    for message in dict.fromkeys(inventory.class_errors):
-        click.echo(f"Warning: {message}", err=True)
+        if by_class:
+            devices = entry.devices
+            for class_name, members in model.classes.members.items():
+                counts = StateCounts.of(d for d in devices if d.id in members)
+                if counts.total:
+                    classes[class_name] = counts
+        records.append(NodeRecord(entry, classes))
+    if by_class:
+        for message in dict.fromkeys(model.classes.errors):
+            click.echo(f"Warning: {message}", err=True)
     show(NodesView(records, session.render_context()), output, no_headers, "No nodes found.")

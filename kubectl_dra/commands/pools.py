@@ -15,13 +15,14 @@ Examples:
 @click.option("--driver", metavar="NAME", shell_complete=completers.drivers, help="Only pools of this driver.")
 @click.pass_context
 def pools(ctx, output, no_headers, driver):
-    """Resource pools: generation, slices seen/expected, state and why, node scope, device counts.
+    """Resource pools: generation, slices seen/expected, state and why, node scope, devices by state.
 
     Only the newest generation of a pool counts; older slices are stale (see STALE SLICES in -o wide).
     """
-    from kubectl_dra.inventory import Inventory
-    from kubectl_dra.render.pools import PoolsView
+    from kubectl_dra.model import ClusterModel
+    from kubectl_dra.render.pools import PoolRecord, PoolsView
 
     session = open_session(ctx)
-    records = [p for p in Inventory(session.store).pools if not driver or p.driver == driver]
+    model = ClusterModel.from_store(session.store)
+    records = [PoolRecord(p, model.pool_counts(p)) for p in model.pools if not driver or p.driver == driver]
     show(PoolsView(records, session.render_context()), output, no_headers, "No resource pools found.")

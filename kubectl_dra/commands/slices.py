@@ -19,33 +19,36 @@ Examples:
 def slices(ctx, output, no_headers, selector, driver, pool, node):
     """ResourceSlices with their pool, generation, node scope and whether they are current or stale."""
     from kubectl_dra.errors import InputError
-    from kubectl_dra.inventory import Inventory
     from kubectl_dra.labels import labels_of, parse_selector
+    from kubectl_dra.model import ClusterModel
     from kubectl_dra.render.slices import SliceRecord, SlicesView
 
     matches_labels = parse_selector(selector)
     session = open_session(ctx)
-    inventory = Inventory(session.store)
-    node_obj = None
+    model = ClusterModel.from_store(session.store)
+    reaching_slices = None
     if node:
-        node_obj = inventory.objs.nodes.get(node)
-        if node_obj is None:
+        entry = model.node_reach.entry(node)
+        if entry is None or entry.node is None:
             raise InputError(f"Node/{node} not found")
+        reaching_slices = {device.slice_name for device in entry.devices}
     records = []
-    for raw in sorted(inventory.objs.slices, key=lambda s: s["metadata"]["name"]):
+    for raw in sorted(model.objects.slices, key=lambda s: s["metadata"]["name"]):
         spec = raw["spec"]
         if driver and spec["driver"] != driver or pool and spec["pool"]["name"] != pool:
             continue
         if not matches_labels(labels_of(raw)):
             continue
-        record = SliceRecord(raw, inventory.pool_by_id.get((spec["driver"], spec["pool"]["name"])))
-        if node_obj is not None and not _reaches(inventory, record, node_obj):
+        record = SliceRecord(raw, model.pools_by_id.get((spec["driver"], spec["pool"]["name"])))
+        if reaching_slices is not None and not _reaches(record, reaching_slices, model.objects.nodes[node]):
             continue
         records.append(record)
     show(SlicesView(records, session.render_context()), output, no_headers, "No resource slices found.")
 
 
-def _reaches(inventory, record, node) -> bool:
-    if record.node_scope.kind == "perDevice":
-        return any(d.node_scope.reaches(node) for d in inventory.devices if d.slice_name == record.name)
-    return record.node_scope.reaches(node)
+def _reaches(record, reaching_slices: set[str], node: dict) -> bool:
+    """A current slice reaches the node when one of its devices does; a stale or device-less slice
+    when its own node scope does."""
+    if record.name in reaching_slices:
+        return True
+    return record.node_scope.kind != "perDevice" and record.node_scope.reaches(node)

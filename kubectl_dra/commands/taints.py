@@ -14,12 +14,11 @@ Examples:
 @click.pass_context
 def taints(ctx, output, no_headers, selector):
     """Device taints from slices and DeviceTaintRules, with the devices, claims and pods each affects."""
-    from kubectl_dra.inventory import Inventory
     from kubectl_dra.labels import parse_selector
+    from kubectl_dra.model import ClusterModel
     from kubectl_dra.render.taints import TaintsView
-    from kubectl_dra.taint_records import taint_records
 
     matches_labels = parse_selector(selector)
     session = open_session(ctx)
-    records = [r for r in taint_records(Inventory(session.store)) if matches_labels(r.labels)]
+    records = [group for group in ClusterModel.from_store(session.store).taints if matches_labels(group.labels)]
     show(TaintsView(records, session.render_context()), output, no_headers, "No device taints found.")

@@ -20,8 +20,9 @@ FORMATS = ("table", "wide", "json", "yaml", "name")
 NONE = "<none>"
 COLUMN_GAP = "   "
 
-# ANSI styles by meaning (CONVENTIONS.md "Colours"): never the only carrier of information.
-STYLES = {"bad": "\x1b[1;31m", "warn": "\x1b[33m", "good": "\x1b[32m", "dim": "\x1b[2m"}
+# ANSI styles by tone (kubectl_dra.model.states.TONES; CONVENTIONS.md "Colours"): never the only
+# carrier of information. Tones without a style here (busy, dim) print plain.
+STYLES = {"bad": "\x1b[1;31m", "warn": "\x1b[33m", "good": "\x1b[32m"}
 RESET = "\x1b[0m"
 
 
@@ -31,7 +32,7 @@ class Column:
     wide: bool = False
     """Shown only with -o wide."""
     style: Callable[[str], str | None] | None = None
-    """Maps a cell's text to a STYLES key (or None) when colour is on."""
+    """Maps a cell's text to a tone (a STYLES key, or None) when colour is on; `model.tone` for state words."""
 
 
 @dataclasses.dataclass
@@ -132,7 +133,7 @@ def _line(values: list[str], widths: list[int], columns, color: bool) -> str:
     for i, (value, width) in enumerate(zip(values, widths)):
         padded = value if i == last else value.ljust(width)
         style = columns[i].style(value) if color and columns[i] is not None and columns[i].style else None
-        if style:
+        if style in STYLES:
             padded = STYLES[style] + value + RESET + padded[len(value):]
         parts.append(padded)
     return COLUMN_GAP.join(parts).rstrip() + "\n"
@@ -209,26 +210,3 @@ def joined(values: Iterable[str], limit: int | None = None) -> str:
     if limit is not None and len(values) > limit:
         return ",".join(values[:limit]) + f",+{len(values) - limit}"
     return ",".join(values)
-
-
-def short_name(driver: str, qualified: str) -> str:
-    """An attribute or capacity name without the driver's own domain (how drivers publish it)."""
-    prefix = driver + "/"
-    return qualified[len(prefix):] if qualified.startswith(prefix) else qualified
-
-
-def state_style(bad: Iterable[str] = (), warn: Iterable[str] = (), good: Iterable[str] = ()):
-    """A Column.style that colours known state words."""
-    bad, warn, good = set(bad), set(warn), set(good)
-
-    def style(value: str) -> str | None:
-        word = value.split(" ", 1)[0].split(",", 1)[0]
-        if word in bad:
-            return "bad"
-        if word in warn:
-            return "warn"
-        if word in good:
-            return "good"
-        return None
-
-    return style

@@ -4,34 +4,12 @@ from __future__ import annotations
 
 from allocator.nodeselector import describe as describe_node_selector
 
-from kubectl_dra.render.base import Column, ListView, age, joined, state_style
-from kubectl_dra.render.devices import status_text
+from kubectl_dra.model.claims import claim_state, requests_text, reserved_for, results
+from kubectl_dra.model.states import tone
+from kubectl_dra.model.words import status_text
+from kubectl_dra.render.base import Column, ListView, age, joined
 
-PENDING, ALLOCATED, RESERVED, DELETING = "pending", "allocated", "reserved", "deleting"
 ANY_NODE = "<any>"
-
-
-def claim_state(claim: dict) -> str:
-    """kubectl's claim STATE words: pending | allocated | allocated,reserved, plus ,deleting."""
-    status = claim.get("status") or {}
-    words = [ALLOCATED] if status.get("allocation") else [PENDING]
-    if status.get("reservedFor"):
-        words.append(RESERVED)
-    if claim["metadata"].get("deletionTimestamp"):
-        words.append(DELETING)
-    return ",".join(words)
-
-
-def request_text(request: dict) -> str:
-    """`gpu:1×gpu.nvidia.com`, `all×class`, `mig:1×a|1×b` for firstAvailable."""
-    def one(exact: dict) -> str:
-        count = "all" if exact.get("allocationMode") == "All" else str(exact.get("count", 1))
-        admin = " (admin)" if exact.get("adminAccess") else ""
-        return f"{count}×{exact.get('deviceClassName')}{admin}"
-
-    if request.get("firstAvailable"):
-        return f"{request['name']}:" + "|".join(one(sub) for sub in request["firstAvailable"])
-    return f"{request['name']}:{one(request.get('exactly') or {})}"
 
 
 def allocated_node(claim: dict) -> str | None:
@@ -65,7 +43,7 @@ class ClaimsView(ListView):
     namespaced = True
     columns = (
         Column("NAME"),
-        Column("STATE", style=state_style(warn=(PENDING,))),
+        Column("STATE", style=tone),
         Column("REQUESTS"),
         Column("DEVICES"),
         Column("NODE"),
@@ -88,7 +66,7 @@ class ClaimsView(ListView):
                   for e in (claim.get("status") or {}).get("devices") or []]
         return (
             claim["metadata"]["name"], claim_state(claim),
-            ", ".join(request_text(r) for r in claim["spec"]["devices"].get("requests") or []),
+            requests_text(claim),
             joined(devices), allocated_node(claim), joined(reserved_for(claim)),
             age(claim["metadata"].get("creationTimestamp"), self.context.now),
             joined(dict.fromkeys(r["driver"] for r in results(claim))), "; ".join(status),

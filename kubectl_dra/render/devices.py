@@ -4,44 +4,9 @@ from __future__ import annotations
 
 import allocator
 
-from kubectl_dra.render.base import Column, ListView, joined, short_name, state_style
-
-FREE, ALLOCATED, SHARED, TAINTED, UNUSABLE = "Free", "Allocated", "Shared", "Tainted", "Unusable"
-DEVICE_STATE = state_style(bad=(UNUSABLE,), warn=(TAINTED,), good=(FREE,))
-
-
-def device_state(device: allocator.DeviceReport) -> str:
-    """Free | Allocated | Shared | Tainted | Unusable, plus ",Tainted" when a held or unusable
-    device also carries a NoSchedule/NoExecute taint (CONVENTIONS.md)."""
-    holders = [h for h in device.allocated_by if not h.admin_access]
-    if not device.usable:
-        base = UNUSABLE
-    elif holders and device.allow_multiple_allocations:
-        base = SHARED
-    elif holders:
-        base = ALLOCATED
-    else:
-        return TAINTED if device.tainted else FREE
-    return base + ",Tainted" if device.tainted else base
-
-
-def holder_text(holder: allocator.Holder) -> str:
-    notes = []
-    if holder.admin_access:
-        notes.append("admin")
-    if holder.consumed_capacity:
-        notes.extend(f"{k.rsplit('/', 1)[-1]} {v}" for k, v in sorted(holder.consumed_capacity.items()))
-    return holder.claim_ref + (f" ({', '.join(notes)})" if notes else "")
-
-
-def status_text(entry: dict) -> str:
-    """A claim's status.devices entry: conditions and network data in one phrase."""
-    parts = [f"{c.get('type')}={c.get('status')}" for c in entry.get("conditions") or []]
-    network = entry.get("networkData") or {}
-    if network:
-        parts.append(" ".join(filter(None, [network.get("interfaceName"), ",".join(network.get("ips") or []),
-                                            network.get("hardwareAddress")])))
-    return " ".join(parts)
+from kubectl_dra.model.states import FREE, device_state, tone
+from kubectl_dra.model.words import holder_text, short_name, status_text
+from kubectl_dra.render.base import Column, ListView, joined
 
 
 class DevicesView(ListView):
@@ -52,7 +17,7 @@ class DevicesView(ListView):
         Column("POOL"),
         Column("DEVICE"),
         Column("NODES"),
-        Column("STATE", style=DEVICE_STATE),
+        Column("STATE", style=tone),
         Column("CLAIMS"),
         Column("PODS", wide=True),
         Column("TAINTS", wide=True),
@@ -79,7 +44,8 @@ class DevicesView(ListView):
         )
 
     def item(self, device: allocator.DeviceReport) -> dict:
-        return {**device.to_dict(), "state": device_state(device)}
+        state = device_state(device)
+        return {**device.to_dict(), "free": state == FREE, "state": state}
 
     def name(self, device: allocator.DeviceReport) -> str:
         return f"device/{device.driver}/{device.pool}/{device.name}"

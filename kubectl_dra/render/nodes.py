@@ -4,41 +4,35 @@ from __future__ import annotations
 
 import dataclasses
 
-import allocator
-
-from kubectl_dra.render.base import Column, ListView, joined, state_style
+from kubectl_dra.model.nodes import NodeEntry
+from kubectl_dra.model.states import NODE_NOT_READY, NODE_READY, NODE_UNKNOWN, StateCounts, tone
+from kubectl_dra.render.base import Column, ListView, joined
 
 
 @dataclasses.dataclass(frozen=True)
 class NodeRecord:
-    node: dict
-    pools: list[allocator.PoolReport]
-    devices: list[allocator.DeviceReport]
-    classes: dict[str, tuple[int, int]]
-    """DeviceClass -> (free, total) among the devices reaching the node."""
+    entry: NodeEntry
+    classes: dict[str, StateCounts]
+    """DeviceClass -> counts among the devices reaching the node (-o wide, json, yaml)."""
+
+    @property
+    def node(self) -> dict:
+        return self.entry.node or {}
 
     @property
     def name(self) -> str:
-        return self.node["metadata"]["name"]
+        return self.entry.name
 
     @property
     def ready(self) -> str:
         for condition in (self.node.get("status") or {}).get("conditions") or []:
             if condition.get("type") == "Ready":
-                return "Ready" if condition.get("status") == "True" else "NotReady"
-        return "Unknown"
-
-    def by_driver(self) -> dict[str, tuple[int, int]]:
-        counts: dict[str, list[int]] = {}
-        for device in self.devices:
-            entry = counts.setdefault(device.driver, [0, 0])
-            entry[0] += device.free
-            entry[1] += 1
-        return {driver: (free, total) for driver, (free, total) in sorted(counts.items())}
+                return NODE_READY if condition.get("status") == "True" else NODE_NOT_READY
+        return NODE_UNKNOWN
 
 
-def free_of_total(counts: dict[str, tuple[int, int]]) -> str:
-    return joined(f"{name}={free}/{total}" for name, (free, total) in counts.items())
+def free_of_total(counts: dict[str, StateCounts]) -> str:
+    return joined(f"{name}={c.free}/{c.total}" for name, c in counts.items())
 
 
 class NodesView(ListView):
@@ -46,7 +40,7 @@ class NodesView(ListView):
     item_kind = "DRANode"
     columns = (
         Column("NAME"),
-        Column("STATUS", style=state_style(bad=("NotReady", "Unknown"))),
+        Column("STATUS", style=tone),
         Column("POOLS"),
         Column("FREE/TOTAL"),
         Column("BY DRIVER (FREE/TOTAL)"),
@@ -56,12 +50,12 @@ class NodesView(ListView):
     )
 
     def row(self, record: NodeRecord) -> tuple:
-        free = sum(d.free for d in record.devices)
+        counts = record.entry.counts
         unschedulable = (record.node.get("spec") or {}).get("unschedulable")
         return (
-            record.name, record.ready, len(record.pools), f"{free}/{len(record.devices)}",
-            free_of_total(record.by_driver()), "false" if unschedulable else "true",
-            joined(f"{p.driver}/{p.pool}" for p in record.pools), free_of_total(record.classes),
+            record.name, record.ready, len(record.entry.reach), f"{counts.free}/{counts.total}",
+            free_of_total(record.entry.by_driver()), "false" if unschedulable else "true",
+            joined(f"{r.pool.driver}/{r.pool.pool}" for r in record.entry.reach), free_of_total(record.classes),
         )
 
     def item(self, record: NodeRecord) -> dict:
@@ -70,10 +64,10 @@ class NodesView(ListView):
             "labels": (record.node.get("metadata") or {}).get("labels") or {},
             "ready": record.ready,
             "unschedulable": bool((record.node.get("spec") or {}).get("unschedulable")),
-            "pools": [{"driver": p.driver, "pool": p.pool, "state": p.state} for p in record.pools],
-            "devices": {"total": len(record.devices), "free": sum(d.free for d in record.devices)},
-            "byDriver": {k: {"free": f, "total": t} for k, (f, t) in record.by_driver().items()},
-            "byClass": {k: {"free": f, "total": t} for k, (f, t) in record.classes.items()},
+            "pools": [{"driver": r.pool.driver, "pool": r.pool.pool, "state": r.pool.state} for r in record.entry.reach],
+            "devices": record.entry.counts.to_dict(),
+            "byDriver": {k: c.to_dict() for k, c in record.entry.by_driver().items()},
+            "byClass": {k: c.to_dict() for k, c in record.classes.items()},
         }
 
     def name(self, record: NodeRecord) -> str:

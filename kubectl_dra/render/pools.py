@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from kubectl_dra.render.base import Column, ListView, joined, state_style
+import dataclasses
 
-POOL_STATE = state_style(bad=("Invalid",), warn=("Incomplete", "BeingReplaced"))
+import allocator
+
+from kubectl_dra.model.states import COUNT_COLUMNS, StateCounts, tone
+from kubectl_dra.render.base import Column, ListView, joined
+
+
+@dataclasses.dataclass(frozen=True)
+class PoolRecord:
+    pool: allocator.PoolReport
+    counts: StateCounts
 
 
 class PoolsView(ListView):
@@ -15,30 +24,28 @@ class PoolsView(ListView):
         Column("POOL"),
         Column("GEN"),
         Column("SLICES"),
-        Column("STATE", style=POOL_STATE),
+        Column("STATE", style=tone),
         Column("NODES"),
         Column("DEVICES"),
-        Column("ALLOCATED"),
-        Column("FREE"),
-        Column("TAINTED"),
+        *(Column(header) for header, _ in COUNT_COLUMNS),
         Column("REASON"),
         Column("COUNTERS IN USE", wide=True),
         Column("STALE SLICES", wide=True),
     )
 
-    def row(self, pool) -> tuple:
-        counts = pool.counts
+    def row(self, record: PoolRecord) -> tuple:
+        pool, counts = record.pool, record.counts
         return (
             pool.driver, pool.pool, pool.generation, f"{pool.slices_seen}/{pool.slices_expected}",
-            pool.state, str(pool.node_scope), counts.total, counts.allocated, counts.free, counts.tainted,
+            pool.state, str(pool.node_scope), counts.total, *counts.columns(),
             pool.reason, counters_in_use(pool.counter_sets), joined(pool.stale_slice_names),
         )
 
-    def item(self, pool) -> dict:
-        return pool.to_dict()
+    def item(self, record: PoolRecord) -> dict:
+        return {**record.pool.to_dict(), "devices": record.counts.to_dict()}
 
-    def name(self, pool) -> str:
-        return f"pool/{pool.driver}/{pool.pool}"
+    def name(self, record: PoolRecord) -> str:
+        return f"pool/{record.pool.driver}/{record.pool.pool}"
 
 
 def counters_in_use(counter_sets: dict) -> str:

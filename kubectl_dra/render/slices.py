@@ -7,9 +7,8 @@ import dataclasses
 import allocator
 from allocator.reports import scope_of
 
-from kubectl_dra.render.base import Column, ListView, age, joined, state_style
-
-CURRENT, STALE = "Current", "Stale"
+from kubectl_dra.model.states import SLICE_CURRENT as CURRENT, SLICE_STALE as STALE, tone
+from kubectl_dra.render.base import Column, ListView, age, joined
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,8 +45,8 @@ class SlicesView(ListView):
         Column("NODES"),
         Column("DEVICES"),
         Column("COUNTER SETS"),
-        Column("STATUS", style=state_style(warn=(STALE,))),
-        Column("POOL STATE", style=state_style(bad=("Invalid",), warn=("Incomplete", "BeingReplaced"))),
+        Column("STATUS", style=tone),
+        Column("POOL STATE", style=tone),
         Column("AGE"),
         Column("DEVICE NAMES", wide=True),
         Column("COUNTER SET NAMES", wide=True),

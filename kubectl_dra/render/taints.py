@@ -2,43 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
-
-from kubectl_dra.render.base import Column, ListView, joined, state_style
-
-
-@dataclasses.dataclass(frozen=True)
-class AffectedClaim:
-    namespace: str
-    name: str
-    tolerated: bool
-    """The allocation's copied tolerations cover the taint (NoExecute would not evict its pods)."""
-    pods: tuple[tuple[str, str], ...]
-
-    @property
-    def ref(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-
-@dataclasses.dataclass(frozen=True)
-class TaintRecord:
-    source: str
-    """`DeviceTaintRule/<name>` or `ResourceSlice/<name>`."""
-    key: str
-    value: str
-    effect: str
-    time_added: str | None
-    devices: tuple[str, ...]
-    """driver/pool/device of every device carrying it."""
-    claims: tuple[AffectedClaim, ...]
-    labels: dict = dataclasses.field(default_factory=dict, compare=False)
-
-    @property
-    def pods(self) -> list[str]:
-        return list(dict.fromkeys(f"{ns}/{name}" for claim in self.claims for ns, name in claim.pods))
-
-
-EFFECT_STYLE = state_style(bad=("NoExecute",), warn=("NoSchedule",))
+from kubectl_dra.model.taints import RULE_KIND, TaintGroup
+from kubectl_dra.model.states import tone
+from kubectl_dra.render.base import Column, ListView, joined
 
 
 class TaintsView(ListView):
@@ -48,7 +14,7 @@ class TaintsView(ListView):
         Column("SOURCE"),
         Column("KEY"),
         Column("VALUE"),
-        Column("EFFECT", style=EFFECT_STYLE),
+        Column("EFFECT", style=tone),
         Column("DEVICES"),
         Column("CLAIMS"),
         Column("PODS"),
@@ -56,28 +22,26 @@ class TaintsView(ListView):
         Column("DEVICE NAMES", wide=True),
     )
 
-    def row(self, record: TaintRecord) -> tuple:
+    def row(self, record: TaintGroup) -> tuple:
         return (
             record.source, record.key, record.value, record.effect, len(record.devices),
             joined((c.ref for c in record.claims), limit=3), joined(record.pods, limit=3),
-            joined(c.ref for c in record.claims if c.tolerated), joined(record.devices),
+            joined(c.ref for c in record.claims if c.tolerated), joined(record.device_names),
         )
 
-    def item(self, record: TaintRecord) -> dict:
-        kind, _, name = record.source.partition("/")
+    def item(self, record: TaintGroup) -> dict:
         taint = {"key": record.key, "value": record.value, "effect": record.effect}
         if record.time_added:
             taint["timeAdded"] = record.time_added
         return {
-            "source": {"kind": kind, "name": name},
+            "source": {"kind": record.source_kind, "name": record.source_name},
             "taint": taint,
-            "devices": list(record.devices),
+            "devices": record.device_names,
             "claims": [{"namespace": c.namespace, "name": c.name, "tolerated": c.tolerated,
                         "pods": [{"namespace": ns, "name": n} for ns, n in c.pods]} for c in record.claims],
         }
 
-    def name(self, record: TaintRecord) -> str:
-        kind, _, name = record.source.partition("/")
-        if kind == "DeviceTaintRule":
-            return f"devicetaintrule.resource.k8s.io/{name}"
-        return f"resourceslice.resource.k8s.io/{name}"
+    def name(self, record: TaintGroup) -> str:
+        if record.source_kind == RULE_KIND:
+            return f"devicetaintrule.resource.k8s.io/{record.source_name}"
+        return f"resourceslice.resource.k8s.io/{record.source_name}"

@@ -77,3 +77,17 @@ def test_devices_blocked_by_shared_counters_are_not_free():
     assert by_name["whole"].counters_blocked == "counter set set, counter mem: device needs 80Gi, 40Gi left"
     assert not by_name["whole"].free and by_name["other-half"].free
     assert report.counts.free == 1
+
+
+def test_shared_device_whose_capacity_is_all_consumed_is_blocked_by_capacity():
+    nic = device("nic-0", capacity={"bandwidth": {"value": "100G"}}, allowMultipleAllocations=True)
+    s = resource_slice("s", [nic], pool="p", node_name="n1")
+    share = {"shareID": "8b1c3f4e-0000-4000-8000-000000000001"}
+    half = claim("half", [exact("nic")], allocation=allocation(
+        ("nic", DRIVER, "p", "nic-0", {**share, "consumedCapacity": {"bandwidth": "50G"}})))
+    rest = claim("rest", [exact("nic")], allocation=allocation(
+        ("nic", DRIVER, "p", "nic-0", {**share, "consumedCapacity": {"bandwidth": "50G"}})))
+    one = reports(s, half)[(DRIVER, "p")].devices[0]
+    assert one.capacity_blocked is None and one.consumed_capacity == {f"{DRIVER}/bandwidth": "50G"}
+    both = reports(s, half, rest)[(DRIVER, "p")].devices[0]
+    assert both.capacity_blocked == f"capacity {DRIVER}/bandwidth: 100G of 100G consumed"

@@ -17,11 +17,14 @@ def names(run_cli, *args):
 def test_devices_filters_combine(run_cli):
     assert names(run_cli, "devices", "--tainted") == ["device/gpu.nvidia.com/gpu-node-2/gpu-1",
                                                       "device/gpu.nvidia.com/gpu-node-2/gpu-3"]
+    # --free lists the rows whose STATE is Free: not the Shared NIC (pci-0000-11-00-0).
     assert names(run_cli, "devices", "--node", "gpu-node-2", "--free") == [
         "device/compute-domain.nvidia.com/imex-clique-a/channel-1", "device/compute-domain.nvidia.com/imex-clique-a/channel-2",
-        "device/compute-domain.nvidia.com/imex-clique-a/channel-3", "device/dra.net/gpu-node-2/pci-0000-11-00-0",
+        "device/compute-domain.nvidia.com/imex-clique-a/channel-3",
         "device/dra.net/gpu-node-2/pci-0000-49-00-0", "device/gpu.nvidia.com/gpu-node-2/gpu-2",
         "device/licenses.example.com/floating-seats/seat-1", "device/licenses.example.com/floating-seats/seat-2"]
+    # The whole GPU whose MIG partition holds its counters is not Free (issue 11).
+    assert "device/gpu.nvidia.com/gpu-node-1/gpu-0" not in names(run_cli, "devices", "--free")
     assert names(run_cli, "devices", "--class", "gpu.nvidia.com", "--pool", "gpu-node-1") == [
         "device/gpu.nvidia.com/gpu-node-1/gpu-0", "device/gpu.nvidia.com/gpu-node-1/gpu-1"]
     assert len(names(run_cli, "devices", "--class", "mig.nvidia.com")) == 12

@@ -65,7 +65,7 @@ async def test_a_created_slice_shows_up_as_a_complete_pool(cluster, kube, names)
         assert row_cells(app, "pools-table", pool) is None
         await asyncio.to_thread(kube.create, gpu_slice(f"{names['node']}-gpus", names["node"], names["driver"]))
         await until(pilot, lambda: row_cells(app, "pools-table", pool) is not None, "the new pool")
-        assert row_cells(app, "pools-table", pool)[:6] == (names["node"], "1", "1/1", "complete", f"node {names['node']}",
+        assert row_cells(app, "pools-table", pool)[:6] == (names["node"], "1", "1/1", "Complete", f"node {names['node']}",
                                                              "2")
 
 
@@ -75,11 +75,11 @@ async def test_a_new_generation_with_one_of_two_slices_is_incomplete(cluster, ku
     name = f"{names['node']}-gpus"
     await asyncio.to_thread(kube.create, gpu_slice(name, names["node"], names["driver"]))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: (row_cells(app, "pools-table", pool) or ("",) * 4)[3] == "complete", "the pool")
+        await until(pilot, lambda: (row_cells(app, "pools-table", pool) or ("",) * 4)[3] == "Complete", "the pool")
         await asyncio.to_thread(kube.patch, RESOURCE, "ResourceSlice", name,
                                 {"spec": {"pool": {"generation": 2, "resourceSliceCount": 2}}})
-        await until(pilot, lambda: row_cells(app, "pools-table", pool)[3] == "incomplete", "the incomplete pool")
-        assert row_cells(app, "pools-table", pool)[9] == "1 of 2 slices of generation 2 published"
+        await until(pilot, lambda: row_cells(app, "pools-table", pool)[3] == "Incomplete", "the incomplete pool")
+        assert row_cells(app, "pools-table", pool)[12] == "1 of 2 slices of generation 2 published"
 
 
 async def test_allocating_a_claim_takes_its_device(cluster, kube, namespace, names):

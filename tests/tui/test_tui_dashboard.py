@@ -7,7 +7,7 @@ import pytest
 
 from tui_helpers import item
 from kubectl_dra.store import KINDS, Store
-from tui.dashboard import DashboardBuilder, take_snapshot
+from kubectl_dra.model.incremental import ModelBuilder, take_snapshot
 
 
 def full_analysis(store: Store) -> list[dict]:
@@ -19,7 +19,7 @@ def report_dict(pool) -> dict:
     return {**pool.to_dict(), "deviceReports": [device.to_dict() for device in pool.devices]}
 
 
-def last_dashboard(builder: DashboardBuilder, store: Store):
+def last_dashboard(builder: ModelBuilder, store: Store):
     dashboards = list(builder.build(take_snapshot(store)))
     assert dashboards[-1].pools_pending == 0
     return dashboards[-1]
@@ -72,21 +72,21 @@ CHANGES = [_taint_device, _bump_generation_of_one_slice, _delete_slice, _add_poo
 
 @pytest.mark.parametrize("change", CHANGES, ids=lambda change: change.__name__.strip("_"))
 def test_incremental_analysis_matches_a_full_one(store, change):
-    builder = DashboardBuilder()
+    builder = ModelBuilder()
     assert [report_dict(pool) for pool in last_dashboard(builder, store).pools] == full_analysis(store)
     change(store)
     assert [report_dict(pool) for pool in last_dashboard(builder, store).pools] == full_analysis(store)
 
 
 def test_all_changes_one_after_another_match_a_full_analysis(store):
-    builder = DashboardBuilder()
+    builder = ModelBuilder()
     for change in CHANGES:
         change(store)
         assert [report_dict(pool) for pool in last_dashboard(builder, store).pools] == full_analysis(store)
 
 
 def test_only_changed_pools_are_analysed_again(store):
-    builder = DashboardBuilder()
+    builder = ModelBuilder()
     before = {(pool.driver, pool.pool): pool for pool in last_dashboard(builder, store).pools}
     _taint_device(store)
     after = {(pool.driver, pool.pool): pool for pool in last_dashboard(builder, store).pools}
@@ -95,7 +95,7 @@ def test_only_changed_pools_are_analysed_again(store):
 
 
 def test_a_claim_change_reanalyses_the_pools_it_names(store):
-    builder = DashboardBuilder()
+    builder = ModelBuilder()
     before = {(pool.driver, pool.pool): pool for pool in last_dashboard(builder, store).pools}
     _allocate_pending_claim(store)
     after = {(pool.driver, pool.pool): pool for pool in last_dashboard(builder, store).pools}
@@ -114,16 +114,16 @@ def fleet(pools: int) -> Store:
 
 
 def test_a_big_first_load_shows_a_screenful_first():
-    store = fleet(DashboardBuilder.FIRST_BATCH + 10)
-    dashboards = list(DashboardBuilder().build(take_snapshot(store)))
-    assert [len(d.pools) for d in dashboards] == [DashboardBuilder.FIRST_BATCH, DashboardBuilder.FIRST_BATCH + 10]
+    store = fleet(ModelBuilder.FIRST_BATCH + 10)
+    dashboards = list(ModelBuilder().build(take_snapshot(store)))
+    assert [len(d.pools) for d in dashboards] == [ModelBuilder.FIRST_BATCH, ModelBuilder.FIRST_BATCH + 10]
     assert [d.pools_pending for d in dashboards] == [10, 0]
     assert dashboards[0].pools[0].pool == "node-000"  # in display order
 
 
 def test_later_changes_come_as_one_dashboard():
-    store = fleet(DashboardBuilder.FIRST_BATCH + 10)
-    builder = DashboardBuilder()
+    store = fleet(ModelBuilder.FIRST_BATCH + 10)
+    builder = ModelBuilder()
     last_dashboard(builder, store)
     with store.batch():
         for raw in store.items("ResourceSlice")[:100]:
@@ -131,11 +131,11 @@ def test_later_changes_come_as_one_dashboard():
             store.apply("ResourceSlice", "MODIFIED", changed)
     dashboards = list(builder.build(take_snapshot(store)))
     assert len(dashboards) == 1
-    assert sum(pool.counts.total for pool in dashboards[0].pools) == 2 * (DashboardBuilder.FIRST_BATCH + 10)
+    assert sum(pool.counts.total for pool in dashboards[0].pools) == 2 * (ModelBuilder.FIRST_BATCH + 10)
 
 
 def test_malformed_slices_do_not_break_the_analysis(store):
-    builder = DashboardBuilder()
+    builder = ModelBuilder()
     store.apply("ResourceSlice", "ADDED", {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
                                            "metadata": {"name": "broken"}, "spec": {"driver": 7}})
     assert [report_dict(pool) for pool in last_dashboard(builder, store).pools] == full_analysis(store)

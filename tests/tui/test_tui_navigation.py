@@ -59,7 +59,7 @@ async def test_slash_filters_the_devices_and_escape_clears(store):
     app = DraApp(store)
     async with app.run_test(size=DEMO_SIZE) as pilot:
         await settle(app, pilot)
-        await pilot.press("2", "slash", *"Unusable node-4")
+        await pilot.press("2", "slash", *"Unavailable node-4")
         devices = table(app, "devices-table")
         assert table_keys(devices) == [("device", "gpu.nvidia.com", "gpu-node-4", f"gpu-{i}") for i in range(4)]
         await pilot.press("enter")

@@ -9,9 +9,10 @@ from rich.text import Text
 from textual.containers import Horizontal, Vertical
 
 from allocator.nodeselector import describe as describe_node_selector
-from kubectl_dra.render.claims import DELETING, PENDING, claim_state, request_text, reserved_for, results
+from kubectl_dra.model.claims import claim_state, pod_claim_names, pod_state, requests_text, reserved_for, results
+from kubectl_dra.model.states import CLAIM_PENDING
 from tui.dashboard import Dashboard
-from tui.format import CLAIM_STATE_STYLES
+from tui.format import state_style
 from tui.refs import ExplainTarget, ObjectRef
 from tui.views.base import View
 from tui.messages import ExplainRequested, Navigate
@@ -37,42 +38,9 @@ POD_COLUMNS = (
     Column("NODE", max_width=32),
 )
 
-POD_STATE_STYLES = {PENDING: "yellow", DELETING: "magenta", "running": "green"}
-
-
-def claim_style(state: str) -> str:
-    """Colour of the CLI's claim state words ("allocated,reserved", "pending,deleting"...)."""
-    return CLAIM_STATE_STYLES[state.split(",")[-1]]
-
 
 def is_pending(state: str) -> bool:
-    return state.split(",")[0] == PENDING
-
-
-def pod_state(pod: dict) -> str:
-    """pending (not scheduled), deleting, or the phase of a scheduled pod."""
-    if (pod.get("metadata") or {}).get("deletionTimestamp"):
-        return DELETING
-    if not (pod.get("spec") or {}).get("nodeName"):
-        return PENDING
-    return ((pod.get("status") or {}).get("phase") or "scheduled").lower()
-
-
-def pod_claim_names(pod: dict) -> list[str]:
-    """The ResourceClaim names a pod uses (template-generated ones once the controller made them)."""
-    generated = {
-        entry.get("name"): entry.get("resourceClaimName")
-        for entry in (pod.get("status") or {}).get("resourceClaimStatuses") or []
-    }
-    names = []
-    for entry in (pod.get("spec") or {}).get("resourceClaims") or []:
-        name = entry.get("resourceClaimName") or generated.get(entry.get("name"))
-        names.append(name or f"{entry.get('name')} (from template {entry.get('resourceClaimTemplateName')})")
-    return names
-
-
-def request_summary(claim: dict) -> str:
-    return " ".join(request_text(request) for request in claim["spec"]["devices"].get("requests") or [])
+    return state.split(",")[0] == CLAIM_PENDING
 
 
 def claim_rows(claims: dict, namespace: str | None) -> list[Row]:
@@ -84,8 +52,8 @@ def claim_rows(claims: dict, namespace: str | None) -> list[Row]:
         devices = ", ".join(f"{r['pool']}/{r['device']}" for r in results(claim))
         rows.append(Row(
             ("ResourceClaim", claim_namespace, name),
-            (claim_namespace, name, state, request_summary(claim), devices, ", ".join(reserved_for(claim))),
-            ("dim", "bold", claim_style(state), "", "", ""),
+            (claim_namespace, name, state, requests_text(claim), devices, ", ".join(reserved_for(claim))),
+            ("dim", "bold", state_style(state), "", "", ""),
         ))
     return rows
 
@@ -99,7 +67,7 @@ def pod_rows(pods: dict, namespace: str | None) -> list[Row]:
         rows.append(Row(
             ("Pod", pod_namespace, name),
             (pod_namespace, name, state, ", ".join(pod_claim_names(pod)), (pod.get("spec") or {}).get("nodeName", "")),
-            ("dim", "bold", POD_STATE_STYLES.get(state, ""), "", ""),
+            ("dim", "bold", state_style(state), "", ""),
         ))
     return rows
 
@@ -110,7 +78,7 @@ def claim_detail(claim: dict) -> RenderableType:
     title = Text()
     title.append(f"ResourceClaim {metadata['namespace']}/{metadata['name']}", style="bold")
     title.append("  ")
-    title.append(f" {state} ", style=f"reverse {claim_style(state)}")
+    title.append(f" {state} ", style=f"reverse {state_style(state)}")
     parts: list[RenderableType] = [title]
     devices = (claim.get("spec") or {}).get("devices") or {}
 
@@ -163,7 +131,7 @@ def pod_detail(pod: dict) -> RenderableType:
     title = Text()
     title.append(f"Pod {metadata['namespace']}/{metadata['name']}", style="bold")
     title.append("  ")
-    title.append(f" {state} ", style=f"reverse {POD_STATE_STYLES.get(state, '')}")
+    title.append(f" {state} ", style=f"reverse {state_style(state)}")
     facts = Facts()
     for name in pod_claim_names(pod):
         facts.add("claim", name)
@@ -173,7 +141,7 @@ def pod_detail(pod: dict) -> RenderableType:
         if condition.get("type") == "PodScheduled" and condition.get("status") != "True":
             facts.add("scheduler", Text(condition.get("message") or condition.get("reason") or "", style="yellow"))
     parts: list[RenderableType] = [title, facts]
-    if state == PENDING:
+    if state == CLAIM_PENDING:
         parts.append(Text("\nPress e (or enter) to see why it does not fit.", style="dim"))
     return Group(*parts)
 
@@ -279,7 +247,7 @@ class ClaimsView(View):
             return
         kind, namespace, name = message.row.key
         if kind == "Pod":
-            if pod_state(obj) == PENDING:
+            if pod_state(obj) == CLAIM_PENDING:
                 self.post_message(ExplainRequested(ExplainTarget(kind, namespace, name)))
             elif claims := [n for n in pod_claim_names(obj) if (namespace, n) in self._dashboard.objects.claims]:
                 self.query_one("#claims-table", VirtualTable).move_cursor_to_key(("ResourceClaim", namespace, claims[0]))

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from textual.containers import Horizontal
 
+from kubectl_dra.model.states import device_state
 from tui.dashboard import Dashboard
+from tui.format import state_style
 from tui.messages import Navigate
 from tui.refs import ObjectRef
 from tui.views.base import RowCache, TableData, View
-from tui.views.devices_common import attribute_summary, device_detail, device_state, holders_text, raw_device, state_style
+from tui.views.devices_common import attribute_summary, device_detail, holders_text, raw_device
 from tui.widgets.detail_pane import DetailPane
 from tui.widgets.virtual_table import Column, Row, VirtualTable
 
@@ -16,7 +18,7 @@ DEVICE_COLUMNS = (
     Column("DEVICE", max_width=32),
     Column("POOL", max_width=32),
     Column("STATE"),
-    Column("HOLDER", max_width=40),
+    Column("CLAIMS", max_width=40),
     Column("NODES", max_width=28),
     Column("DRIVER", max_width=28),
     Column("ATTRIBUTES", max_width=60),
@@ -40,8 +42,7 @@ def device_rows(pools, cache: RowCache) -> TableData:
 
 def find_device(dashboard: Dashboard, key: tuple):
     """The DeviceReport of a ("device", driver, pool, name) row key."""
-    pool = dashboard.pools_by_id.get((key[1], key[2]))
-    return next((device for device in pool.devices if device.name == key[3]), None) if pool else None
+    return dashboard.device(key[1], key[2], key[3])
 
 
 class DevicesView(View):

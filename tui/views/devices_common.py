@@ -9,19 +9,12 @@ import json
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from kubectl_dra.render.base import short_name
-from kubectl_dra.render.devices import device_state, holder_text
-from tui.format import (
-    DEVICE_STATE_STYLES, POOL_STATE_LABELS, POOL_STATE_STYLES, TAINT_EFFECT_STYLES, attribute_text, typed_attribute,
-)
+from kubectl_dra.model.states import device_state
+from kubectl_dra.model.words import holder_text, short_name
+from tui.format import attribute_text, state_style, typed_attribute
 from tui.views.detail import Facts, heading
 
 ATTRIBUTES_IN_SUMMARY = 3
-
-
-def state_style(state: str) -> str:
-    """The colour of a device state word from kubectl_dra's device_state ("Allocated,Tainted"...)."""
-    return DEVICE_STATE_STYLES["Tainted" if state.endswith(",Tainted") else state]
 
 
 def holders_text(device) -> str:
@@ -61,13 +54,16 @@ def device_detail(device, raw: dict, pool) -> RenderableType:
     facts.add("slice", device.slice_name)
     facts.add("nodes", str(device.node_scope))
     if pool is not None:
-        facts.add("pool", Text(POOL_STATE_LABELS[pool.state], style=POOL_STATE_STYLES[pool.state]))
+        facts.add("pool", Text(pool.state, style=state_style(pool.state)))
         if pool.reason:
             facts.add("", pool.reason)
     if device.allow_multiple_allocations:
         facts.add("sharing", "allows multiple allocations")
     if device.binding_conditions:
         facts.add("binding", ", ".join(device.binding_conditions))
+    blocked = device.capacity_blocked if device.allocated else device.counters_blocked
+    if blocked:
+        facts.add("blocked", Text(blocked, style=state_style(state)))
     parts.append(facts)
 
     attributes = raw.get("attributes") or {}
@@ -90,6 +86,7 @@ def device_detail(device, raw: dict, pool) -> RenderableType:
             )
         parts += [heading("Capacity"), facts]
 
+
     if device.consumed_counters:
         facts = Facts()
         for entry in device.consumed_counters:
@@ -102,7 +99,7 @@ def device_detail(device, raw: dict, pool) -> RenderableType:
         for taint in device.taints:
             facts.add(
                 f"{taint.key}={taint.value}" if taint.value else taint.key,
-                Text(taint.effect, style=TAINT_EFFECT_STYLES.get(taint.effect, "")),
+                Text(taint.effect, style=state_style(taint.effect)),
                 Text(f"from {taint.source}", style="dim"),
             )
         parts += [heading("Taints"), facts]

@@ -9,13 +9,14 @@ from rich.text import Text
 from textual.containers import Horizontal
 from textual.widgets import Static
 
+from kubectl_dra.model.states import COUNT_COLUMNS, device_state
 from tui.dashboard import Dashboard
-from tui.format import POOL_STATE_LABELS, POOL_STATE_STYLES, plural
+from tui.format import plural, state_style
 from tui.messages import Navigate
 from tui.refs import ObjectRef
 from tui.views.base import RowCache, TableData, View
 from tui.views.detail import Facts
-from tui.views.devices_common import attribute_summary, device_state, holders_text, state_style
+from tui.views.devices_common import attribute_summary, holders_text
 from tui.widgets.virtual_table import Column, Row, VirtualTable
 
 POOL_COLUMNS = (
@@ -24,46 +25,47 @@ POOL_COLUMNS = (
     Column("SLICES", align="right"),
     Column("STATE"),
     Column("NODES", max_width=36),
-    Column("TOTAL", align="right"),
-    Column("ALLOC", align="right"),
-    Column("FREE", align="right"),
-    Column("TAINTED", align="right"),
+    Column("DEVICES", align="right"),
+    *(Column(header, align="right") for header, _ in COUNT_COLUMNS),
     Column("REASON", max_width=60),
 )
 
 POOL_DEVICE_COLUMNS = (
     Column("DEVICE", max_width=32),
     Column("STATE"),
-    Column("HOLDER", max_width=40),
+    Column("CLAIMS", max_width=40),
     Column("ATTRIBUTES", max_width=80),
 )
 
 
-def pool_row(pool) -> Row:
-    counts = pool.counts
-    pool_style = POOL_STATE_STYLES[pool.state]
+def count_styles(counts) -> tuple[str, ...]:
+    """Each count column coloured like its state word when non-zero, dim when zero."""
+    return tuple(state_style(states[0]) if count else "dim"
+                 for (_, states), count in zip(COUNT_COLUMNS, counts.columns()))
+
+
+def pool_row(pool, counts) -> Row:
+    pool_style = state_style(pool.state)
     return Row(
         ("pool", pool.driver, pool.pool),
         (
             pool.pool,
             str(pool.generation),
             f"{pool.slices_seen}/{pool.slices_expected}",
-            POOL_STATE_LABELS[pool.state],
+            pool.state,
             str(pool.node_scope),
             str(counts.total),
-            str(counts.allocated),
-            str(counts.free),
-            str(counts.tainted),
+            *(str(count) for count in counts.columns()),
             pool.reason or "",
         ),
         ("", "", pool_style if pool.slices_seen != pool.slices_expected else "", pool_style,
-         "", "", "", "green" if counts.free else "dim", "yellow" if counts.tainted else "",
-         pool_style),
+         "", "", *count_styles(counts), pool_style),
     )
 
 
-def pool_rows(pools, cache: RowCache) -> TableData:
+def pool_rows(model: Dashboard, cache: RowCache) -> TableData:
     """One row per pool, under a heading per driver."""
+    pools = model.pools
     per_driver = Counter(pool.driver for pool in pools)
     seen: set[str] = set()
 
@@ -74,7 +76,8 @@ def pool_rows(pools, cache: RowCache) -> TableData:
         label = f"{pool.driver}  ({plural(per_driver[pool.driver], 'pool')})"
         return [Row(("driver", pool.driver), (label,), heading=True)]
 
-    return cache.table([((pool.driver, pool.pool), pool) for pool in pools], lambda _key, pool: [pool_row(pool)], heading)
+    return cache.table([((pool.driver, pool.pool), pool) for pool in pools],
+                       lambda _key, pool: [pool_row(pool, model.pool_counts(pool))], heading)
 
 
 def pool_device_rows(pool, raw_slices_by_name: dict[str, dict]) -> list[Row]:
@@ -101,24 +104,21 @@ def pool_device_rows(pool, raw_slices_by_name: dict[str, dict]) -> list[Row]:
     return rows
 
 
-def pool_summary(pool) -> Group:
+def pool_summary(pool, counts) -> Group:
     title = Text()
     title.append(f"{pool.driver} / {pool.pool}", style="bold")
     title.append("  ")
-    title.append(f" {POOL_STATE_LABELS[pool.state]} ", style=f"reverse {POOL_STATE_STYLES[pool.state]}")
+    title.append(f" {pool.state} ", style=f"reverse {state_style(pool.state)}")
     facts = Facts()
     facts.add("generation", str(pool.generation))
     facts.add("slices", f"{pool.slices_seen} of {pool.slices_expected} seen")
     if pool.stale_slice_names:
         facts.add("stale", Text(", ".join(pool.stale_slice_names) + " (older generation, ignored)", style="yellow"))
     if pool.reason:
-        facts.add("reason", Text(pool.reason, style=POOL_STATE_STYLES[pool.state]))
+        facts.add("reason", Text(pool.reason, style=state_style(pool.state)))
     facts.add("nodes", str(pool.node_scope))
-    counts = pool.counts
-    facts.add(
-        "devices",
-        f"{counts.total} total, {counts.allocated} allocated, {counts.free} free, {counts.tainted} tainted",
-    )
+    facts.add("devices", f"{counts.total}: " + ", ".join(
+        f"{count} {header.lower()}" for (header, _), count in zip(COUNT_COLUMNS, counts.columns()) if count))
     for set_name, counters in sorted(pool.counter_sets.items()):
         used = ", ".join(
             f"{name} {values.get('consumed', 0)}/{values.get('value')}" for name, values in sorted(counters.items())
@@ -156,7 +156,7 @@ class PoolsView(View):
 
     @staticmethod
     def build(dashboard: Dashboard, namespace: str | None, cache: RowCache) -> TableData:
-        return pool_rows(dashboard.pools, cache)
+        return pool_rows(dashboard, cache)
 
     def show(self, dashboard: Dashboard, data: TableData) -> None:
         self._dashboard = dashboard
@@ -188,7 +188,7 @@ class PoolsView(View):
             summary.update("")
             devices.set_rows([])
             return
-        summary.update(pool_summary(pool))
+        summary.update(pool_summary(pool, self._dashboard.pool_counts(pool)))
         devices.set_rows(pool_device_rows(pool, self._dashboard.raw_slices_by_name))
 
     def selected_pool(self):

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.containers import Horizontal
 
+from kubectl_dra.model.taints import TaintGroup
 from tui.dashboard import Dashboard
-from tui.format import TAINT_EFFECT_STYLES, plural
-from kubectl_dra.taint_records import RULE_PREFIX
+from tui.format import plural, state_style
 from tui.refs import ObjectRef
 from tui.views.base import View
 from tui.views.detail import Facts, heading
@@ -22,76 +22,23 @@ TAINT_COLUMNS = (
     Column("KEY", max_width=40),
     Column("VALUE", max_width=20),
     Column("DEVICES", align="right"),
-    Column("HELD", align="right"),
+    Column("CLAIMS", align="right"),
     Column("PODS", align="right"),
     Column("SOURCE", max_width=48),
 )
 DEVICES_LISTED = 40
 
 
-@dataclass
-class TaintGroup:
-    """One taint (by source, key, value, effect) and the devices that carry it."""
-
-    source: str
-    key: str
-    value: str
-    effect: str
-    devices: list = field(default_factory=list)
-    rule: dict | None = None
-
-    @property
-    def row_key(self) -> tuple:
-        return ("taint", self.source, self.key, self.value, self.effect)
-
-    def pods(self) -> set[tuple[str, str]]:
-        return {pod for device in self.devices for holder in device.allocated_by for pod in holder.pods}
-
-    def held(self) -> list:
-        """Devices some claim holds (admin access included: its pods are affected too)."""
-        return [device for device in self.devices if device.allocated_by]
-
-
-def taint_source(taint, device) -> str:
-    """`DeviceTaintRule/<name>` or `ResourceSlice/<name>`, as `kubectl dra taints` names sources."""
-    return taint.source if taint.source.startswith(RULE_PREFIX) else f"ResourceSlice/{device.slice_name}"
-
-
-def taint_groups(dashboard: Dashboard) -> list[TaintGroup]:
-    groups: dict[tuple, TaintGroup] = {}
-    for device in (device for pool in dashboard.pools for device in pool.devices):
-        for taint in device.taints:
-            key = (taint_source(taint, device), taint.key, taint.value, taint.effect)
-            group = groups.get(key)
-            if group is None:
-                group = groups[key] = TaintGroup(*key)
-            group.devices.append(device)
-    rules = dashboard.objects.taint_rules
-    for group in groups.values():
-        if group.source.startswith(RULE_PREFIX):
-            group.rule = rules.get(group.source.partition("/")[2])
-    # A rule that matches nothing still deserves a line: it is often a typo in the selector.
-    matched_rules = {group.source for group in groups.values()}
-    for name, rule in rules.items():
-        source = RULE_PREFIX + name
-        if source not in matched_rules:
-            taint = (rule.get("spec") or {}).get("taint") or {}
-            group = TaintGroup(source, taint.get("key", ""), taint.get("value", ""), taint.get("effect", ""), rule=rule)
-            groups[(source, group.key, group.value, group.effect)] = group
-    return sorted(groups.values(), key=lambda g: (g.source, g.key, g.value, g.effect))
-
-
 def taint_rows(groups: list[TaintGroup]) -> list[Row]:
     rows = []
     for group in groups:
-        pods = group.pods()
+        pods = group.pods
         rows.append(Row(
             group.row_key,
-            (group.effect, group.key, group.value, str(len(group.devices)), str(len(group.held())),
-             str(len(pods)), group.source),
-            (TAINT_EFFECT_STYLES.get(group.effect, ""), "", "", "" if group.devices else "dim",
-             "yellow" if group.held() else "", "bold red" if pods and group.effect == "NoExecute" else "",
-             "bold" if group.rule is not None else "dim"),
+            (group.effect, group.key, group.value, str(len(group.devices)), str(len(group.claims)), str(len(pods)),
+             group.source),
+            (state_style(group.effect), "", "", "" if group.devices else "dim", "yellow" if group.claims else "",
+             "bold red" if pods and group.effect == "NoExecute" else "", "bold" if group.rule is not None else "dim"),
         ))
     return rows
 
@@ -99,7 +46,7 @@ def taint_rows(groups: list[TaintGroup]) -> list[Row]:
 def taint_detail(group: TaintGroup) -> RenderableType:
     title = Text()
     title.append(f"{group.key}={group.value}:" if group.value else f"{group.key}:", style="bold")
-    title.append(group.effect, style=TAINT_EFFECT_STYLES.get(group.effect, "bold"))
+    title.append(group.effect, style=state_style(group.effect) or "bold")
     title.append(f"  from {group.source}", style="dim")
     parts: list[RenderableType] = [title]
     effect_note = {
@@ -165,7 +112,7 @@ class TaintsView(View):
 
     @staticmethod
     def build(dashboard: Dashboard, namespace: str | None, cache: None) -> TaintsData:
-        groups = taint_groups(dashboard)
+        groups = dashboard.taints
         return TaintsData(taint_rows(groups), {group.row_key: group for group in groups})
 
     def show(self, dashboard: Dashboard, data: TaintsData) -> None:
@@ -188,7 +135,7 @@ class TaintsView(View):
         if group is None:
             return None
         if group.rule is not None:
-            return ObjectRef("DeviceTaintRule", None, group.source.partition("/")[2])
+            return ObjectRef("DeviceTaintRule", None, group.source_name)
         if group.devices:
-            return ObjectRef("ResourceSlice", None, group.source.partition("/")[2])
+            return ObjectRef("ResourceSlice", None, group.source_name)
         return None

@@ -1,0 +1,74 @@
+"""Claims and pods in words: a claim's state, its results, the pods using it, a pod's claims."""
+
+from __future__ import annotations
+
+from kubectl_dra.model.states import CLAIM_ALLOCATED, CLAIM_DELETING, CLAIM_PENDING, CLAIM_RESERVED
+
+
+def claim_state(claim: dict) -> str:
+    """kubectl's claim STATE words: pending | allocated | allocated,reserved, plus ,deleting."""
+    status = claim.get("status") or {}
+    words = [CLAIM_ALLOCATED] if status.get("allocation") else [CLAIM_PENDING]
+    if status.get("reservedFor"):
+        words.append(CLAIM_RESERVED)
+    if (claim.get("metadata") or {}).get("deletionTimestamp"):
+        words.append(CLAIM_DELETING)
+    return ",".join(words)
+
+
+def is_pending(claim: dict) -> bool:
+    return not (claim.get("status") or {}).get("allocation")
+
+
+def results(claim: dict) -> list[dict]:
+    return (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
+
+
+def reserved_for(claim: dict) -> list[str]:
+    """Consumers of the claim: a pod by name, anything else as resource/name."""
+    return [f"{ref.get('resource', 'pods')}/{ref.get('name')}" if ref.get("resource", "pods") != "pods"
+            else ref.get("name", "") for ref in (claim.get("status") or {}).get("reservedFor") or []]
+
+
+def request_text(request: dict) -> str:
+    """`gpu:1×gpu.nvidia.com`, `all×class`, `mig:1×a|1×b` for firstAvailable."""
+    def one(exact: dict) -> str:
+        count = "all" if exact.get("allocationMode") == "All" else str(exact.get("count", 1))
+        admin = " (admin)" if exact.get("adminAccess") else ""
+        return f"{count}×{exact.get('deviceClassName')}{admin}"
+
+    if request.get("firstAvailable"):
+        return f"{request['name']}:" + "|".join(one(sub) for sub in request["firstAvailable"])
+    return f"{request['name']}:{one(request.get('exactly') or {})}"
+
+
+def requests_text(claim: dict) -> str:
+    return ", ".join(request_text(r) for r in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or [])
+
+
+def pod_state(pod: dict) -> str:
+    """pending (not scheduled), deleting, or the phase of a scheduled pod in lower case."""
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return CLAIM_DELETING
+    if not (pod.get("spec") or {}).get("nodeName"):
+        return CLAIM_PENDING
+    return ((pod.get("status") or {}).get("phase") or "scheduled").lower()
+
+
+def pod_claim_names(pod: dict) -> list[str]:
+    """The ResourceClaim names a pod uses (template-generated ones once the controller made them;
+    before that `ENTRY (from template T)`)."""
+    generated = {
+        entry.get("name"): entry.get("resourceClaimName")
+        for entry in (pod.get("status") or {}).get("resourceClaimStatuses") or []
+    }
+    names = []
+    for entry in (pod.get("spec") or {}).get("resourceClaims") or []:
+        name = entry.get("resourceClaimName") or generated.get(entry.get("name"))
+        names.append(name or f"{entry.get('name')} (from template {entry.get('resourceClaimTemplateName')})")
+    return names
+
+
+def claims_by_pod(pods: dict[tuple[str, str], dict]) -> dict[tuple[str, str], list[str]]:
+    """(namespace, pod) -> the claim names it uses."""
+    return {key: pod_claim_names(pod) for key, pod in pods.items()}

@@ -1,0 +1,130 @@
+"""ClusterModel: one store revision, derived once, as both the CLI and the dashboard read it.
+
+Pool reports come from the allocator; everything derived from them (device states and counts,
+which devices reach a node, taint groups, class membership) is computed here on first use and kept
+for the revision. The CLI builds one with `from_store`; the dashboard gets one per revision from
+`kubectl_dra.model.incremental.ModelBuilder`, which reanalyses only the pools that changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable
+
+import allocator
+
+from kubectl_dra.model.classes import ClassMembership
+from kubectl_dra.model.nodes import NodeReachIndex
+from kubectl_dra.model.states import StateCounts, device_state
+from kubectl_dra.model.taints import TaintGroup, taint_groups
+from kubectl_dra.store import KINDS, ConnectionInfo, KindStatus, Store
+
+PoolId = tuple[str, str]
+
+
+@dataclass
+class ClusterModel:
+    revision: int
+    features: allocator.Features
+    kind_status: dict[str, KindStatus]
+    connection: ConnectionInfo
+    pools: list[allocator.PoolReport]
+    """Sorted by (driver, pool)."""
+    load_objects: Callable[[], allocator.ObjectSet]
+    """Claims, pods, nodes, classes, rules (slices optional), normalised; loaded on first use."""
+    raw: dict[str, list[dict]]
+    """The objects as the API server returned them, per kind (YAML, the slice of a device)."""
+    pools_pending: int = 0
+    """Pools not analysed yet (the first frame of a big cluster shows the first pools early)."""
+    errors: list = field(default_factory=list)
+    """Slices, claims and rules the allocator could not read ([allocator.ObjectError])."""
+    load_all_objects: Callable[[], allocator.ObjectSet] | None = None
+    """Every kind, slices included (for CEL and explanations); by default objects + raw slices."""
+    pools_by_id: dict[PoolId, allocator.PoolReport] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.pools_by_id = {(pool.driver, pool.pool): pool for pool in self.pools}
+        self._pool_counts: dict[PoolId, StateCounts] = {}
+
+    @classmethod
+    def from_store(cls, store: Store) -> ClusterModel:
+        """The whole cluster of a loaded store, analysed in one call (what a CLI command needs)."""
+        objs = store.object_set()
+        features = store.features()
+        return cls(store.revision, features, dict(store.kind_status), store.connection,
+                   allocator.analyze_pools(objs, features), lambda: objs,
+                   {kind: store.items(kind) for kind in KINDS}, errors=list(objs.errors),
+                   load_all_objects=lambda: objs)
+
+    # --- objects ------------------------------------------------------------------------------
+
+    @cached_property
+    def objects(self) -> allocator.ObjectSet:
+        return self.load_objects()
+
+    def all_objects(self) -> allocator.ObjectSet:
+        """Everything, slices included (slow on big clusters: call off the UI thread)."""
+        if self.load_all_objects is not None:
+            return self.load_all_objects()
+        return self.objects.with_objects(self.raw["ResourceSlice"])
+
+    @cached_property
+    def raw_slices_by_name(self) -> dict[str, dict]:
+        return {s["metadata"]["name"]: s for s in self.raw["ResourceSlice"]}
+
+    def raw_object(self, kind: str, namespace: str | None, name: str) -> dict | None:
+        for obj in self.raw.get(kind, ()):
+            metadata = obj.get("metadata") or {}
+            if metadata.get("name") == name and (metadata.get("namespace") or None) == (namespace or None):
+                return obj
+        return None
+
+    def normalised_slice(self, name: str) -> dict:
+        """One slice in the v1 shape (typed attributes for the detail pane), normalised on demand."""
+        raw = self.raw_slices_by_name.get(name)
+        slices = allocator.load_objects([raw]).slices if raw is not None else []
+        return slices[0] if slices else {}
+
+    def forbidden(self, kinds) -> list[KindStatus]:
+        """The kinds among `kinds` that could not be read, with the reason."""
+        return [
+            status for kind in kinds
+            if (status := self.kind_status.get(kind)) is not None and status.state != "ok"
+        ]
+
+    # --- derived ------------------------------------------------------------------------------
+
+    @cached_property
+    def devices(self) -> list[allocator.DeviceReport]:
+        return [device for pool in self.pools for device in pool.devices]
+
+    def device(self, driver: str, pool: str, name: str) -> allocator.DeviceReport | None:
+        report = self.pools_by_id.get((driver, pool))
+        return next((d for d in report.devices if d.name == name), None) if report is not None else None
+
+    def pool_counts(self, pool: allocator.PoolReport) -> StateCounts:
+        key = (pool.driver, pool.pool)
+        counts = self._pool_counts.get(key)
+        if counts is None:
+            counts = self._pool_counts[key] = StateCounts.of(pool.devices)
+        return counts
+
+    @cached_property
+    def counts(self) -> StateCounts:
+        return StateCounts.from_states(device_state(device) for device in self.devices)
+
+    @cached_property
+    def node_reach(self) -> NodeReachIndex:
+        return NodeReachIndex(self.pools, self.objects.nodes, self.pool_counts)
+
+    @cached_property
+    def taints(self) -> list[TaintGroup]:
+        slice_labels = {(s.get("metadata") or {}).get("name"): (s.get("metadata") or {}).get("labels") or {}
+                        for s in self.raw["ResourceSlice"]}
+        return taint_groups(self.devices, self.objects.claims, self.objects.taint_rules, slice_labels)
+
+    @cached_property
+    def classes(self) -> ClassMembership:
+        """DeviceClass membership of the current devices (CEL over every device: CLI only)."""
+        return ClassMembership(self.all_objects(), self.features, {device.id for device in self.devices})

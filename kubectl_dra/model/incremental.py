@@ -1,0 +1,229 @@
+"""The cluster model kept up to date from store revisions, recomputing only the pools that changed.
+
+The store is written by the cluster source on the event loop, so a worker thread never reads it:
+`take_snapshot` (cheap: the store hands out per-revision lists it never mutates) copies the
+references, and `ModelBuilder.build` analyses them on the worker.
+
+A watch event changes one object, but the allocator's pool analysis of a 40,000-device cluster
+takes seconds. `PoolAnalysis` therefore runs `allocator.analyze_pools` per pool, on the subset of
+objects a pool's report depends on (its slices, the claims whose results or device statuses name
+it, the DeviceTaintRules), and redoes only the pools whose inputs are not the very same objects
+as last time (the store replaces an object on every change, so identity is change detection).
+"""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass
+from typing import Iterator
+
+import allocator
+from allocator.gcpause import paused_gc
+
+from kubectl_dra.model.cluster import ClusterModel
+from kubectl_dra.store import KINDS, ConnectionInfo, KindStatus, Store, object_key
+
+PoolId = tuple[str, str]
+
+OTHER_KINDS = tuple(kind for kind in KINDS if kind != "ResourceSlice")
+
+
+@dataclass(frozen=True)
+class StoreSnapshot:
+    revision: int
+    items: dict[str, list[dict]]
+    features: allocator.Features
+    kind_status: dict[str, KindStatus]
+    connection: ConnectionInfo
+
+
+def take_snapshot(store: Store) -> StoreSnapshot:
+    return StoreSnapshot(
+        revision=store.revision,
+        items={kind: store.items(kind) for kind in KINDS},
+        features=store.features(),
+        kind_status=dict(store.kind_status),
+        connection=store.connection,
+    )
+
+
+def _pool_id(raw_slice: dict) -> PoolId:
+    try:
+        spec = raw_slice["spec"]
+        return (str(spec["driver"]), str(spec["pool"]["name"]))
+    except (KeyError, TypeError):
+        return ("", "")  # malformed: the allocator reports it as an object error
+
+
+def _claim_pools(raw_claim: dict) -> set[PoolId]:
+    """The pools a claim's allocation results and device statuses name."""
+    status = raw_claim.get("status") if isinstance(raw_claim.get("status"), dict) else {}
+    allocation = status.get("allocation") if isinstance(status.get("allocation"), dict) else {}
+    results = (allocation.get("devices") or {}).get("results") or [] if isinstance(allocation.get("devices"), dict) else []
+    entries = [*results, *(status.get("devices") or [])]
+    return {(str(e.get("driver", "")), str(e.get("pool", ""))) for e in entries if isinstance(e, dict)}
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+class _Membership:
+    """Objects by key, and which pools each one belongs to, updated by identity."""
+
+    def __init__(self, pools_of) -> None:
+        self.pools_of = pools_of
+        self.objects: dict[tuple[str, str], dict] = {}
+        self.by_pool: dict[PoolId, dict[tuple[str, str], dict]] = {}
+
+    def update(self, items: list[dict]) -> set[PoolId]:
+        """Takes the new list of objects; returns the pools whose members changed."""
+        touched: set[PoolId] = set()
+        added = 0
+        for raw in items:
+            key = object_key(raw)
+            old = self.objects.get(key)
+            if old is raw:
+                continue
+            if old is None:
+                added += 1
+            else:
+                touched |= self._remove(key, old)
+            self.objects[key] = raw
+            for pool_id in self.pools_of(raw):
+                self.by_pool.setdefault(pool_id, {})[key] = raw
+                touched.add(pool_id)
+        if len(self.objects) != len(items):
+            for key in self.objects.keys() - {object_key(raw) for raw in items}:
+                touched |= self._remove(key, self.objects.pop(key))
+        return touched
+
+    def _remove(self, key: tuple[str, str], raw: dict) -> set[PoolId]:
+        pools = self.pools_of(raw)
+        for pool_id in pools:
+            members = self.by_pool.get(pool_id)
+            if members is not None:
+                members.pop(key, None)
+                if not members:
+                    del self.by_pool[pool_id]
+        return pools
+
+
+class PoolAnalysis:
+    """allocator.analyze_pools, kept per pool and recomputed only where the inputs changed."""
+
+    def __init__(self) -> None:
+        self._slices = _Membership(lambda raw: {_pool_id(raw)})
+        self._claims = _Membership(_claim_pools)
+        self._reports: dict[PoolId, object] = {}
+        self._errors: dict[PoolId, list[allocator.ObjectError]] = {}
+        self._order: list[PoolId] = []
+        self._rules: tuple = ()
+        self._features: allocator.Features | None = None
+        self._pending: set[PoolId] = set()
+
+    def plan(self, slices: list[dict], claims: list[dict], rules: list[dict],
+             features: allocator.Features) -> list[PoolId]:
+        """Records the new inputs; returns the pools to analyse again, in display order."""
+        touched = self._slices.update(slices) | self._claims.update(claims)
+        rules = tuple(rules)
+        if not _same(rules, self._rules) or features != self._features or features.gates != self._features.gates:
+            touched = set(self._slices.by_pool)
+        self._rules, self._features = rules, features
+        pools = self._slices.by_pool
+        for pool_id in touched:
+            if pool_id not in pools:
+                self._reports.pop(pool_id, None)
+                self._errors.pop(pool_id, None)
+                self._pending.discard(pool_id)
+            else:
+                self._pending.add(pool_id)
+        if len(self._order) != len(pools) or touched - set(self._order):
+            self._order = sorted(pools)
+        return sorted(self._pending)
+
+    def analyze(self, pool_ids: list[PoolId]) -> None:
+        """Runs the allocator over the given pending pools (one subset, one call)."""
+        subset: list[dict] = list(self._rules)
+        claims: dict[tuple[str, str], dict] = {}
+        for pool_id in pool_ids:
+            self._pending.discard(pool_id)
+            self._reports.pop(pool_id, None)
+            subset.extend(self._slices.by_pool.get(pool_id, {}).values())
+            claims.update(self._claims.by_pool.get(pool_id, {}))
+        subset.extend(claims.values())
+        objects = allocator.load_objects(subset)
+        for pool_id in pool_ids:
+            self._errors.pop(pool_id, None)
+        if objects.errors:
+            # Which pool an unreadable object belongs to is unknown; the batch's first keeps them.
+            self._errors[pool_ids[0]] = list(objects.errors)
+        for report in allocator.analyze_pools(objects, self._features):
+            if (report.driver, report.pool) in self._slices.by_pool:
+                self._reports[(report.driver, report.pool)] = report
+        del objects
+        # The typed slices and devices of the allocator's index refer to each other; free them now
+        # rather than letting every batch's copy pile up until the end of the build.
+        gc.collect(0)
+
+    def errors(self) -> list[allocator.ObjectError]:
+        """Objects the allocator could not read (each once, though claims go into several subsets)."""
+        unique = {str(error): error for errors in self._errors.values() for error in errors}
+        return [unique[text] for text in sorted(unique)]
+
+    def reports(self) -> list:
+        reports = self._reports
+        return [reports[pool_id] for pool_id in self._order if pool_id in reports]
+
+
+class ModelBuilder:
+    """Turns store snapshots into ClusterModels, reusing what did not change. Used by one worker at
+    a time."""
+
+    FIRST_BATCH = 64
+    """Pools analysed before the first frame; the rest follow in the background."""
+    BATCH = 2048
+
+    def __init__(self) -> None:
+        self.pools = PoolAnalysis()
+        self._other_inputs: dict[str, list[dict]] = {}
+        self._objects: allocator.ObjectSet | None = None
+
+    def build(self, snapshot: StoreSnapshot) -> Iterator[ClusterModel]:
+        """Yields ClusterModels until every pool is analysed: on the first load, one early with the
+        first pools (a screenful, in display order); later, one per BATCH changed pools (usually a
+        single one: a burst of watch events is one update on screen)."""
+        # Building reports allocates millions of long-lived objects; collector passes every few
+        # thousand allocations would walk all of them and double the build time.
+        with paused_gc():
+            items = snapshot.items
+            first_load = not self.pools.reports()
+            pending = self.pools.plan(items["ResourceSlice"], items["ResourceClaim"],
+                                      items["DeviceTaintRule"], snapshot.features)
+            size = self.FIRST_BATCH if first_load else self.BATCH
+            first, rest = pending[:size], pending[size:]
+            if first:
+                self.pools.analyze(first)
+            while True:
+                if not rest:
+                    # Reports are acyclic and live until their pool changes (then reference counting
+                    # frees them): keep them out of the collector's full passes, which otherwise
+                    # stall whichever thread triggers one for most of a second on a big cluster.
+                    gc.freeze()
+                yield ClusterModel(snapshot.revision, snapshot.features, snapshot.kind_status, snapshot.connection,
+                                   self.pools.reports(), lambda: self._other_objects(snapshot), items,
+                                   pools_pending=len(rest), errors=self.pools.errors())
+                if not rest:
+                    break
+                batch, rest = rest[: self.BATCH], rest[self.BATCH:]
+                self.pools.analyze(batch)
+
+    def _other_objects(self, snapshot: StoreSnapshot) -> allocator.ObjectSet:
+        changed = self._objects is None or any(
+            not _same(tuple(snapshot.items[kind]), tuple(self._other_inputs.get(kind, ())))
+            for kind in OTHER_KINDS
+        )
+        if changed:
+            self._other_inputs = {kind: snapshot.items[kind] for kind in OTHER_KINDS}
+            self._objects = allocator.load_objects(obj for kind in OTHER_KINDS for obj in snapshot.items[kind])
+        return self._objects
