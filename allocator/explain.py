@@ -176,6 +176,8 @@ class Explanation:
     what_if: bool = False
     warnings: list[str] = field(default_factory=list)
     selector_evaluations: int = 0
+    # The PreEnqueue/PreFilter message that makes the pod unschedulable on every node, if any.
+    problem: str = ""
 
     def to_dict(self) -> dict:
         return {
@@ -202,6 +204,15 @@ def explain_pod(objs: ObjectSet, namespace: str, name: str, features: Features, 
     return _explain_pod(objs, pod, features, node, what_if=False)
 
 
+def explain_pod_object(objs: ObjectSet, pod: dict, features: Features, *, what_if: bool = False,
+                       node_names: list[str] | None = None, extended_claim: dict | None = None) -> Explanation:
+    """A normalised Pod (from objs.pods, or normalised by the caller), judged on `node_names` only
+    (default: every node). `extended_claim` is the scheduler's in-memory claim for the pod's
+    extended resources backed by DRA (DRAExtendedResource): the caller builds it from the pod's
+    container requests for the nodes it judges, and it is allocated with the pod's own claims."""
+    return _explain_pod(objs, pod, features, None, what_if, extended_claim=extended_claim, node_names=node_names)
+
+
 def explain_claim(objs: ObjectSet, namespace: str, name: str, features: Features, node: str | None = None) -> Explanation:
     claim = objs.claims.get((namespace, name))
     if claim is None:
@@ -210,8 +221,8 @@ def explain_claim(objs: ObjectSet, namespace: str, name: str, features: Features
     return _Explainer(objs, features, "ResourceClaim", namespace, name, [slot], node, False).run()
 
 
-def explain_objects(objs: ObjectSet, target: dict, features: Features, node: str | None = None) -> Explanation:
-    """What-if: a ResourceClaim, ResourceClaimTemplate or Pod that is not (necessarily) applied."""
+def normalise_target(target: dict) -> tuple[str, dict]:
+    """(kind, normalised copy with a namespace) of a what-if Pod, ResourceClaim or template."""
     from .objects import normalise
     from .errors import FieldError
 
@@ -221,9 +232,15 @@ def explain_objects(objs: ObjectSet, target: dict, features: Features, node: str
         raise ExplainError(f"{target.get('kind', '<no kind>')}/{(target.get('metadata') or {}).get('name', '<unnamed>')}: {err.field}: {err.message}") from None
     if kind not in ("ResourceClaim", "ResourceClaimTemplate", "Pod"):
         raise ExplainError(f"cannot explain a {target.get('kind')}: want a ResourceClaim, ResourceClaimTemplate or Pod")
+    obj["metadata"]["namespace"] = obj["metadata"].get("namespace") or "default"
+    return kind, obj
+
+
+def explain_objects(objs: ObjectSet, target: dict, features: Features, node: str | None = None) -> Explanation:
+    """What-if: a ResourceClaim, ResourceClaimTemplate or Pod that is not (necessarily) applied."""
+    kind, obj = normalise_target(target)
     meta = obj["metadata"]
-    namespace = meta.get("namespace") or "default"
-    meta["namespace"] = namespace
+    namespace = meta["namespace"]
     if kind == "Pod":
         return _explain_pod(objs, obj, features, node, what_if=True)
     if kind == "ResourceClaimTemplate":
@@ -252,7 +269,8 @@ def _allocation(claim: dict) -> dict | None:
     return (claim.get("status") or {}).get("allocation")
 
 
-def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | None, what_if: bool) -> Explanation:
+def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | None, what_if: bool,
+                 extended_claim: dict | None = None, node_names: list[str] | None = None) -> Explanation:
     meta = pod["metadata"]
     namespace, name = meta.get("namespace") or "default", meta["name"]
     statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []}
@@ -301,7 +319,9 @@ def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | Non
             slots.append(_ClaimSlot(claim, pod_claim, "Missing", f'resourceclaim "{claim["metadata"]["name"]}" is being deleted'))
             continue
         slots.append(_ClaimSlot(claim, pod_claim, "Allocated" if _allocation(claim) else "ToAllocate"))
-    return _Explainer(objs, features, "Pod", namespace, name, slots, node, what_if).run()
+    if extended_claim is not None:
+        slots.append(_ClaimSlot(extended_claim, None, "ToAllocate"))
+    return _Explainer(objs, features, "Pod", namespace, name, slots, node, what_if, node_names).run()
 
 
 # ---------------------------------------------------------------------------- the explainer
@@ -309,8 +329,9 @@ def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | Non
 
 class _Explainer:
     def __init__(self, objs: ObjectSet, features: Features, kind: str, namespace: str, name: str,
-                 slots: list[_ClaimSlot], node: str | None, what_if: bool):
+                 slots: list[_ClaimSlot], node: str | None, what_if: bool, node_names: list[str] | None = None):
         self.objs = objs
+        self.node_names = node_names
         self.features = features
         self.kind, self.namespace, self.name = kind, namespace, name
         self.slots = slots
@@ -352,7 +373,7 @@ class _Explainer:
                                  "try pools in a fixed order; the scheduler may pick other devices than shown")
         verdicts.sort(key=lambda v: ({FITS: 0, ERROR: 1, UNSCHEDULABLE: 2}[v.verdict], v.shortfall(), v.node))
         return Explanation(self.kind, self.namespace, self.name, self.features, verdict, message, claims, verdicts,
-                           summary, self.what_if, self.warnings, selectors.evaluations)
+                           summary, self.what_if, self.warnings, selectors.evaluations, problem)
 
     def _nodes(self) -> list[dict]:
         if self.focus is not None:
@@ -360,6 +381,8 @@ class _Explainer:
             if node is None:
                 raise ExplainError(f"Node {self.focus} not found")
             return [node]
+        if self.node_names is not None:
+            return [self.objs.nodes[n] for n in sorted(self.node_names) if n in self.objs.nodes]
         return [self.objs.nodes[n] for n in sorted(self.objs.nodes)]
 
     def _claim_outcome(self, slot: _ClaimSlot) -> ClaimOutcome:

@@ -1,0 +1,136 @@
+"""Entry points: explain a pod (live or what-if) through the whole filter chain, or a claim
+through DynamicResources alone, and assemble the Explanation."""
+
+from __future__ import annotations
+
+import allocator
+from allocator.explain import ERROR, FITS, UNSCHEDULABLE, ExplainError, normalise_target
+from allocator.gcpause import paused_gc
+
+from . import framework, message
+from .explanation import Explanation, NodeExplanation, Summary
+from .plugins import dynamic_resources
+from .status import Code, Status
+from .summary import Cause, closest, dra_cause, filter_cause, group
+
+__all__ = ["ExplainError", "explain_pod", "explain_claim", "explain_objects"]
+
+
+def explain_pod(objs, namespace: str, name: str, features, node: str | None = None) -> Explanation:
+    pod = objs.pods.get((namespace, name))
+    if pod is None:
+        raise ExplainError(f"Pod {namespace}/{name} not found")
+    return _explain_pod(objs, pod, features, node, what_if=False)
+
+
+def explain_objects(objs, target: dict, features, node: str | None = None) -> Explanation:
+    """What-if: a Pod, ResourceClaim or ResourceClaimTemplate that is not (necessarily) applied."""
+    kind, obj = normalise_target(target)
+    if kind == "Pod":
+        return _explain_pod(objs, obj, features, node, what_if=True)
+    return _claim_only(allocator.explain_objects(objs, target, features, node=node))
+
+
+def explain_claim(objs, namespace: str, name: str, features, node: str | None = None) -> Explanation:
+    """A claim on its own is not scheduled: only DynamicResources judges it."""
+    return _claim_only(allocator.explain_claim(objs, namespace, name, features, node=node))
+
+
+def _explain_pod(objs, pod: dict, features, node: str | None, what_if: bool) -> Explanation:
+    with paused_gc():
+        return _explain_pod_now(objs, pod, features, node, what_if)
+
+
+def _explain_pod_now(objs, pod: dict, features, node: str | None, what_if: bool) -> Explanation:
+    if node is not None and node not in objs.nodes:
+        raise ExplainError(f"Node {node} not found")
+    cycle = framework.new_cycle(pod, objs, features, what_if)
+    if node is not None:
+        cycle.node_infos = {node: cycle.node_infos[node]}
+    diagnosis = framework.run(cycle)
+    verdicts = {v.node: v for e in cycle.allocator_explanations for v in e.nodes}
+    nodes = [_node(result, verdicts.get(result.name), diagnosis.pre_filter) for result in diagnosis.nodes]
+    meta = pod["metadata"]
+    bound_to = None if what_if else pod["spec"].get("nodeName") or None
+    scheduler_message = None if (node is not None or bound_to) else message.scheduler_message(cycle, diagnosis)
+    summary = _summary(nodes, scheduler_message, bound_to)
+    first = cycle.allocator_explanations[0] if cycle.allocator_explanations else None
+    verdict, text = _overall(nodes, summary, cycle.pre_enqueue, bound_to)
+    warnings = list(dict.fromkeys(w for e in cycle.allocator_explanations for w in e.warnings))
+    if not nodes and "the cluster has no nodes" not in warnings:
+        warnings.append("the cluster has no nodes")
+    _order(nodes)
+    return Explanation("Pod", meta.get("namespace") or "default", meta["name"], features, verdict, text,
+                       first.claims if first else [], nodes, summary, what_if, warnings,
+                       [framework.plugin_name(p) for p in framework.NOT_CHECKED])
+
+
+def _node(result: framework.NodeResult, allocation, pre_filter: Status | None) -> NodeExplanation:
+    recorded = result.recorded
+    if recorded is None:
+        return NodeExplanation(result.name, FITS, "", result.statuses, None, allocation)
+    verdict = ERROR if recorded.code == Code.ERROR else UNSCHEDULABLE
+    per_node = recorded.plugin == dynamic_resources.NAME and recorded is not pre_filter
+    cause = filter_cause(recorded, allocation if per_node else None)
+    return NodeExplanation(result.name, verdict, cause.text, result.statuses, cause, allocation)
+
+
+def _dra_cause(node: NodeExplanation) -> Cause | None:
+    status = next((s for s in node.filters if s.plugin == dynamic_resources.NAME), None)
+    if status is None or not status.rejected or node.allocation is None:
+        return None
+    return dra_cause(node.allocation)
+
+
+def _summary(nodes: list[NodeExplanation], scheduler_message: str | None, bound_to: str | None) -> Summary:
+    fitting = [n for n in nodes if n.verdict == FITS]
+    failing = [n for n in nodes if n.verdict != FITS]
+    causes = group({n.node: n.cause for n in failing})
+    ranked = [(n.node, n.cause, _dra_cause(n), sum(1 for s in n.filters if s.rejected)) for n in failing
+              if n.verdict == UNSCHEDULABLE]
+    return Summary(len(nodes), len(fitting), sum(1 for n in failing if n.verdict == UNSCHEDULABLE),
+                   sum(1 for n in failing if n.verdict == ERROR), scheduler_message, causes,
+                   [] if fitting else closest(ranked), bound_to, fitting[0].node if fitting else None)
+
+
+def _overall(nodes: list[NodeExplanation], summary: Summary, pre_enqueue: str, bound_to: str | None) -> tuple[str, str]:
+    errors = [n for n in nodes if n.verdict == ERROR]
+    if errors:
+        return ERROR, errors[0].message
+    if bound_to:
+        here = next((n for n in nodes if n.node == bound_to), None)
+        return (FITS if here is not None and here.verdict == FITS else UNSCHEDULABLE), f"bound to node {bound_to}"
+    if pre_enqueue:
+        return UNSCHEDULABLE, f"the scheduler does not try the pod yet: {pre_enqueue}"
+    if summary.fits:
+        return FITS, f"fits on {summary.fits} of {summary.nodes} nodes"
+    return UNSCHEDULABLE, summary.causes[0].text if summary.causes else "no nodes"
+
+
+def _order(nodes: list[NodeExplanation]) -> None:
+    """Fitting nodes first, then errors, then the closest; the rest by name."""
+    rank = {FITS: 0, ERROR: 1, UNSCHEDULABLE: 2}
+    from .summary import closeness
+
+    nodes.sort(key=lambda n: (rank[n.verdict], closeness(_dra_cause(n), sum(1 for s in n.filters if s.rejected))
+                              if n.verdict == UNSCHEDULABLE else (), n.node))
+
+
+def _claim_only(exp) -> Explanation:
+    nodes = []
+    for verdict in exp.nodes:
+        if verdict.verdict == FITS:
+            status = Status(Code.SUCCESS, (), dynamic_resources.NAME)
+            nodes.append(NodeExplanation(verdict.node, FITS, "", [status], None, verdict))
+            continue
+        code = Code.ERROR if verdict.verdict == ERROR else Code.UNRESOLVABLE
+        status = Status(code, (verdict.message,), dynamic_resources.NAME)
+        cause = dra_cause(verdict)
+        nodes.append(NodeExplanation(verdict.node, verdict.verdict, cause.text, [status], cause, verdict))
+    summary = _summary(nodes, None, None)
+    _order(nodes)
+    verdict, text = exp.verdict, exp.message
+    if verdict == UNSCHEDULABLE and not exp.problem and summary.causes:
+        text = summary.causes[0].text
+    return Explanation(exp.target_kind, exp.namespace, exp.name, exp.features, verdict, text, exp.claims, nodes,
+                       summary, exp.what_if, list(exp.warnings), [])

@@ -1,0 +1,109 @@
+"""Extended resources backed by DRA (DRAExtendedResource): a pod asking for `nvidia.com/gpu: 2`
+on a node that does not advertise it gets its devices through a claim the scheduler builds in
+memory (plugins/dynamicresources/extendeddynamicresources.go).
+
+Which class backs a resource: DeviceClass.spec.extendedResourceName (when two classes name the
+same resource the newer wins, then the lower name), and always the implicit
+`deviceclass.resource.kubernetes.io/<class>` (k8s.io/dynamic-resource-allocation
+deviceclass/extendedresourcecache). The claim holds one request per container and resource,
+named container-<index>-request-<index of the resource in the container's sorted requests>.
+"""
+
+from __future__ import annotations
+
+from allocator.quantity import QuantityError, parse_quantity
+
+from .resources import container_requests
+
+IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
+CLAIM_NAME = "<extended-resources>"  # upstream specialClaimInMemName: not a valid object name on purpose
+
+
+def classes_by_resource(device_classes: dict) -> dict[str, str]:
+    """{extended resource name: DeviceClass name}."""
+    mapping: dict[str, str] = {}
+    chosen: dict[str, tuple[str, str]] = {}
+    for name, klass in device_classes.items():
+        mapping[IMPLICIT_PREFIX + name] = name
+        resource = (klass.get("spec") or {}).get("extendedResourceName")
+        if not resource:
+            continue
+        # Newer wins; on equal creation times the lower name.
+        rank = (str((klass.get("metadata") or {}).get("creationTimestamp") or ""), name)
+        best = chosen.get(resource)
+        if best is None or rank[0] > best[0] or (rank[0] == best[0] and rank[1] < best[1]):
+            chosen[resource] = rank
+            mapping[resource] = name
+    return mapping
+
+
+def dra_backed(requests: dict, mapping: dict[str, str]) -> dict[str, int]:
+    """{resource: count} of the pod's non-zero requests that a DeviceClass backs."""
+    return {name: int(amount) for name, amount in requests.items() if amount and name in mapping}
+
+
+def _count(container: dict, resource: str) -> int:
+    value = container_requests(container).get(resource)
+    if value is None:
+        return 0
+    try:
+        amount = parse_quantity(value).amount
+    except QuantityError:
+        return 0
+    return int(amount) if amount.denominator == 1 else 0
+
+
+def _request(index: int, container: dict, resource: str, class_name: str, count: int) -> dict:
+    keys = sorted(container_requests(container))
+    return {"name": f"container-{index}-request-{keys.index(resource)}",
+            "exactly": {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": count}}
+
+
+def device_requests(pod: dict, resources: list[str], mapping: dict[str, str]) -> list[dict]:
+    """createRequestsAndMappings: long-lived containers (sidecars and regular ones) get a request
+    each; a plain init container reuses the requests of long-lived containers after it and asks
+    only for the rest; of those, the largest one is kept."""
+    spec = pod.get("spec") or {}
+    inits = list(spec.get("initContainers") or [])
+    containers = inits + list(spec.get("containers") or [])
+    requests: list[dict] = []
+    for resource in sorted(resources):
+        class_name = mapping[resource]
+        long_lived: list[dict | None] = [None] * len(containers)
+        short_lived = []
+        for i, container in enumerate(containers):
+            if i < len(inits) and container.get("restartPolicy") != "Always":
+                short_lived.append(i)
+                continue
+            count = _count(container, resource)
+            if count:
+                long_lived[i] = _request(i, container, resource, class_name, count)
+        largest = None
+        for i in short_lived:
+            wanted = _count(containers[i], resource)
+            if not wanted:
+                continue
+            reused = 0
+            for later in long_lived[i:]:
+                if later is not None:
+                    reused += later["exactly"]["count"]
+                    if reused >= wanted:
+                        break
+            if reused >= wanted:
+                continue
+            request = _request(i, containers[i], resource, class_name, wanted - reused)
+            if largest is None or largest["exactly"]["count"] < request["exactly"]["count"]:
+                largest = request
+        requests.extend(r for r in [largest, *long_lived] if r is not None)
+    return sorted(requests, key=lambda r: r["name"])
+
+
+def special_claim(pod: dict, requests: list[dict]) -> dict:
+    meta = pod["metadata"]
+    return {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"namespace": meta.get("namespace") or "default", "name": CLAIM_NAME,
+                     "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"}},
+        "spec": {"devices": {"requests": requests}},
+        "status": {},
+    }

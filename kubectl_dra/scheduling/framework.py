@@ -1,0 +1,163 @@
+"""The default kube-scheduler profile's filter chain, run over plain API dicts.
+
+Mirrors pkg/scheduler/schedule_one.go findNodesThatFitPod and framework/runtime/framework.go:
+PreFilter runs once (a Skip turns the plugin's Filter off; a node list narrows the nodes; an
+UnschedulableAndUnresolvable status rejects every node), then Filter per node in the profile's
+order, where the scheduler stops at the first plugin that rejects the node. We run every modelled
+filter on every node, so that a person sees all that is wrong, and mark the first failure: that
+is what the scheduler counts. Plugins we do not model are recorded as not checked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .extended import classes_by_resource, dra_backed
+from .plugins import (dynamic_resources, node_affinity, node_name, node_ports, node_resources_fit,
+                      node_unschedulable, taint_toleration)
+from .resources import NodeInfo, is_extended, node_infos, pod_requests
+from .status import SKIP, Code, Status
+
+# Kubernetes 1.37's default profile (pkg/scheduler/apis/config/v1/default_plugins.go): Filter plugins
+# in order, DynamicResources inserted before DefaultPreemption, NodeDeclaredFeatures appended.
+PROFILE = (
+    node_name, node_unschedulable, taint_toleration, node_affinity, node_ports, node_resources_fit,
+    "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
+    "InterPodAffinity", dynamic_resources, "NodeDeclaredFeatures",
+)
+MODELLED = tuple(p for p in PROFILE if not isinstance(p, str))
+NOT_CHECKED = tuple(p for p in PROFILE if isinstance(p, str))
+
+
+def plugin_name(plugin) -> str:
+    return plugin if isinstance(plugin, str) else plugin.NAME
+
+
+@dataclass
+class Cycle:
+    """CycleState: what PreFilter learned, read by Filter (and by the message and summary)."""
+
+    pod: dict
+    objs: object
+    features: object
+    node_infos: dict[str, NodeInfo]
+    what_if: bool = False
+    state: dict = field(default_factory=dict)
+    allocator_explanations: list = field(default_factory=list)
+    pre_enqueue: str = ""
+
+    def __post_init__(self):
+        self.requests = pod_requests(self.pod)
+        extended_on = self.features.gates.get("DRAExtendedResource", False)
+        self.class_by_resource = classes_by_resource(self.objs.device_classes) if extended_on else {}
+        # hasDeviceClassMappedExtendedResource: nothing of this applies unless some request is backed.
+        self._backed = dra_backed(self.requests, self.class_by_resource)
+
+    def dra_backed_requests(self) -> dict[str, int]:
+        return self._backed
+
+    def delegated_to_dra(self, resource: str, info: NodeInfo) -> bool:
+        """shouldDelegateResourceToDRA: a class backs it and the node does not advertise it."""
+        return resource in self.class_by_resource and not info.allocatable.scalars.get(resource)
+
+    def unprovided_resources(self) -> list[str]:
+        if not self._backed:
+            return []
+        return sorted(name for name, amount in self.requests.items()
+                      if amount and (is_extended(name) or name.startswith("deviceclass.resource.kubernetes.io/"))
+                      and name not in self.class_by_resource)
+
+
+@dataclass
+class NodeResult:
+    """Every plugin's status on one node, in profile order, and the one the scheduler records."""
+
+    name: str
+    statuses: list[Status]
+    recorded: Status | None  # None: the node passes
+
+    @property
+    def fits(self) -> bool:
+        return self.recorded is None
+
+    def failed(self) -> list[Status]:
+        return [s for s in self.statuses if s.rejected or s.code == Code.ERROR]
+
+    def status_of(self, plugin: str) -> Status | None:
+        return next((s for s in self.statuses if s.plugin == plugin), None)
+
+
+@dataclass
+class Diagnosis:
+    nodes: list[NodeResult]
+    pre_filter: Status | None = None        # a PreFilter rejection (every node)
+    narrowed_by: tuple[str, ...] = ()       # plugins whose PreFilter named the only nodes to try
+
+
+def run(cycle: Cycle) -> Diagnosis:
+    skipped: set[str] = set()
+    rejection: Status | None = None
+    narrowed: set[str] | None = None
+    narrowing: list[str] = []
+    for plugin in MODELLED:
+        names, status = plugin.pre_filter(cycle)
+        status = Status(status.code, status.reasons, plugin.NAME, status.detail)
+        if status.code == Code.SKIP:
+            skipped.add(plugin.NAME)
+        elif status.rejected and rejection is None:
+            rejection = status
+        if names is not None:
+            narrowing.append(plugin.NAME)
+            narrowed = set(names) if narrowed is None else narrowed & set(names)
+    if rejection is None and narrowed is not None and not narrowed:
+        which = sorted(narrowing)
+        text = (f"node(s) didn't satisfy plugin {which[0]}" if len(which) == 1
+                else f"node(s) didn't satisfy plugin(s) {_go_list(which)} simultaneously")
+        rejection = Status(Code.UNRESOLVABLE, (text,), ",".join(which))
+    absent = Status(Code.UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) {_go_list(sorted(narrowing))}",),
+                    ",".join(sorted(narrowing)))
+    results = []
+    for name in sorted(cycle.node_infos):
+        info = cycle.node_infos[name]
+        statuses = []
+        first = None
+        for plugin in PROFILE:
+            if isinstance(plugin, str):
+                statuses.append(Status(Code.NOT_CHECKED, (), plugin))
+                continue
+            if plugin.NAME in skipped:
+                statuses.append(Status(SKIP.code, (), plugin.NAME))
+                continue
+            status = plugin.filter(cycle, info)
+            status = Status(status.code, status.reasons, plugin.NAME, status.detail)
+            statuses.append(status)
+            if first is None and (status.rejected or status.code == Code.ERROR):
+                first = status
+        if rejection is not None:
+            recorded = rejection
+        elif narrowed is not None and name not in narrowed:
+            recorded = absent
+        else:
+            recorded = first
+        results.append(NodeResult(name, statuses, recorded))
+    return Diagnosis(results, rejection, tuple(sorted(narrowing)) if narrowed is not None else ())
+
+
+def _go_list(items: list[str]) -> str:
+    """fmt's %v of a []string: [a b]."""
+    return "[" + " ".join(items) + "]"
+
+
+def filter_node(cycle: Cycle, info: NodeInfo) -> Status | None:
+    """The first failing modelled filter on `info` (PreFilter state taken from `cycle`), or None."""
+    for plugin in MODELLED:
+        status = plugin.filter(cycle, info)
+        if status.rejected or status.code == Code.ERROR:
+            return Status(status.code, status.reasons, plugin.NAME, status.detail)
+    return None
+
+
+def new_cycle(pod: dict, objs, features, what_if: bool = False) -> Cycle:
+    meta = pod["metadata"]
+    infos = node_infos(objs.nodes, objs.pods, skip=(meta.get("namespace") or "default", meta["name"]))
+    return Cycle(pod, objs, features, infos, what_if)

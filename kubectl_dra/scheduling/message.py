@@ -1,0 +1,85 @@
+"""The scheduler's FailedScheduling message for a pod that fits nowhere.
+
+Mirrors pkg/scheduler/framework/types.go FitError.Error(): `0/N nodes are available:`, then the
+PreFilter message, or the histogram of every recorded reason as "<count> <reason>" sorted as
+strings and joined by ", ", closed by "."; then the PostFilter message. In 1.37 DynamicResources'
+PostFilter adds nothing, and DefaultPreemption adds `preemption: ` and its own FitError over the
+nodes where removing lower-priority pods was tried (framework/preemption/preemption.go,
+plugins/defaultpreemption/default_preemption.go). Events are cut at 1024 characters
+(schedule_one.go truncateMessage).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .framework import Cycle, Diagnosis, filter_node
+from .status import Code, Status
+
+NO_NODES = "no nodes available to schedule pods"
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_VICTIMS = "No preemption victims found for incoming pod"
+NOT_ELIGIBLE = "not eligible due to preemptionPolicy=Never."
+NOTE_LENGTH_LIMIT = 1024
+
+
+def fit_error(total: int, statuses: list[Status], pre_filter_message: str = "") -> str:
+    text = f"0/{total} nodes are available:"
+    if pre_filter_message:
+        return text + f" {pre_filter_message}."
+    reasons = Counter(reason for status in statuses for reason in status.reasons)
+    histogram = sorted(f"{count} {reason}" for reason, count in reasons.items())
+    if histogram:
+        text += " " + ", ".join(histogram) + "."
+    return text
+
+
+def preemption(cycle: Cycle, diagnosis: Diagnosis) -> tuple[str, list[str]]:
+    """DefaultPreemption's PostFilter message, and the nodes where evicting lower-priority pods
+    would make the pod fit (then the scheduler nominates one and adds no message)."""
+    spec = cycle.pod["spec"]
+    if spec.get("preemptionPolicy") == "Never":
+        return "preemption: " + NOT_ELIGIBLE, []
+    priority = int(spec.get("priority") or 0)
+    statuses: list[Status] = []
+    helped: list[str] = []
+    for node in diagnosis.nodes:
+        if node.recorded is None or node.recorded.code != Code.UNSCHEDULABLE:
+            statuses.append(Status(Code.UNRESOLVABLE, (NOT_HELPFUL,)))
+            continue
+        info, victims = cycle.node_infos[node.name].without_pods_below(priority)
+        if not victims:
+            statuses.append(Status(Code.UNRESOLVABLE, (NO_VICTIMS,)))
+            continue
+        after = filter_node(cycle, info)
+        if after is None:
+            helped.append(node.name)
+        else:
+            statuses.append(after)
+    if helped:
+        return "", helped
+    return "preemption: " + fit_error(len(diagnosis.nodes), statuses), []
+
+
+def truncate(message: str) -> str:
+    if len(message) <= NOTE_LENGTH_LIMIT:
+        return message
+    return message[:NOTE_LENGTH_LIMIT - 4] + " ..."
+
+
+def scheduler_message(cycle: Cycle, diagnosis: Diagnosis) -> str | None:
+    """The FailedScheduling event text, or None when the scheduler would bind the pod (or never
+    tries it: PreEnqueue holds it back without an event)."""
+    if cycle.pre_enqueue:
+        return None
+    if not diagnosis.nodes:
+        return NO_NODES
+    error = next((s for n in diagnosis.nodes for s in n.statuses if s.code == Code.ERROR), None)
+    if error is not None:
+        return truncate(f'running "{error.plugin}" filter plugin: {error.message}')
+    if any(n.fits for n in diagnosis.nodes):
+        return None
+    pre = diagnosis.pre_filter.message if diagnosis.pre_filter else ""
+    text = fit_error(len(diagnosis.nodes), [n.recorded for n in diagnosis.nodes], pre)
+    tail, _ = preemption(cycle, diagnosis)
+    return truncate(text + (f" {tail}" if tail else ""))

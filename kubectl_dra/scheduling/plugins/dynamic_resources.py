@@ -1,0 +1,66 @@
+"""DynamicResources: the pod's ResourceClaims, and its extended resources backed by DRA, must be
+allocatable on the node (plugins/dynamicresources/dynamicresources.go and
+extendeddynamicresources.go). The verdict per node is the embedded allocator's
+(allocator.explain_pod_object); this module decides which claims it judges on which nodes.
+
+Every reason this plugin returns is UnschedulableAndUnresolvable (statusUnschedulable), so
+preemption never tries to help it; an allocator error aborts the whole scheduling attempt.
+"""
+
+from __future__ import annotations
+
+import allocator
+from allocator.explain import ERROR, FITS
+
+from ..extended import device_requests, special_claim
+from ..status import SKIP, SUCCESS, Code, Status, unresolvable
+
+NAME = "DynamicResources"
+# filterExtendedResources: a DRA-named resource nobody provides on this node.
+ERR_CANNOT_FIT_RESOURCE = "cannot fit resource"
+PREENQUEUE_STATES = ("Missing",)
+
+
+def pre_filter(cycle) -> tuple[None, Status]:
+    pod = cycle.pod
+    user_claims = bool(pod["spec"].get("resourceClaims"))
+    backed = cycle.dra_backed_requests()
+    if not user_claims and not backed:
+        return None, SKIP
+    # Nodes that advertise a resource get it from a device plugin; the others through DRA. Each
+    # distinct set of resources left to DRA is one allocator run over the nodes that share it.
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for name, info in cycle.node_infos.items():
+        via_dra = tuple(sorted(r for r in backed if not info.allocatable.scalars.get(r)))
+        groups.setdefault(via_dra, []).append(name)
+    verdicts: dict[str, object] = {}
+    explanations = []
+    for via_dra, names in sorted(groups.items()):
+        if not via_dra and not user_claims:
+            continue  # device plugins provide everything here; nothing for DRA to do
+        claim = special_claim(pod, device_requests(pod, list(via_dra), cycle.class_by_resource)) if via_dra else None
+        explanation = allocator.explain_pod_object(cycle.objs, pod, cycle.features, what_if=cycle.what_if,
+                                                   node_names=names, extended_claim=claim)
+        explanations.append(explanation)
+        verdicts.update((v.node, v) for v in explanation.nodes)
+    cycle.state[NAME] = verdicts
+    cycle.allocator_explanations = explanations
+    problem = next((e.problem for e in explanations if e.problem), "")
+    if problem:
+        blocked_before = any(c.state in PREENQUEUE_STATES for e in explanations for c in e.claims)
+        cycle.pre_enqueue = problem if blocked_before else ""
+        return None, unresolvable(problem)
+    return None, SUCCESS
+
+
+def filter(cycle, info) -> Status:
+    for resource in cycle.unprovided_resources():
+        if resource not in info.allocatable.scalars:
+            return unresolvable(ERR_CANNOT_FIT_RESOURCE, f"{resource}: no DeviceClass provides it and the node "
+                                                         "does not advertise it")
+    verdict = cycle.state.get(NAME, {}).get(info.name)
+    if verdict is None or verdict.verdict == FITS:
+        return SUCCESS
+    if verdict.verdict == ERROR:
+        return Status(Code.ERROR, (verdict.message,))
+    return unresolvable(verdict.message)

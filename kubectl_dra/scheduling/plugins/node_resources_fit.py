@@ -1,0 +1,58 @@
+"""NodeResourcesFit: pods, cpu, memory, ephemeral-storage and scalar resources must fit in the
+node's allocatable minus what pods bound to it request (plugins/noderesources/fit.go fitsRequest).
+
+An extended resource that a DeviceClass backs (DRAExtendedResource) is left to DynamicResources on
+a node that does not advertise it (shouldDelegateResourceToDRA). A request larger than the whole
+allocatable is UnschedulableAndUnresolvable: preemption cannot help.
+"""
+
+from __future__ import annotations
+
+from ..resources import as_resource, pod_requests
+from ..status import SUCCESS, Code, Status
+
+NAME = "NodeResourcesFit"
+
+
+def pre_filter(cycle):
+    cycle.state[NAME] = as_resource(pod_requests(cycle.pod))
+    return None, SUCCESS
+
+
+def _units(name: str, value: int) -> str:
+    if name == "cpu":
+        return f"{value / 1000:g}" if value % 1000 == 0 or value >= 1000 else f"{value}m"
+    if name in ("memory", "ephemeral-storage") or name.startswith("hugepages-"):
+        for unit, size in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+            if value >= size:
+                return f"{value / size:.4g}{unit}"
+    return str(value)
+
+
+def filter(cycle, info) -> Status:
+    want = cycle.state[NAME]
+    allocatable, used = info.allocatable, info.requested
+    short: list[tuple[str, str, bool]] = []  # (reason, detail, unresolvable)
+    if len(info.pods) + 1 > allocatable.allowed_pods:
+        short.append(("Too many pods", f"pods: {len(info.pods)} of {allocatable.allowed_pods} already", False))
+    if not want.is_zero():
+        for name, asked, have, taken in (("cpu", want.milli_cpu, allocatable.milli_cpu, used.milli_cpu),
+                                         ("memory", want.memory, allocatable.memory, used.memory),
+                                         ("ephemeral-storage", want.ephemeral_storage, allocatable.ephemeral_storage,
+                                          used.ephemeral_storage)):
+            if asked > 0 and asked > have - taken:
+                short.append((f"Insufficient {name}", f"{name}: needs {_units(name, asked)}, "
+                              f"{_units(name, max(0, have - taken))} free of {_units(name, have)}", asked > have))
+        for name in sorted(want.scalars):
+            asked = want.scalars[name]
+            if asked == 0 or cycle.delegated_to_dra(name, info):
+                continue
+            have = allocatable.scalars.get(name, 0)
+            free = have - used.scalars.get(name, 0)
+            if asked > free:
+                short.append((f"Insufficient {name}", f"{name}: needs {asked}, {max(0, free)} free of {have}",
+                              asked > have))
+    if not short:
+        return SUCCESS
+    code = Code.UNRESOLVABLE if any(u for _, _, u in short) else Code.UNSCHEDULABLE
+    return Status(code, tuple(r for r, _, _ in short), detail="; ".join(d for _, d, _ in short))

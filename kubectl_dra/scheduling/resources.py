@@ -1,0 +1,258 @@
+"""What pods ask of a node and what the node has left, as the scheduler's NodeInfo counts it.
+
+Mirrors k8s.io/component-helpers/resource/helpers.go PodRequests (containers summed, restartable
+init containers (sidecars) added, plain init containers as a running maximum, pod-level requests
+for cpu/memory, overhead added) and pkg/scheduler/framework/types.go Resource (milli-cpu, bytes,
+pods, scalar resources in whole units, rounded up like Quantity.Value()). Host ports mirror
+pkg/scheduler/util GetHostPorts and kube-scheduler/framework HostPortInfo.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from allocator.quantity import QuantityError, parse_quantity
+
+CPU, MEMORY, EPHEMERAL_STORAGE, PODS = "cpu", "memory", "ephemeral-storage", "pods"
+BIND_ALL = "0.0.0.0"
+# Pods the scheduler's cache leaves out (its informer selects status.phase!=Succeeded,Failed).
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+def is_native(name: str) -> bool:
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def is_extended(name: str) -> bool:
+    """v1helper.IsExtendedResourceName: a domain-qualified name outside kubernetes.io."""
+    return not is_native(name) and not name.startswith("requests.")
+
+
+def is_scalar(name: str) -> bool:
+    """schedutil.IsScalarResourceName: extended, hugepages, kubernetes.io/-prefixed, attachable volumes."""
+    return (is_extended(name) or name.startswith("hugepages-") or "kubernetes.io/" in name
+            or name.startswith("attachable-volumes-"))
+
+
+def _amount(value) -> object:
+    try:
+        return parse_quantity(value).amount
+    except QuantityError:
+        return None
+
+
+@dataclass
+class Resource:
+    """framework.Resource: milli_cpu and memory/ephemeral bytes, allowed pods, scalars in units."""
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    allowed_pods: int = 0
+    scalars: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, resources: dict | None) -> "Resource":
+        result = cls()
+        result.add(resources or {})
+        return result
+
+    def add(self, resources: dict) -> None:
+        for name, value in resources.items():
+            amount = _amount(value)
+            if amount is None:
+                continue
+            if name == CPU:
+                self.milli_cpu += math.ceil(amount * 1000)
+            elif name == MEMORY:
+                self.memory += math.ceil(amount)
+            elif name == PODS:
+                self.allowed_pods += math.ceil(amount)
+            elif name == EPHEMERAL_STORAGE:
+                self.ephemeral_storage += math.ceil(amount)
+            elif is_scalar(name):
+                self.scalars[name] = self.scalars.get(name, 0) + math.ceil(amount)
+
+    def add_resource(self, other: "Resource") -> None:
+        self.milli_cpu += other.milli_cpu
+        self.memory += other.memory
+        self.ephemeral_storage += other.ephemeral_storage
+        for name, value in other.scalars.items():
+            self.scalars[name] = self.scalars.get(name, 0) + value
+
+    def is_zero(self) -> bool:
+        return not (self.milli_cpu or self.memory or self.ephemeral_storage or self.scalars)
+
+
+# ---------------------------------------------------------------------------- pod requests
+
+
+def container_requests(container: dict) -> dict:
+    """A container's requests; a limit without a request counts as the request, as the API server
+    defaults it (so manifests that were never applied read like applied ones)."""
+    resources = container.get("resources") or {}
+    requests = dict(resources.get("requests") or {})
+    for name, value in (resources.get("limits") or {}).items():
+        requests.setdefault(name, value)
+    return requests
+
+
+def _add(total: dict, more: dict) -> None:
+    for name, value in more.items():
+        amount = _amount(value)
+        if amount is not None:
+            total[name] = total.get(name, 0) + amount
+
+
+def _maximum(total: dict, more: dict) -> None:
+    for name, amount in more.items():
+        if name not in total or amount > total[name]:
+            total[name] = amount
+
+
+def _is_sidecar(container: dict) -> bool:
+    return container.get("restartPolicy") == "Always"
+
+
+def pod_requests(pod: dict, pod_level_resources: bool = True) -> dict:
+    """resource.PodRequests: {resource name: exact amount} for the whole pod."""
+    spec = pod.get("spec") or {}
+    total: dict = {}
+    for container in spec.get("containers") or []:
+        _add(total, container_requests(container))
+    sidecars: dict = {}
+    init_peak: dict = {}
+    for container in spec.get("initContainers") or []:
+        requests = container_requests(container)
+        if _is_sidecar(container):
+            _add(total, requests)
+            _add(sidecars, requests)
+            running = dict(sidecars)
+        else:
+            running = dict(sidecars)
+            _add(running, requests)
+        _maximum(init_peak, running)
+    _maximum(total, init_peak)
+    pod_level = (spec.get("resources") or {}).get("requests") or {}
+    if pod_level_resources and any(n in (CPU, MEMORY) or n.startswith("hugepages-") for n in pod_level):
+        for name, value in pod_level.items():
+            amount = _amount(value)
+            if amount is not None and (name in (CPU, MEMORY) or name.startswith("hugepages-")):
+                total[name] = amount
+    _add(total, spec.get("overhead") or {})
+    return total
+
+
+def as_resource(requests: dict) -> Resource:
+    """Exact amounts as the scheduler's integer Resource (cpu in milli, the rest rounded up)."""
+    result = Resource()
+    for name, amount in requests.items():
+        if name == CPU:
+            result.milli_cpu = math.ceil(amount * 1000)
+        elif name == MEMORY:
+            result.memory = math.ceil(amount)
+        elif name == EPHEMERAL_STORAGE:
+            result.ephemeral_storage = math.ceil(amount)
+        elif name != PODS and is_scalar(name):
+            result.scalars[name] = math.ceil(amount)
+    return result
+
+
+@dataclass(frozen=True)
+class HostPort:
+    ip: str
+    protocol: str
+    port: int
+
+    def __str__(self) -> str:
+        where = "" if self.ip == BIND_ALL else f"{self.ip}:"
+        return f"{where}{self.port}/{self.protocol}"
+
+
+def host_ports(pod: dict) -> list[HostPort]:
+    """GetHostPorts: ports with hostPort > 0 of containers and of sidecar init containers."""
+    spec = pod.get("spec") or {}
+    containers = [c for c in spec.get("initContainers") or [] if _is_sidecar(c)] + list(spec.get("containers") or [])
+    ports = []
+    for container in containers:
+        for port in container.get("ports") or []:
+            number = port.get("hostPort") or 0
+            if isinstance(number, int) and number > 0:
+                ports.append(HostPort(port.get("hostIP") or BIND_ALL, port.get("protocol") or "TCP", number))
+    return ports
+
+
+def port_conflict(wanted: HostPort, used: set[HostPort]) -> bool:
+    """HostPortInfo.CheckConflict: 0.0.0.0 conflicts with any address on the same port/protocol."""
+    for port in used:
+        if port.port == wanted.port and port.protocol == wanted.protocol and (
+                BIND_ALL in (wanted.ip, port.ip) or port.ip == wanted.ip):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------- nodes
+
+
+@dataclass(frozen=True)
+class BoundPod:
+    namespace: str
+    name: str
+    priority: int
+    requests: Resource
+    ports: tuple[HostPort, ...]
+
+
+@dataclass
+class NodeInfo:
+    """What the scheduler's cache knows of one node: allocatable and what bound pods use."""
+
+    node: dict
+    allocatable: Resource
+    requested: Resource = field(default_factory=Resource)
+    pods: list[BoundPod] = field(default_factory=list)
+    used_ports: set[HostPort] = field(default_factory=set)
+
+    @property
+    def name(self) -> str:
+        return self.node["metadata"]["name"]
+
+    def add(self, pod: BoundPod) -> None:
+        self.pods.append(pod)
+        self.requested.add_resource(pod.requests)
+        self.used_ports.update(pod.ports)
+
+    def without_pods_below(self, priority: int) -> tuple["NodeInfo", list[BoundPod]]:
+        """This node with the pods preemption could evict (lower priority) removed, and those pods."""
+        info = NodeInfo(self.node, self.allocatable)
+        victims = []
+        for pod in self.pods:
+            if pod.priority < priority:
+                victims.append(pod)
+            else:
+                info.add(pod)
+        return info, victims
+
+
+def bound_pod(pod: dict) -> BoundPod:
+    meta = pod.get("metadata") or {}
+    return BoundPod(meta.get("namespace") or "default", meta.get("name") or "",
+                    int((pod.get("spec") or {}).get("priority") or 0), as_resource(pod_requests(pod)),
+                    tuple(host_ports(pod)))
+
+
+def node_infos(nodes: dict, pods: dict, skip: tuple[str, str] | None = None) -> dict[str, NodeInfo]:
+    """{node name: NodeInfo} with every non-terminal pod bound to a node counted (`skip` excepted:
+    the pod being explained, whose own requests must not count against it)."""
+    infos = {name: NodeInfo(node, Resource.of((node.get("status") or {}).get("allocatable")))
+             for name, node in nodes.items()}
+    for key, pod in pods.items():
+        if key == skip:
+            continue
+        node_name = (pod.get("spec") or {}).get("nodeName")
+        info = infos.get(node_name) if node_name else None
+        if info is None or (pod.get("status") or {}).get("phase") in TERMINAL_PHASES:
+            continue
+        info.add(bound_pod(pod))
+    return infos

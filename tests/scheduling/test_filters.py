@@ -1,0 +1,145 @@
+"""Each modelled filter of the default scheduler profile, on real API objects, with the
+scheduler's reason strings (pkg/scheduler/framework/plugins/...)."""
+
+from __future__ import annotations
+
+from .objects import claim, container, device_class, explain, gpus, node, node_of, pod, recorded, uses
+
+NOT_READY = {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}
+
+
+def test_cordoned_node_is_rejected_unless_the_pod_tolerates_unschedulable():
+    objects = [node("a", unschedulable=True), node("b"), pod("p")]
+    exp = explain(objects)
+    assert recorded(exp, "a") == ("NodeUnschedulable", ("node(s) were unschedulable",))
+    assert node_of(exp, "a").cause.key == "cordoned"
+    assert recorded(exp, "b") is None
+    tolerant = pod("p", tolerations=[{"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
+                                      "effect": "NoSchedule"}])
+    assert recorded(explain([node("a", unschedulable=True), tolerant]), "a") is None
+
+
+def test_untolerated_taints_block_and_name_the_taint():
+    objects = [node("a", taints=[NOT_READY]), node("b", taints=[{"key": "gpu", "value": "h100", "effect": "NoSchedule"}]),
+               node("c", taints=[{"key": "soft", "effect": "PreferNoSchedule"}]),
+               pod("p", tolerations=[{"key": "gpu", "operator": "Equal", "value": "h100"}])]
+    exp = explain(objects)
+    assert recorded(exp, "a") == ("TaintToleration", ("node(s) had untolerated taint(s)",))
+    assert node_of(exp, "a").cause.key == "taint node.kubernetes.io/not-ready:NoExecute not tolerated"
+    assert recorded(exp, "b") is None  # tolerated (empty effect tolerates every effect)
+    assert recorded(exp, "c") is None  # PreferNoSchedule only scores
+
+
+def test_node_selector_and_required_affinity_expressions():
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1", "z2"]}]}]}}}
+    objects = [node("a", labels={"zone": "z1", "gpu": "yes"}), node("b", labels={"zone": "z3", "gpu": "yes"}),
+               node("c", labels={"zone": "z2"}),
+               pod("p", nodeSelector={"gpu": "yes"}, affinity=affinity)]
+    exp = explain(objects)
+    assert recorded(exp, "a") is None
+    assert recorded(exp, "b") == ("NodeAffinity", ("node(s) didn't match Pod's node affinity/selector",))
+    assert recorded(exp, "c") == ("NodeAffinity", ("node(s) didn't match Pod's node affinity/selector",))
+    assert node_of(exp, "c").message == "nodeSelector gpu=yes: node has no label gpu"
+
+
+def test_match_fields_narrow_the_nodes_in_prefilter():
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]}]}}}
+    objects = [node("a", cpu="1"), node("b"), node("c"),
+               pod("p", affinity=affinity, containers=[container(requests={"cpu": "2"})])]
+    exp = explain(objects)
+    assert exp.summary.scheduler_message == (
+        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. "
+        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
+
+
+def test_resources_count_bound_pods_init_containers_and_overhead():
+    bound = pod("web", node_name="a", containers=[container(requests={"cpu": "3", "memory": "8Gi"})])
+    done = pod("job", node_name="a", phase="Succeeded", containers=[container(requests={"cpu": "4"})])
+    # containers 1 cpu in total, an init container of 2 cpu: the pod needs max(1, 2) + overhead 0.5.
+    wanted = pod("p", containers=[container("x", requests={"cpu": "500m"}), container("y", requests={"cpu": "500m"})],
+                 init=[container("setup", requests={"cpu": "2"})], overhead={"cpu": "500m"})
+    exp = explain([node("a", cpu="6"), node("b", cpu="2"), node("c", cpu="5"), bound, done, wanted,
+                   pod("web-2", node_name="c", containers=[container(requests={"cpu": "3"})])])
+    assert recorded(exp, "a") is None  # 6 - 3 = 3 free for 2.5; the finished job does not count
+    assert recorded(exp, "b") == ("NodeResourcesFit", ("Insufficient cpu",))
+    assert recorded(exp, "c") == ("NodeResourcesFit", ("Insufficient cpu",))
+    assert node_of(exp, "c").filters[5].code.value == "Unschedulable"  # evicting web-2 would help
+    assert node_of(exp, "b").filters[5].code.value == "UnschedulableAndUnresolvable"  # more than allocatable
+
+
+def test_resource_pressure_is_resolvable_and_counts_pods():
+    bound = pod("web", node_name="a", containers=[container(requests={"cpu": "3", "memory": "8Gi"})])
+    wanted = pod("p", containers=[container(requests={"cpu": "2", "memory": "30Gi"})])
+    exp = explain([node("a", cpu="4"), node("b", pods="0"), bound, wanted])
+    plugin, reasons = recorded(exp, "a")
+    assert (plugin, reasons) == ("NodeResourcesFit", ("Insufficient cpu", "Insufficient memory"))
+    assert node_of(exp, "a").message == "cpu: needs 2, 1 free of 4; memory: needs 30Gi, 24Gi free of 32Gi"
+    assert recorded(exp, "b") == ("NodeResourcesFit", ("Too many pods",))
+
+
+def test_sidecar_init_containers_add_to_the_pod():
+    sidecar = container("proxy", requests={"memory": "1Gi"}, restartPolicy="Always")
+    wanted = pod("p", containers=[container(requests={"memory": "31800Mi"})], init=[sidecar])
+    assert recorded(explain([node("a"), wanted]), "a") == ("NodeResourcesFit", ("Insufficient memory",))
+
+
+def test_host_ports_in_use():
+    web = pod("web", node_name="a", containers=[container(ports=[{"containerPort": 80, "hostPort": 8080}])])
+    other_ip = pod("dns", node_name="b", containers=[container(ports=[
+        {"containerPort": 53, "hostPort": 8080, "hostIP": "10.0.0.2", "protocol": "UDP"}])])
+    wanted = pod("p", containers=[container(ports=[{"containerPort": 80, "hostPort": 8080}])])
+    exp = explain([node("a"), node("b"), web, other_ip, wanted])
+    assert recorded(exp, "a") == ("NodePorts", ("node(s) didn't have free ports for the requested pod ports",))
+    assert node_of(exp, "a").message == "host port 8080/TCP in use"
+    assert recorded(exp, "b") is None  # UDP on another address does not collide with TCP
+
+
+def test_filters_stop_at_the_first_failure_but_all_are_shown():
+    objects = [node("a", unschedulable=True, taints=[NOT_READY]), pod("p", nodeSelector={"x": "y"})]
+    exp = explain(objects)
+    assert recorded(exp, "a")[0] == "NodeUnschedulable"
+    failed = [s.plugin for s in node_of(exp, "a").filters if s.rejected]
+    assert failed == ["NodeUnschedulable", "TaintToleration", "NodeAffinity"]
+    not_checked = [s.plugin for s in node_of(exp, "a").filters if s.code.value == "NotChecked"]
+    assert "InterPodAffinity" in not_checked and "VolumeBinding" in not_checked
+
+
+def test_dynamic_resources_verdict_and_class_only_reasons():
+    objects = [device_class(), node("a"), node("b"), gpus("a", 2), claim("want", count=2),
+               claim("held", allocated_on="a", devices=["gpu-0"]), pod("p", claims=uses("want"))]
+    exp = explain(objects)
+    assert recorded(exp, "a") == ("DynamicResources", ("cannot allocate all claims",))
+    assert node_of(exp, "a").cause.text == "request gpu: gpu.example.com: needs 2, 1 usable (1 held by claim default/held)"
+    assert node_of(exp, "b").cause.key == "no gpu.example.com devices on this node"
+    assert exp.summary.closest == ["a"]  # b has no such devices: nothing on it can help
+
+
+def test_extended_resource_backed_by_a_device_class_goes_through_dra():
+    objects = [device_class(extended_resource="example.com/gpu"), node("a"), node("b"), node("c", extra={"example.com/gpu": "4"}),
+               gpus("a", 2), pod("p", containers=[container(limits={"example.com/gpu": "2"})])]
+    exp = explain(objects)
+    assert exp.verdict == "Fits"
+    assert recorded(exp, "a") is None
+    assert recorded(exp, "b") == ("DynamicResources", ("cannot allocate all claims",))
+    assert recorded(exp, "c") is None  # the device plugin advertises it: NodeResourcesFit counts it
+    a = node_of(exp, "a")
+    assert [c.name for c in a.claims] == ["<extended-resources>"]
+    assert [r.name for r in a.claims[0].requests] == ["container-0-request-0"]
+    assert len(a.claims[0].allocation["devices"]["results"]) == 2
+
+
+def test_extended_resource_without_a_class_is_plain_node_resources():
+    objects = [node("a"), pod("p", containers=[container(limits={"example.com/fpga": "1"})])]
+    assert recorded(explain(objects), "a") == ("NodeResourcesFit", ("Insufficient example.com/fpga",))
+
+
+def test_missing_device_class_rejects_every_node_in_prefilter():
+    bad = claim("want")
+    bad["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] = "nope"
+    exp = explain([node("a"), node("b"), bad, pod("p", claims=uses("want"))])
+    assert exp.summary.scheduler_message == (
+        "0/2 nodes are available: request gpu: device class nope does not exist. "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
+    assert exp.summary.closest == []
