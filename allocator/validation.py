@@ -538,14 +538,15 @@ def _pod(pod: dict, problems: _Problems) -> None:
 def _container_resources(resources: Any, path: str, pod_claims: set[str], problems: _Problems) -> None:
     if resources is None:
         return
+    decoding = _Problems()
     _decode(resources, {"limits": _map_of(QUANTITY), "requests": _map_of(QUANTITY),
-                        "claims": _list_of({"name": STRING, "request": STRING})}, path, problems, _no_hint)
-    if not isinstance(resources, dict):
+                        "claims": _list_of({"name": STRING, "request": STRING})}, path, decoding, _no_hint)
+    problems.items.extend(decoding.items)
+    if decoding.items:
         return
     seen = set()
     for i, claim in enumerate(resources.get("claims") or []):
-        if not isinstance(claim, dict):
-            continue
+        claim = claim or {}
         name, request = claim.get("name") or "", claim.get("request") or ""
         cpath = f"{path}.claims[{i}]"
         if not name:

@@ -350,3 +350,10 @@ def test_empty_entries_elsewhere_do_not_crash():
     assert problems(pod([None], containers=[None])) == [
         "spec.resourceClaims[0].name: Required value",
         "spec.resourceClaims[0]: Invalid value: must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"]
+
+
+def test_wrong_shapes_anywhere_in_a_pod_are_errors_not_crashes():
+    broken = pod([{"name": "gpu", "resourceClaimName": "c"}],
+                 containers=[{"name": "c", "resources": {"claims": 1}}, {"name": "d", "resources": [1]}])
+    assert problems(broken) == ["spec.containers[0].resources.claims: must be a list, not a number",
+                                "spec.containers[1].resources: must be an object, not a list"]
