@@ -1,28 +1,28 @@
-"""`kubectl dra explain`: the allocator's verdict as a per-node tree (fitting nodes first).
-
-The JSON form is the allocator's own Explanation.to_dict(), emitted unchanged by the command.
+"""`kubectl dra explain`: the scheduler's verdict per node (every filter, and DynamicResources as
+a tree of claims, requests and devices), the scheduler's own message, a short summary grouped by
+cause, and the closest nodes. The JSON form is the explanation's to_dict() (docs/EXPLANATION.md).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-import allocator
-
 DEVICES_PER_REASON = 3
 """Rejected devices named per reason; the rest are counted."""
 DETAILED_NODES = 20
-"""Above this many nodes, only fitting and closest nodes get a tree; the rest are grouped."""
+"""Above this many nodes, only fitting and closest nodes get a tree; the summary covers the rest."""
+EXAMPLES = 3
 
 MARK = {"Fits": "✓", "Unschedulable": "✗", "Error": "!"}
+FILTER_MARK = {"Success": "✓", "Skip": "–", "Unschedulable": "✗", "UnschedulableAndUnresolvable": "✗", "Error": "!"}
+OUTSIDE_CLASS = "ClassSelectorFalse"
+"""Devices of other classes: never a reason, never shown."""
 
 
-def explain_text(exp: allocator.Explanation, focused: bool = False) -> str:
+def explain_text(exp, focused: bool = False) -> str:
     summary = exp.summary
-    verdict = f"Verdict: {exp.verdict} — {summary.fits} of {summary.nodes} node{'s' if summary.nodes != 1 else ''} fit"
-    if exp.message and exp.message != summary.message and not exp.message.startswith("fits on "):
-        verdict += f"; {exp.message}"
-    lines = [f"{exp.target_kind} {exp.namespace}/{exp.name}{' (what-if)' if exp.what_if else ''}", verdict]
+    nodes = summary.nodes
+    lines = [f"{exp.target_kind} {exp.namespace}/{exp.name}{' (what-if)' if exp.what_if else ''}", _verdict_line(exp)]
     features = exp.features.to_dict()
     lines.append(f"Rules:   Kubernetes {features['kubernetesVersion']}, {features['allocator']} allocator")
     if exp.claims:
@@ -34,51 +34,93 @@ def explain_text(exp: allocator.Explanation, focused: bool = False) -> str:
             label = f"{(claim.pod_claim_name or '').ljust(label_width)}  " if label_width else ""
             note = f" — {claim.message}" if claim.message else ""
             lines.append(f"  {label}{claim.ref.ljust(ref_width)}  {claim.state}{note}")
-    detailed, grouped = _split_nodes(exp, focused)
-    for verdict in detailed:
+    for node in _detailed(exp, focused):
         lines.append("")
-        lines.extend(node_tree(verdict))
-    if grouped:
+        lines.extend(node_tree(node))
+    if summary.causes and (summary.unschedulable or summary.errors):
         lines.append("")
-        lines.append(f"{sum(len(v) for v in grouped.values())} more nodes:")
-        for (verdict, message), nodes in sorted(grouped.items(), key=lambda kv: -len(kv[1])):
-            lines.append(f"  {MARK.get(verdict, '?')} {len(nodes)} × {verdict}: {message} ({_names(nodes)})")
-    lines.append("")
-    lines.append(f"Summary: {exp.summary.message}")
-    if exp.summary.closest and exp.verdict != "Fits":
-        lines.append(f"Closest: {', '.join(exp.summary.closest)}")
+        lines.append(f"Why not ({summary.unschedulable + summary.errors} of {nodes} node{'s' if nodes != 1 else ''}):")
+        width = max(len(str(len(g.nodes))) for g in summary.causes)
+        for group in summary.causes:
+            lines.append(f"  {str(len(group.nodes)).rjust(width)} × {group.text} ({_names(group.nodes)})")
+    if summary.scheduler_message:
+        lines.append("")
+        lines.append(f"Scheduler: {summary.scheduler_message}")
+    if summary.closest and exp.verdict != "Fits":
+        closest = {n.node: n for n in exp.nodes}
+        lines.append("Closest: " + ", ".join(_closest(closest[name]) for name in summary.closest if name in closest))
+    if exp.not_checked:
+        lines.append(f"Not checked: {', '.join(exp.not_checked)}")
     lines.extend(f"Warning: {w}" for w in exp.warnings)
+    lines.extend(remedies_lines(getattr(exp, "remedies", ())))
     return "\n".join(lines) + "\n"
 
 
-def _split_nodes(exp: allocator.Explanation, focused: bool):
+def _verdict_line(exp) -> str:
+    summary = exp.summary
+    count = f"{summary.fits} of {summary.nodes} node{'s' if summary.nodes != 1 else ''} fit"
+    if summary.bound_to:
+        return f"Verdict: {exp.verdict} — runs on {summary.bound_to} (bound)"
+    line = f"Verdict: {exp.verdict} — {count}"
+    if summary.first_fit:
+        line += f"; first: {summary.first_fit}"
+    elif exp.message and exp.verdict != "Fits":
+        line += f"; {exp.message}"
+    return line
+
+
+def _closest(node) -> str:
+    return f"{node.node} ({node.message})" if node.message else node.node
+
+
+def remedies_lines(remedies) -> list[str]:
+    """"To make it fit:": each verified remedy, with the YAML to paste where it adds tolerations."""
+    from kubectl_dra.render.base import to_yaml
+
+    if not remedies:
+        return []
+    lines = ["", "To make it fit:"]
+    for number, remedy in enumerate(remedies, 1):
+        lines.append(f"  {number}. {remedy.description}")
+        change = remedy.change
+        if "tolerations" in change:
+            lines.append("     tolerations:")
+            lines.extend(f"     {line}" for line in to_yaml(change["tolerations"]).splitlines())
+        if "selector" in change:
+            lines.append(f"     selector #{change['selector']['index']}: {change['selector']['to']}")
+    return lines
+
+
+def _detailed(exp, focused: bool) -> list:
     if focused or len(exp.nodes) <= DETAILED_NODES:
-        return exp.nodes, {}
-    keep = {v.node for v in exp.nodes if v.verdict == "Fits"}
-    keep = set(sorted(keep)[:DETAILED_NODES // 2]) | set(exp.summary.closest[:5])
-    detailed = [v for v in exp.nodes if v.node in keep]
-    grouped: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for v in exp.nodes:
-        if v.node not in keep:
-            grouped[(v.verdict, v.message)].append(v.node)
-    return detailed, grouped
+        return exp.nodes
+    fitting = [n for n in exp.nodes if n.verdict == "Fits"][:DETAILED_NODES // 2]
+    closest = set(exp.summary.closest)
+    return fitting + [n for n in exp.nodes if n.node in closest]
 
 
-def _names(nodes: list[str], limit: int = 3) -> str:
+def _names(nodes: list[str], limit: int = EXAMPLES) -> str:
     shown = ", ".join(nodes[:limit])
     return shown + (f", … {len(nodes) - limit} more" if len(nodes) > limit else "")
 
 
-def node_tree(verdict) -> list[str]:
-    lines = [f"{MARK.get(verdict.verdict, '?')} {verdict.node}: {verdict.verdict}"
-             + (f" — {verdict.message}" if verdict.message else "")]
-    children: list[list[str]] = []
-    for claim in verdict.claims:
+def node_tree(node) -> list[str]:
+    lines = [f"{MARK.get(node.verdict, '?')} {node.node}: {node.verdict}" + (f" — {node.message}" if node.message else "")]
+    children: list[list[str]] = [[filters_line(node.filters)]]
+    for status in node.filters:
+        if status.rejected or status.code.value == "Error":
+            children.append([f"{status.plugin}: {status.detail or status.message}"])
+    for claim in node.claims:
         children.append(_claim_branch(claim))
-    for pool in verdict.skipped_pools:
+    for pool in node.skipped_pools:
         children.append([f"pool {pool.driver}/{pool.name} not used: {pool.state} — {pool.reason}"])
     lines.extend(_tree(children))
     return lines
+
+
+def filters_line(filters) -> str:
+    checked = [f"{FILTER_MARK.get(s.code.value, '?')} {s.plugin}" for s in filters if s.code.value != "NotChecked"]
+    return "filters: " + "  ".join(checked)
 
 
 def _claim_branch(claim) -> list:
@@ -92,26 +134,19 @@ def _claim_branch(claim) -> list:
     return [head, *[_request_branch(r) for r in claim.requests]]
 
 
-OUTSIDE_CLASS = "ClassSelectorFalse"
-"""Devices of other classes: counted, never listed (they are most of a node's devices)."""
-
-
 def _request_branch(request) -> list:
     wanted = "all" if request.wanted == "All" else request.wanted
-    head = (f"request {request.name}: wants {wanted} × {request.device_class or '?'}, "
-            f"{request.candidates} candidate{'s' if request.candidates != 1 else ''}")
+    head = f"request {request.name}: needs {wanted} × {request.device_class or '?'}, {request.candidates} usable"
     if request.selected:
         head += " (selected)"
     if request.chosen:
         head += " → " + ", ".join(str(d) for d in request.chosen)
     by_reason: dict[str, list] = defaultdict(list)
     for rejection in request.rejected:
-        by_reason[rejection.code].append(rejection)
+        if rejection.code != OUTSIDE_CLASS:
+            by_reason[rejection.code].append(rejection)
     children = []
-    for code, rejections in sorted(by_reason.items(), key=lambda kv: (kv[0] == OUTSIDE_CLASS, -len(kv[1]), kv[0])):
-        if code == OUTSIDE_CLASS:
-            children.append([f"{code} ({len(rejections)}): devices outside class {request.device_class}"])
-            continue
+    for code, rejections in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         leaves = [[f"{r.device}: {r.message}"] for r in rejections[:DEVICES_PER_REASON]]
         if len(rejections) > DEVICES_PER_REASON:
             leaves.append([f"… {len(rejections) - DEVICES_PER_REASON} more"])

@@ -337,3 +337,19 @@ def test_with_changes_leaves_the_snapshot_alone_and_shares_the_slice_index():
     slice_ = copy.deepcopy(objs.slices[0])
     assert cluster_index(objs.with_changes(add=[slice_], remove=[("ResourceSlice", None, slice_["metadata"]["name"])]),
                          FEATURES).slices is not index.slices
+
+
+# ---------------------------------------------------------------------------- the human form
+
+
+def test_the_text_ends_with_what_makes_it_fit_and_the_yaml_to_paste():
+    from kubectl_dra.render.explain import remedies_lines
+
+    objs = allocator.load_objects(demo(*holder("batch", "gpu-2")))
+    lines = remedies_lines(find_remedies(objs, Target.pod("ml-training", "trainer-2"), FEATURES))
+    assert lines[:2] == ["", "To make it fit:"]
+    assert lines[2].startswith("  1. Free devices: release claim ml-training/batch-gpu (pod ml-training/batch")
+    tolerations = lines.index("     tolerations:")
+    assert yaml.safe_load("\n".join(l[5:] for l in lines[tolerations + 1:])) == [
+        {"key": "gpu.nvidia.com/xid", "operator": "Equal", "value": "79", "effect": "NoExecute"}]
+    assert remedies_lines([]) == []
