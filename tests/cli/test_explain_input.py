@@ -225,3 +225,13 @@ def test_workload_without_claims_fits_anywhere_dra_is_concerned(run_cli):
     explanation = json.loads(result.stdout)
     assert explanation["target"]["name"] == "trainer-template"
     assert explanation["verdict"] == "Fits" and explanation["claims"] == []
+
+
+def test_kubectl_list_output_is_unwrapped(run_cli, tmp_path):
+    documents = list(yaml.safe_load_all(open(PAIR, encoding="utf-8")))
+    listing = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": documents}
+    path = tmp_path / "list.json"
+    path.write_text(json.dumps(listing))
+    result = run_cli("--demo", "explain", "-f", str(path), "-o", "json")
+    assert result.status == 0, result
+    assert [i["target"]["name"] for i in json.loads(result.stdout)["items"]] == ["worker-a", "worker-b"]
