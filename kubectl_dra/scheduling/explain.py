@@ -16,24 +16,40 @@ from .summary import Cause, closest, dra_cause, filter_cause, group
 __all__ = ["ExplainError", "explain_pod", "explain_claim", "explain_objects"]
 
 
-def explain_pod(objs, namespace: str, name: str, features, node: str | None = None) -> Explanation:
+def explain_pod(objs, namespace: str, name: str, features, node: str | None = None, remedies: bool = True) -> Explanation:
+    """`remedies`: for a pod that fits nowhere (all nodes judged), verified changes that make it fit."""
     pod = objs.pods.get((namespace, name))
     if pod is None:
         raise ExplainError(f"Pod {namespace}/{name} not found")
-    return _explain_pod(objs, pod, features, node, what_if=False)
+    exp = _explain_pod(objs, pod, features, node, what_if=False)
+    return _with_remedies(exp, objs, ("Pod", namespace, name), features, remedies and node is None)
 
 
-def explain_objects(objs, target: dict, features, node: str | None = None) -> Explanation:
+def explain_objects(objs, target: dict, features, node: str | None = None, remedies: bool = True) -> Explanation:
     """What-if: a Pod, ResourceClaim or ResourceClaimTemplate that is not (necessarily) applied."""
     kind, obj = normalise_target(target)
     if kind == "Pod":
-        return _explain_pod(objs, obj, features, node, what_if=True)
-    return _claim_only(allocator.explain_objects(objs, target, features, node=node))
+        exp = _explain_pod(objs, obj, features, node, what_if=True)
+    else:
+        exp = _claim_only(allocator.explain_objects(objs, target, features, node=node))
+    return _with_remedies(exp, objs, target, features, remedies and node is None)
 
 
-def explain_claim(objs, namespace: str, name: str, features, node: str | None = None) -> Explanation:
+def explain_claim(objs, namespace: str, name: str, features, node: str | None = None, remedies: bool = True) -> Explanation:
     """A claim on its own is not scheduled: only DynamicResources judges it."""
-    return _claim_only(allocator.explain_claim(objs, namespace, name, features, node=node))
+    exp = _claim_only(allocator.explain_claim(objs, namespace, name, features, node=node))
+    return _with_remedies(exp, objs, ("ResourceClaim", namespace, name), features, remedies and node is None)
+
+
+def _with_remedies(exp: Explanation, objs, target, features, wanted: bool) -> Explanation:
+    """Attaches kubectl_dra.scheduling.remedies to an explanation of every node (`target`: a what-if
+    object, or (kind, namespace, name) of one in the snapshot)."""
+    if wanted and exp.verdict == UNSCHEDULABLE:
+        from .remedies import Target, find_remedies
+
+        what = Target.what_if(target) if isinstance(target, dict) else Target(*target)
+        exp.remedies = find_remedies(objs, what, features, explanation=exp)
+    return exp
 
 
 def _explain_pod(objs, pod: dict, features, node: str | None, what_if: bool) -> Explanation:

@@ -99,11 +99,11 @@ def _judge(objs: allocator.ObjectSet, target: Target, features: allocator.Featur
     from . import explain
 
     if target.obj is not None:
-        exp = explain.explain_objects(objs, target.obj, features, node=node)
+        exp = explain.explain_objects(objs, target.obj, features, node=node, remedies=False)
     elif target.kind == "Pod":
-        exp = explain.explain_pod(objs, target.namespace, target.name, features, node=node)
+        exp = explain.explain_pod(objs, target.namespace, target.name, features, node=node, remedies=False)
     else:
-        exp = explain.explain_claim(objs, target.namespace, target.name, features, node=node)
+        exp = explain.explain_claim(objs, target.namespace, target.name, features, node=node, remedies=False)
     fitting = [v.node for v in exp.nodes if v.verdict == FITS]
     return Judgement(exp.verdict == FITS, fitting, exp)
 

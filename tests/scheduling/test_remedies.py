@@ -60,10 +60,10 @@ def _judge(raw: list[dict], target: Target | dict):
     objs = allocator.load_objects(raw)
     assert not objs.errors, [str(e) for e in objs.errors]
     if isinstance(target, dict):
-        return objs, scheduling.explain_objects(objs, target, FEATURES)
+        return objs, scheduling.explain_objects(objs, target, FEATURES, remedies=False)
     if target.kind == "Pod":
-        return objs, scheduling.explain_pod(objs, target.namespace, target.name, FEATURES)
-    return objs, scheduling.explain_claim(objs, target.namespace, target.name, FEATURES)
+        return objs, scheduling.explain_pod(objs, target.namespace, target.name, FEATURES, remedies=False)
+    return objs, scheduling.explain_claim(objs, target.namespace, target.name, FEATURES, remedies=False)
 
 
 def remedies_for(raw: list[dict], target: Target | dict):
