@@ -180,6 +180,17 @@ def test_free_devices_finds_the_smallest_set_not_every_holder():
             assert_fits_after(raw, claim, single)
 
 
+def test_free_devices_releases_the_partition_whose_counters_block_a_whole_gpu():
+    # gpu-node-1's H100s are each partly taken by a MIG partition (shared counters): releasing one
+    # partition's claim frees a whole GPU.
+    claim = what_if_claim("one-h100", "research", "gpu.nvidia.com",
+                          ["device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H100')"])
+    by_kind, _ = remedies_for(demo(), claim)
+    assert by_kind["free-devices"]["change"] == {"release": ["inference/embedder-0-mig-q8w2e"],
+                                                 "pods": ["inference/embedder-0"]}
+    assert by_kind["free-devices"]["nodes"] == ["gpu-node-1"]
+
+
 # ---------------------------------------------------------------------------- tolerate
 
 
@@ -305,6 +316,22 @@ def test_fix_pool_for_a_pool_being_replaced():
 def test_no_remedy_where_nothing_helps(claim):
     by_kind, found = remedies_for(demo(), claim)
     assert found == []
+
+
+def test_no_remedy_for_a_pod_whose_claim_does_not_exist():
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "orphan", "namespace": "research"},
+           "spec": {"containers": [{"name": "main", "image": "registry.example.com/x:1"}],
+                    "resourceClaims": [{"name": "gpus", "resourceClaimName": "no-such-claim"}]}}
+    by_kind, found = remedies_for(demo(), pod)
+    assert found == []
+
+
+def test_explain_attaches_remedies_only_when_it_fits_nowhere():
+    objs = allocator.load_objects(demo())
+    exp = scheduling.explain_pod(objs, "research", "big-model-train", FEATURES)
+    assert [r["kind"] for r in exp.to_dict()["remedies"]] == ["fix-pool"]
+    assert scheduling.explain_pod(objs, "research", "big-model-train", FEATURES, node="gpu-node-4").remedies == []
+    assert scheduling.explain_pod(objs, "ml-training", "trainer-2", FEATURES).to_dict()["remedies"] == []
 
 
 def test_no_remedy_for_a_target_that_fits():
