@@ -25,7 +25,8 @@ from allocator.taints import untolerated_taints
 from .explanation import Explanation, NodeExplanation
 
 FREE_DEVICES, TOLERATE, RELAX, FIX_POOL, UNCORDON = "free-devices", "tolerate", "relax", "fix-pool", "uncordon"
-# Remedies are listed in this order: the least invasive change a user can make first.
+# The order remedies are listed in: whose devices to free (the question people ask first), then
+# changes to the target's own claims, then waiting for a driver, then changes to nodes.
 KIND_ORDER = (FREE_DEVICES, TOLERATE, RELAX, FIX_POOL, UNCORDON)
 
 # A change is verified on this many nodes at most (closest first); the remedy names those where it fits.
@@ -169,7 +170,6 @@ class Search:
     features: allocator.Features
     explanation: Explanation
     started: float = field(default_factory=time.perf_counter)
-    judgements: int = 0
 
     def __post_init__(self) -> None:
         self.failing: list[NodeExplanation] = [v for v in self.explanation.nodes if v.verdict != FITS]
@@ -192,7 +192,6 @@ class Search:
         candidates = [n for n in self.order if wanted is None or n in wanted]
         fitting = []
         for node in candidates[:_NODES_JUDGED]:
-            self.judgements += 1
             fitting.extend(_judge(objs, target, self.features, node=node).nodes)
         return Fit(fitting, max(0, len(candidates) - _NODES_JUDGED))
 
@@ -286,11 +285,11 @@ def nodes_text(nodes: list[str], shown: int = 3) -> str:
 # ---------------------------------------------------------------------------- tolerate device taints
 
 
-def toleration_for(taint: Taint) -> dict:
-    """The narrowest toleration of one taint."""
-    if taint.value:
-        return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
-    return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
+def toleration_for(key: str, value: str, effect: str) -> dict:
+    """The narrowest toleration of one taint (of a device or of a node)."""
+    if value:
+        return {"key": key, "operator": "Equal", "value": value, "effect": effect}
+    return {"key": key, "operator": "Exists", "effect": effect}
 
 
 def _tolerate_remedy(search: Search) -> list[Remedy]:
@@ -330,7 +329,7 @@ def _plain(taint: Taint) -> Taint:
 
 def _try_tolerations(search: Search, editable: Editable, request_name: str, taints: list[Taint],
                      nodes: list[str]) -> Remedy | None:
-    tolerations = [toleration_for(t) for t in taints]
+    tolerations = [toleration_for(t.key, t.value, t.effect) for t in taints]
     spec = edited_spec(editable, request_name,
                        lambda r: r.__setitem__("tolerations", (r.get("tolerations") or []) + tolerations))
     objs, target = search.with_spec(editable, spec)

@@ -10,7 +10,7 @@ import dataclasses
 from allocator.objects import json_copy
 
 from .plugins import node_affinity, node_unschedulable, taint_toleration
-from .remedies import RELAX, TOLERATE, UNCORDON, Remedy, Search
+from .remedies import RELAX, TOLERATE, UNCORDON, Remedy, Search, toleration_for
 
 _NODE_FILTERS = {node_unschedulable.NAME, taint_toleration.NAME, node_affinity.NAME}
 _CORDON_TAINT = node_unschedulable.UNSCHEDULABLE_TAINT["key"]
@@ -77,16 +77,11 @@ def _change(pod: dict, node: dict, rejected: set[str]) -> _NodeChange | None:
     return _NodeChange(node["metadata"]["name"] if cordoned else None, tuple(taints), selector_keys, drop_affinity)
 
 
-def _tolerations(change: _NodeChange) -> list[dict]:
-    return [{"key": k, "operator": "Equal", "value": v, "effect": e} if v else {"key": k, "operator": "Exists", "effect": e}
-            for k, v, e in change.taints]
-
-
 def _verified(search: Search, pod: dict, change: _NodeChange, nodes: list[str]) -> Remedy | None:
     spec = json_copy(pod["spec"])
     patch: dict = {}
     if change.taints:
-        patch["tolerations"] = _tolerations(change)
+        patch["tolerations"] = [toleration_for(*taint) for taint in change.taints]
         spec["tolerations"] = (spec.get("tolerations") or []) + patch["tolerations"]
     if change.selector_keys:
         before = dict(spec.get("nodeSelector") or {})

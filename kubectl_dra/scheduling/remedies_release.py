@@ -28,9 +28,8 @@ _SETS_PER_NODE = 64
 class _Claim:
     """An allocated claim that could be released."""
 
-    def __init__(self, ref: str, claim: dict, pods: list[tuple[str, str]], priority: int | None, devices: set[DeviceID]):
+    def __init__(self, ref: str, pods: list[tuple[str, str]], priority: int | None, devices: set[DeviceID]):
         self.ref = ref
-        self.claim = claim
         self.pods = pods
         self.priority = priority      # highest priority of the pods using it; None when no pod uses it
         self.devices = devices
@@ -121,7 +120,7 @@ def _claim(search: Search, ref: str) -> _Claim:
     priorities = [int(((search.objs.pods.get(p) or {}).get("spec") or {}).get("priority") or 0) for p in pods]
     held = {DeviceID(r["driver"], r["pool"], r["device"])
             for r in claim["status"]["allocation"]["devices"]["results"] if not r.get("adminAccess")}
-    return _Claim(ref, claim, pods, max(priorities) if priorities else None, held)
+    return _Claim(ref, pods, max(priorities) if priorities else None, held)
 
 
 def _lower_bound(unblocks: dict[str, set[DeviceID]], needs) -> int:
