@@ -226,13 +226,19 @@ class Search:
             self._usage = allocator.device_usage(self.objs)
         return self._usage
 
-    def requests(self, verdict: NodeExplanation):
-        """(editable claim, request outcome) of every claim the target still has to allocate on a node."""
+    def allocating(self, verdict: NodeExplanation):
+        """(claim ref, request outcome) of every claim the target still has to allocate on a node."""
         for claim in verdict.claims:
-            editable = self.editables.get(claim.ref)
-            if editable is None or claim.state not in ("ToAllocate", "WhatIf"):
-                continue
-            for request in claim.requests:
+            if claim.state in ("ToAllocate", "WhatIf"):
+                for request in claim.requests:
+                    yield claim.ref, request
+
+    def requests(self, verdict: NodeExplanation):
+        """(editable claim, request outcome): the requests of claims whose spec a remedy can change (not,
+        for example, the claim the scheduler makes for extended resources)."""
+        for ref, request in self.allocating(verdict):
+            editable = self.editables.get(ref)
+            if editable is not None:
                 yield editable, request
 
     def _editables(self):
@@ -380,7 +386,7 @@ def _pool_remedies(search: Search) -> list[Remedy]:
     """Pools the target could use but may not (incomplete, being replaced): judged as if complete."""
     wanted: dict[tuple[str, str], set[str]] = {}   # pool -> failing nodes where a request could use its devices
     for verdict in search.failing:
-        for _, request in search.requests(verdict):
+        for _, request in search.allocating(verdict):
             for rejection in request.rejected:
                 if rejection.code in (POOL_INCOMPLETE, POOL_BEING_REPLACED):
                     wanted.setdefault((rejection.device.driver, rejection.device.pool), set()).add(verdict.node)

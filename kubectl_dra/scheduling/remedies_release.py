@@ -49,7 +49,7 @@ def release_remedy(search: Search) -> list[Remedy]:
         unblocks: dict[str, set[DeviceID]] = {}
         # request (subrequests grouped under their request) -> [(devices missing, devices held by others)]
         needs: dict[str, list[tuple[int, set[DeviceID]]]] = {}
-        for editable, request in search.requests(verdict):
+        for claim_ref, request in search.allocating(verdict):
             blocked: set[DeviceID] = set()
             for rejection in request.rejected:
                 if rejection.code not in _HELD:
@@ -62,7 +62,7 @@ def release_remedy(search: Search) -> list[Remedy]:
                     unblocks.setdefault(ref, set()).add(rejection.device)
                     blocked.add(rejection.device)
             shortfall = request.wanted - request.candidates if isinstance(request.wanted, int) else 0
-            group = f"{editable.ref}/{request.name.partition('/')[0]}"
+            group = f"{claim_ref}/{request.name.partition('/')[0]}"
             needs.setdefault(group, []).append((max(0, shortfall), blocked))
         if unblocks and _enough(set().union(*unblocks.values()), needs):
             plans.append((_lower_bound(unblocks, needs), verdict.node, unblocks, needs))

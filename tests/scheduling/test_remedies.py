@@ -191,6 +191,18 @@ def test_free_devices_releases_the_partition_whose_counters_block_a_whole_gpu():
     assert by_kind["free-devices"]["nodes"] == ["gpu-node-1"]
 
 
+def test_free_devices_for_a_pod_asking_for_an_extended_resource_backed_by_dra():
+    raw = demo()
+    for obj in raw:
+        if obj["kind"] == "DeviceClass" and obj["metadata"]["name"] == "gpu.nvidia.com":
+            obj["spec"]["extendedResourceName"] = "nvidia.com/gpu"
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "cuda", "namespace": "default"},
+           "spec": {"containers": [{"name": "main", "image": "registry.example.com/cuda:12",
+                                    "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}}
+    by_kind, _ = remedies_for(raw, pod)
+    assert by_kind["free-devices"]["change"]["release"] == ["ml-training/trainer-0-gpu-x7k2p"]
+
+
 # ---------------------------------------------------------------------------- tolerate
 
 
