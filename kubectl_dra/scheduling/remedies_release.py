@@ -20,9 +20,9 @@ from allocator.state import reserved_pods
 from .remedies import FREE_DEVICES, Fit, Remedy, Search
 
 _HELD = (IN_USE, CAPACITY, COUNTERS)
-# Nodes tried with every candidate released, closest first; sets tried per node.
-_NODES_TRIED = 4
-_SETS_PER_NODE = 64
+# Nodes tried with every candidate released (fewest claims needed first), nodes searched for the
+# smallest set once that helped, and sets tried per node.
+_NODES_TRIED, _NODES_SEARCHED, _SETS_PER_NODE = 12, 3, 64
 
 
 class _Claim:
@@ -69,12 +69,14 @@ def release_remedy(search: Search) -> list[Remedy]:
     plans.sort(key=lambda p: (p[0], len(p[2]), p[1]))
 
     best: tuple[tuple, list[_Claim], str] | None = None
+    searched = 0
     for bound, node, unblocks, needs in plans[:_NODES_TRIED]:
-        if search.spent() or (best is not None and bound > len(best[1])):
+        if search.spent() or searched == _NODES_SEARCHED or (best is not None and bound > len(best[1])):
             break
         candidates = sorted((claims[ref] for ref in unblocks), key=lambda c: c.key)
         if not _fits_without(search, candidates, [node]):
-            continue
+            continue  # something besides these claims keeps it off this node
+        searched += 1
         limit = len(candidates) if best is None else min(len(candidates), len(best[1]))
         chosen = _smallest(search, node, candidates, unblocks, needs, limit) or candidates
         rank = (len(chosen), max(c.key[0] for c in chosen), sum(len(c.devices) for c in chosen))
