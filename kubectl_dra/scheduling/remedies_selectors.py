@@ -157,7 +157,8 @@ def _relaxed(search: Search, editable: Editable, request_name: str, index: int, 
             return Remedy(
                 RELAX,
                 f"Relax `{clause.describe()}` to `{clause.describe(value)}` in selector #{index} of request "
-                f"{request_name} of {editable.location()}: the {extreme} free is {value} on {where}; then it fits on "
+                f"{request_name} of {editable.location()}: the {extreme} value of a free device that works is {value} "
+                f"(on {where}); then it fits on "
                 f"{fitting.text()}.",
                 {**editable.change(request_name), "selector": {"index": index, "from": before, "to": after}},
                 fitting.nodes)
