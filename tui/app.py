@@ -24,6 +24,7 @@ from textual.worker import Worker, WorkerState
 from kubectl_dra.model.claims import claim_state, pod_state
 from kubectl_dra.model.incremental import ModelBuilder, take_snapshot
 from kubectl_dra.model.states import CLAIM_PENDING
+from kubectl_dra.objects import is_dra_pod
 from kubectl_dra.store import ConnectionInfo, Store, StoreChange
 from tui.dashboard import Dashboard
 from tui.messages import DashboardReady, ExplainRequested, StoreChanged
@@ -244,7 +245,8 @@ class DraApp(App):
         if self.dashboard is None:
             return
         objects = self.dashboard.objects
-        pending = [("Pod", key) for key, pod in sorted(objects.pods.items()) if pod_state(pod) == CLAIM_PENDING]
+        pending = [("Pod", key) for key, pod in sorted(objects.pods.items())
+                   if is_dra_pod(pod) and pod_state(pod) == CLAIM_PENDING]
         pending += [("ResourceClaim", key) for key, claim in sorted(objects.claims.items())
                     if is_pending(claim_state(claim))]
         for kind, (namespace, name) in pending:

@@ -75,17 +75,16 @@ def explain(ctx, target, filenames, recursive, node, feature_gates, output):
 def build_explanation(objs, target, features, node):
     """The one place an explanation is built. `target` is (kind, namespace, name) of an object in
     the cluster, or the dict of a what-if object (a Pod, ResourceClaim or ResourceClaimTemplate)."""
-    import allocator
-
+    from kubectl_dra import scheduling
     from kubectl_dra.errors import InputError
 
     try:
         if isinstance(target, dict):
-            return allocator.explain_objects(objs, target, features, node=node)
+            return scheduling.explain_objects(objs, target, features, node=node)
         kind, namespace, name = target
-        explainer = allocator.explain_pod if kind == "Pod" else allocator.explain_claim
+        explainer = scheduling.explain_pod if kind == "Pod" else scheduling.explain_claim
         return explainer(objs, namespace, name, features, node=node)
-    except allocator.ExplainError as error:
+    except scheduling.ExplainError as error:
         raise InputError(str(error)) from None
 
 

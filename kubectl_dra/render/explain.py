@@ -47,8 +47,9 @@ def explain_text(exp, focused: bool = False) -> str:
         lines.append("")
         lines.append(f"Scheduler: {summary.scheduler_message}")
     if summary.closest and exp.verdict != "Fits":
-        closest = {n.node: n for n in exp.nodes}
-        lines.append("Closest: " + ", ".join(_closest(closest[name]) for name in summary.closest if name in closest))
+        by_name = {n.node: n for n in exp.nodes}
+        lines.append("Closest:")
+        lines.extend(f"  {name}: {by_name[name].cause.short}" for name in summary.closest if name in by_name)
     if exp.not_checked:
         lines.append(f"Not checked: {', '.join(exp.not_checked)}")
     lines.extend(f"Warning: {w}" for w in exp.warnings)
@@ -64,13 +65,9 @@ def _verdict_line(exp) -> str:
     line = f"Verdict: {exp.verdict} — {count}"
     if summary.first_fit:
         line += f"; first: {summary.first_fit}"
-    elif exp.message and exp.verdict != "Fits":
+    elif exp.verdict == "Error" or exp.message.startswith("the scheduler does not try"):
         line += f"; {exp.message}"
     return line
-
-
-def _closest(node) -> str:
-    return f"{node.node} ({node.message})" if node.message else node.node
 
 
 def remedies_lines(remedies) -> list[str]:
@@ -119,7 +116,8 @@ def node_tree(node) -> list[str]:
 
 
 def filters_line(filters) -> str:
-    checked = [f"{FILTER_MARK.get(s.code.value, '?')} {s.plugin}" for s in filters if s.code.value != "NotChecked"]
+    checked = [f"{FILTER_MARK.get(s.code.value, '?')} {s.plugin}" for s in filters
+               if s.code.value != "NotChecked" or s.detail]  # a modelled filter that could not be checked: "?"
     return "filters: " + "  ".join(checked)
 
 

@@ -75,6 +75,10 @@ def _explain_pod_now(objs, pod: dict, features, node: str | None, what_if: bool)
     warnings = list(dict.fromkeys(w for e in cycle.allocator_explanations for w in e.warnings))
     if not nodes and "the cluster has no nodes" not in warnings:
         warnings.append("the cluster has no nodes")
+    unknown = [n.node for n in nodes if any(s.code == Code.NOT_CHECKED and s.detail for s in n.filters)]
+    if unknown:
+        warnings.append(f"{len(unknown)} node{'s have' if len(unknown) != 1 else ' has'} no status.allocatable "
+                        f"({', '.join(unknown[:3])}{', …' if len(unknown) > 3 else ''}): NodeResourcesFit not checked there")
     _order(nodes)
     return Explanation("Pod", meta.get("namespace") or "default", meta["name"], features, verdict, text,
                        first.claims if first else [], nodes, summary, what_if, warnings,
@@ -120,7 +124,9 @@ def _overall(nodes: list[NodeExplanation], summary: Summary, pre_enqueue: str, b
         return UNSCHEDULABLE, f"the scheduler does not try the pod yet: {pre_enqueue}"
     if summary.fits:
         return FITS, f"fits on {summary.fits} of {summary.nodes} nodes"
-    return UNSCHEDULABLE, summary.causes[0].text if summary.causes else "no nodes"
+    if not summary.nodes:
+        return UNSCHEDULABLE, "the cluster has no nodes"
+    return UNSCHEDULABLE, f"fits on none of {summary.nodes} node{'s' if summary.nodes != 1 else ''}"
 
 
 def _order(nodes: list[NodeExplanation]) -> None:
@@ -146,7 +152,7 @@ def _claim_only(exp) -> Explanation:
     summary = _summary(nodes, None, None)
     _order(nodes)
     verdict, text = exp.verdict, exp.message
-    if verdict == UNSCHEDULABLE and not exp.problem and summary.causes:
-        text = summary.causes[0].text
+    if verdict == UNSCHEDULABLE and not exp.problem:
+        text = f"fits on none of {summary.nodes} node{'s' if summary.nodes != 1 else ''}"
     return Explanation(exp.target_kind, exp.namespace, exp.name, exp.features, verdict, text, exp.claims, nodes,
                        summary, exp.what_if, list(exp.warnings), [])

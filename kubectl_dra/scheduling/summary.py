@@ -48,8 +48,13 @@ class Cause:
     wanted: int | None = None
     helpable: bool = True        # False: no change on this node short of new hardware helps
 
+    @property
+    def short(self) -> str:
+        """The group's words with this node's numbers."""
+        return self.key.replace("{usable}", str(self.usable))
+
     def to_dict(self) -> dict:
-        return {"plugin": self.plugin, "cause": self.key, "detail": self.text}
+        return {"plugin": self.plugin, "cause": self.short, "detail": self.text}
 
 
 @dataclass
@@ -101,6 +106,11 @@ def dra_cause(verdict) -> Cause:
             if total == 0:
                 return Cause(plugin, f"no {klass} devices on this node", f"request {request.name}: no {klass} devices "
                              "on this node", devices_missing=wanted, wanted=wanted, helpable=False)
+            if total < wanted:
+                return Cause(plugin, f"{klass}: needs {wanted}, only {total} on this node",
+                             f"request {request.name}: {klass}: needs {wanted}, only {total} on this node "
+                             f"({request.candidates} usable)", devices_missing=wanted - request.candidates,
+                             usable=request.candidates, in_class=total, wanted=wanted, helpable=False)
             codes = Counter(r.code for r in in_class)
             code, count = codes.most_common(1)[0] if codes else ("", 0)
             words = _CODE_WORDS.get(code, code)

@@ -45,7 +45,7 @@ def fast_retries(monkeypatch, isolated_kubeconfig):
     monkeypatch.setattr(informer_module, "PAGE_SIZE", 2)
 
 
-def test_paginated_list_fills_the_store_and_keeps_only_dra_pods(tmp_path):
+def test_paginated_list_fills_the_store_and_keeps_every_pod_slim(tmp_path):
     async def scenario():
         server = await FakeApiServer().start()
         try:
@@ -58,7 +58,8 @@ def test_paginated_list_fills_the_store_and_keeps_only_dra_pods(tmp_path):
             slices = store.items("ResourceSlice")
             assert [s["metadata"]["name"] for s in slices] == [f"s{i}" for i in range(5)]
             assert slices[0]["kind"] == "ResourceSlice" and slices[0]["apiVersion"] == "resource.k8s.io/v1"
-            assert [p["metadata"]["name"] for p in store.items("Pod")] == ["trainer"]
+            # Every pod: a bound pod's requests decide whether another fits on its node.
+            assert [p["metadata"]["name"] for p in store.items("Pod")] == ["trainer", "web"]
             assert "SECRET" not in repr(store.items("Pod"))
             slice_pages = [q for path, q, _ in server.requests if path.endswith("/resourceslices")]
             assert [q.get("continue") for q in slice_pages] == [None, "2", "4"]
@@ -121,7 +122,9 @@ def test_watch_applies_events_relists_on_410_and_reconnects_after_a_drop(tmp_pat
             await eventually(lambda: ("reconnecting", True) in modes, "reconnecting after the drop")
             await eventually(lambda: modes[-1] == ("live", False), "live again")
             assert [s["metadata"]["name"] for s in store.items("ResourceSlice")] == ["old"]
-            assert store.items("Pod") == []  # a pod without claims never enters the store
+            # A pod without claims is kept slim: only what the scheduler's filters read.
+            assert store.items("Pod") == [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "team-a"},
+                                           "spec": {"containers": [{"name": "c"}]}}]
             third = [q for p, q, _ in server.requests if p.endswith("/resourceslices") and "watch" in q][2]
             assert third["resourceVersion"] == "300"  # resumed after the last event seen
             task.cancel()

@@ -1,46 +1,75 @@
-"""The explain text on a big cluster: trees only for fitting and closest nodes, the rest grouped."""
+"""The explain text on a big cluster: trees only for fitting and closest nodes, the rest summarised
+by cause in a few lines."""
 
 import allocator
 
+from kubectl_dra import scheduling
 from kubectl_dra.render.explain import DETAILED_NODES, explain_text
+from kubectl_dra.scheduling.summary import MAX_GROUPS
 
 DRIVER = "gpu.example.com"
+FEATURES = allocator.Features.for_version(37)
 
 
-def cluster(nodes: int, with_gpus: set[int]) -> list[dict]:
+def cluster(nodes: int, with_gpus: set[int], taken: set[int] = frozenset()) -> list[dict]:
     objects = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
                 "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{DRIVER}'"}}]}}]
     for n in range(nodes):
         name = f"node-{n:02d}"
-        objects.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
+        objects.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+                        "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}})
         if n in with_gpus:
             objects.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{name}-gpus"},
                             "spec": {"driver": DRIVER, "nodeName": name,
                                      "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
                                      "devices": [{"name": "gpu-0"}]}})
+        if n in taken:
+            objects.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                            "metadata": {"name": f"held-{n}", "namespace": "default"},
+                            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}},
+                            "status": {"allocation": {"devices": {"results": [
+                                {"request": "gpu", "driver": DRIVER, "pool": name, "device": "gpu-0"}]}}}})
     objects.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                     "metadata": {"name": "one", "namespace": "default"},
                     "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}})
     return objects
 
 
-def test_big_clusters_group_the_nodes_that_do_not_matter():
+def test_big_clusters_show_fitting_and_closest_nodes_and_group_the_rest():
     objs = allocator.load_objects(cluster(DETAILED_NODES + 10, with_gpus={3, 17}))
-    text = explain_text(allocator.explain_claim(objs, "default", "one", allocator.Features.for_version(37)))
+    text = explain_text(scheduling.explain_claim(objs, "default", "one", FEATURES))
     trees = [line for line in text.splitlines() if line[:2] in ("✓ ", "✗ ")]
-    assert trees[:2] == ["✓ node-03: Fits — all claims can be allocated", "✓ node-17: Fits — all claims can be allocated"]
-    assert f"{DETAILED_NODES + 10 - len(trees)} more nodes:" in text
-    grouped = [line for line in text.splitlines() if line.startswith("  ✗ ")]
-    assert grouped and "× Unschedulable:" in grouped[0]
+    assert trees == ["✓ node-03: Fits", "✓ node-17: Fits"]
+    why = text.split("Why not (28 of 30 nodes):\n")[1].splitlines()
+    assert why[0] == "  28 × no gpu devices on this node (node-00, node-01, node-02, … 25 more)"
+
+
+def test_nothing_fits_the_closest_nodes_come_first_and_no_device_nodes_are_never_closest():
+    objs = allocator.load_objects(cluster(DETAILED_NODES + 10, with_gpus={3, 17}, taken={3, 17}))
+    exp = scheduling.explain_claim(objs, "default", "one", FEATURES)
+    assert exp.summary.closest == ["node-03", "node-17"]
+    text = explain_text(exp)
+    assert [line for line in text.splitlines() if line[:2] in ("✓ ", "✗ ")] == [
+        "✗ node-03: Unschedulable — request gpu: gpu: needs 1, 0 usable (1 held by claim default/held-3)",
+        "✗ node-17: Unschedulable — request gpu: gpu: needs 1, 0 usable (1 held by claim default/held-17)"]
+    assert "Closest:\n  node-03: gpu: needs 1, 0 usable (1 held by claim default/held-3)\n" in text
+
+
+def test_at_most_a_handful_of_cause_lines_at_any_size():
+    # Thirty different holders make thirty causes, plus the nodes without devices: a handful of lines.
+    objects = cluster(60, with_gpus=set(range(0, 60, 2)), taken=set(range(0, 60, 2)))
+    exp = scheduling.explain_claim(allocator.load_objects(objects), "default", "one", FEATURES)
+    assert len(exp.summary.causes) == MAX_GROUPS
+    assert exp.summary.causes[-1].text.endswith("other causes")
+    assert sum(len(g.nodes) for g in exp.summary.causes) == 60
 
 
 def test_small_clusters_show_every_node_and_a_focused_node_alone():
     objs = allocator.load_objects(cluster(3, with_gpus={1}))
-    features = allocator.Features.for_version(37)
-    text = explain_text(allocator.explain_claim(objs, "default", "one", features))
+    text = explain_text(scheduling.explain_claim(objs, "default", "one", FEATURES))
     assert [line.split(":")[0] for line in text.splitlines() if line[:2] in ("✓ ", "✗ ")] == [
         "✓ node-01", "✗ node-00", "✗ node-02"]
-    focused = explain_text(allocator.explain_claim(objs, "default", "one", features, node="node-02"), focused=True)
+    focused = explain_text(scheduling.explain_claim(objs, "default", "one", FEATURES, node="node-02"), focused=True)
     assert "Verdict: Unschedulable — 0 of 1 node fit" in focused
     assert "node-01" not in focused
 

@@ -63,24 +63,28 @@ def test_header_sets_version_context_and_time(tmp_path):
     assert connection.source.endswith("snap.yaml")
 
 
-def test_only_dra_pods_are_kept_and_without_secrets(tmp_path):
+def test_pods_are_kept_slim_and_without_secrets(tmp_path):
     text = (POD.format(name="uses-dra", claims="resourceClaims: [{name: gpu, resourceClaimName: c}]")
-            + "---\n" + POD.format(name="plain", claims=""))
+            + "---\n" + POD.format(name="plain", claims="nodeName: node-1"))
     store = file_store(write(tmp_path, text))
-    [pod] = store.items("Pod")
+    plain, pod = store.items("Pod")  # sorted by name
     assert pod["metadata"]["name"] == "uses-dra"
-    assert "SECRET" not in repr(pod)
+    assert "SECRET" not in repr(pod) and "SECRET" not in repr(plain)
     assert pod["metadata"]["annotations"] == {"team": "ml"}
     assert "managedFields" not in pod["metadata"]
     assert pod["spec"]["containers"] == [{"name": "main", "resources": {"claims": [{"name": "gpu"}]}}]
     assert pod["status"] == {"phase": "Pending"}
+    # A pod without claims keeps only what the scheduler's filters read (its requests count on its node).
+    assert plain["metadata"] == {"name": "plain", "namespace": "default"}
+    assert plain["spec"] == {"nodeName": "node-1", "containers": [{"name": "main", "resources": {"claims": [{"name": "gpu"}]}}]}
+    assert plain["status"] == {"phase": "Pending"}
 
 
 def test_other_kinds_are_counted_not_kept(tmp_path):
     text = ("apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: ns}\ndata: {token: c2VjcmV0}\n---\n"
             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: ns}\n")
     source = FileSource(write(tmp_path, text))
-    store = source.load()
+    store = source.open()
     assert source.ignored_kinds == {"Secret": 1, "Deployment": 1}
     assert all(store.count(kind) == 0 for kind in KINDS)
 

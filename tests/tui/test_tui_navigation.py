@@ -147,9 +147,16 @@ async def test_enter_on_a_pending_pod_explains_it_node_by_node(store):
         nodes = [str(node.label) for node in tree.root.children]
         assert len(nodes) == 5 and all("Unschedulable" in label for label in nodes)
         opened = tree.root.children[0]
-        request = opened.children[0].children[0]
+        assert opened.is_expanded and str(opened.label).startswith("✘ gpu-node-2")  # the closest node
+        assert tree.cursor_node is opened
+        filters = opened.children[0]
+        assert str(filters.label) == "filters  1 failed"
+        assert [str(f.label) for f in filters.children][-3:-1] == [
+            "? InterPodAffinity  not checked", "✘ DynamicResources  cannot allocate all claims"]
+        request = opened.children[1].children[0]
         assert str(request.label).startswith("request gpus")
-        assert [str(reason.label) for reason in request.children] == ["ClassSelectorFalse  3 devices"]
+        # Devices of other classes are never a reason: only the four A100s, which miss the selector.
+        assert [str(reason.label) for reason in request.children] == ["RequestSelectorFalse  4 devices"]
 
 
 async def test_e_on_a_claim_that_fits_on_one_node_shows_the_devices_it_would_get(store):
@@ -164,7 +171,7 @@ async def test_e_on_a_claim_that_fits_on_one_node_shows_the_devices_it_would_get
         first = tree.root.children[0]
         assert str(first.label).startswith("✔ gpu-node-2  Fits")
         assert all("Unschedulable" in str(node.label) for node in tree.root.children[1:])
-        request = first.children[0].children[0]
+        request = first.children[1].children[0]
         chosen = request.children[0]
         assert str(chosen.label) == "would get 1 device"
         assert [str(device.label) for device in chosen.children] == ["gpu.nvidia.com/gpu-node-2/gpu-2"]
@@ -173,7 +180,7 @@ async def test_e_on_a_claim_that_fits_on_one_node_shows_the_devices_it_would_get
         assert [str(child.label) for child in second.children] == ["…"]
         second.expand()
         await pilot.pause()
-        assert str(second.children[0].label).startswith("claim ml-training/trainer-2-gpu-p9r4t")
+        assert str(second.children[1].label).startswith("claim ml-training/trainer-2-gpu-p9r4t")
         await pilot.press("escape")
         assert app.screen is app.main_screen
 

@@ -1,9 +1,10 @@
-"""`e`: the allocator's verdict for a pod or claim, per node, as a tree.
+"""`e`: the scheduler's verdict for a pod or claim, per node, as a tree.
 
-node -> claim -> request -> rejected devices grouped by reason, fitting nodes first, with the
-devices that would be chosen. The explanation runs on a worker thread (it runs the allocator on
-every node); the tree fills node branches lazily, so a 5,000-node cluster opens as fast as a small
-one.
+node -> the filters (each plugin's result) and claim -> request -> rejected devices grouped by
+reason, fitting nodes first, then the closest, with the devices that would be chosen. The
+explanation runs on a worker thread (it runs the allocator on every node); the tree fills node
+branches lazily, so a 5,000-node cluster opens as fast as a small one. It opens on the first
+fitting node, or on the closest one when nothing fits.
 """
 
 from __future__ import annotations
@@ -18,17 +19,20 @@ from textual.screen import Screen
 from textual.widgets import Footer, LoadingIndicator, Static, Tree
 from textual.widgets.tree import TreeNode
 
-import allocator
+from kubectl_dra import scheduling
 from tui.dashboard import Dashboard
 from tui.format import VERDICT_STYLES, plural
 from tui.refs import ExplainTarget
 
 DEVICES_PER_REASON = 50
 VERDICT_MARKS = {"Fits": "✔", "Unschedulable": "✘", "Error": "!"}
+FILTER_MARKS = {"Success": ("✔", "green"), "Skip": ("–", "dim"), "Unschedulable": ("✘", "red"),
+                "UnschedulableAndUnresolvable": ("✘", "red"), "Error": ("!", "bold red"), "NotChecked": ("?", "yellow")}
+OUTSIDE_CLASS = "ClassSelectorFalse"  # devices of other classes: never a reason, never listed
 
 
 def explain(dashboard: Dashboard, target: ExplainTarget):
-    run = allocator.explain_pod if target.kind == "Pod" else allocator.explain_claim
+    run = scheduling.explain_pod if target.kind == "Pod" else scheduling.explain_claim
     return run(dashboard.all_objects(), target.namespace, target.name, dashboard.features)
 
 
@@ -47,8 +51,25 @@ def node_label(node) -> Text:
     return label
 
 
+def fill_filters(branch: TreeNode, filters) -> None:
+    failed = [s for s in filters if s.rejected or s.code.value == "Error"]
+    label = Text("filters", style="bold")
+    label.append(f"  {len(failed)} failed" if failed else "  all checked filters pass", style="red" if failed else "green")
+    group = branch.add(label, expand=bool(failed))
+    for status in filters:
+        mark, style = FILTER_MARKS.get(status.code.value, ("?", ""))
+        leaf = Text.assemble((f"{mark} ", style), (status.plugin, "bold" if status in failed else ""))
+        words = status.detail or status.message
+        if status.code.value == "NotChecked" and not words:
+            words = "not checked"
+        if words:
+            leaf.append(f"  {words}", style="dim")
+        group.add_leaf(leaf)
+
+
 def fill_node(branch: TreeNode, node) -> None:
-    """node -> claims -> requests -> chosen devices and rejected devices by reason."""
+    """node -> filters, then claims -> requests -> chosen devices and rejected devices by reason."""
+    fill_filters(branch, node.filters)
     for claim in node.claims:
         label = Text()
         label.append(f"claim {claim.ref}", style="bold")
@@ -88,7 +109,7 @@ def fill_request(branch: TreeNode, request) -> None:
                             expand=True)
         for device in request.chosen:
             chosen.add_leaf(Text(str(device), style="green"))
-    rejected = sorted(request.rejected, key=lambda r: r.code)
+    rejected = sorted((r for r in request.rejected if r.code != OUTSIDE_CLASS), key=lambda r: r.code)
     for code, group in groupby(rejected, key=lambda r: r.code):
         group = list(group)
         reason = branch.add(Text.assemble((code, "bold yellow"), f"  {plural(len(group), 'device')}"))
@@ -96,7 +117,7 @@ def fill_request(branch: TreeNode, request) -> None:
             reason.add_leaf(Text.assemble((str(rejection.device), ""), (f"  {rejection.message}", "dim")))
         if len(group) > DEVICES_PER_REASON:
             reason.add_leaf(Text(f"… and {plural(len(group) - DEVICES_PER_REASON, 'more device')}", style="dim"))
-    if not request.chosen and not request.rejected:
+    if not request.chosen and not rejected:
         branch.allow_expand = False
 
 
@@ -154,7 +175,7 @@ class ExplainScreen(Screen):
     def _explain(self) -> None:
         try:
             explanation = explain(self.dashboard, self.target)
-        except allocator.ExplainError as error:
+        except scheduling.ExplainError as error:
             self.app.call_from_thread(self._show_error, str(error))
             return
         self.app.call_from_thread(self._show, explanation)
@@ -171,37 +192,38 @@ class ExplainScreen(Screen):
         self.explanation = explanation
         title = verdict_label(explanation.verdict, f"{explanation.target_kind} {explanation.namespace}/{explanation.name}")
         title.append(f"  {explanation.verdict}", style=VERDICT_STYLES.get(explanation.verdict, ""))
+        summary = explanation.summary
         title.append(f"\n{explanation.message}")
-        if explanation.summary.message and explanation.summary.message != explanation.message:
-            title.append(f"\n{explanation.summary.message}", style="dim")
+        for group in summary.causes:
+            title.append(f"\n  {len(group.nodes)} × {group.text}", style="dim")
+        if summary.scheduler_message:
+            title.append(f"\nscheduler: {summary.scheduler_message}", style="dim")
         for warning in explanation.warnings:
             title.append(f"\nwarning: {warning}", style="yellow")
         self.query_one("#explain-title", Static).update(title)
 
-        tree = ExplainTree(Text(f"{plural(len(explanation.nodes), 'node')}, fitting first", style="bold"))
+        tree = ExplainTree(Text(f"{plural(len(explanation.nodes), 'node')}, fitting first, then the closest",
+                                style="bold"))
         tree.show_root = True
         tree.root.expand()
-        first_fitting = True
+        # Open the first fitting node, or, when nothing fits, the closest: the one to read first.
+        opening = summary.first_fit or (summary.closest[0] if summary.closest else None)
+        opened = None
         for node in explanation.nodes:
             branch = tree.root.add(node_label(node), data=node)
-            if node.claims or node.skipped_pools:
-                if node.verdict == "Fits" and first_fitting:
-                    fill_node(branch, node)
-                    branch.expand()
-                    first_fitting = False
-                else:
-                    self._unfilled[branch.id] = node
-                    branch.add_leaf("…")  # filled when expanded
-            else:
-                branch.allow_expand = False
-        if first_fitting and explanation.nodes:
-            # Nothing fits: open the closest node, the one the user wants to read first.
-            first = tree.root.children[0]
-            self._fill(first)
-            first.expand()
+            self._unfilled[branch.id] = node
+            branch.add_leaf("…")  # filled when expanded
+            if node.node == opening:
+                opened = branch
+        opened = opened or (tree.root.children[0] if tree.root.children else None)
+        if opened is not None:
+            self._fill(opened)
+            opened.expand()
         self.query_one(LoadingIndicator).remove()
         self.mount(tree, before=self.query_one(Footer))
         tree.focus()
+        if opened is not None:
+            self.call_after_refresh(tree.move_cursor, opened)
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded) -> None:
         self._fill(event.node)

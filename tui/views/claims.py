@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical
 from allocator.nodeselector import describe as describe_node_selector
 from kubectl_dra.model.claims import claim_state, pod_claim_names, pod_state, requests_text, reserved_for, results
 from kubectl_dra.model.states import CLAIM_PENDING
+from kubectl_dra.objects import is_dra_pod
 from tui.dashboard import Dashboard
 from tui.format import state_style
 from tui.refs import ExplainTarget, ObjectRef
@@ -61,8 +62,8 @@ def claim_rows(claims: dict, namespace: str | None) -> list[Row]:
 def pod_rows(pods: dict, namespace: str | None) -> list[Row]:
     rows = []
     for (pod_namespace, name), pod in sorted(pods.items()):
-        if namespace and pod_namespace != namespace:
-            continue
+        if namespace and pod_namespace != namespace or not is_dra_pod(pod):
+            continue  # the store keeps every pod for the scheduler's filters; this view lists DRA pods
         state = pod_state(pod)
         rows.append(Row(
             ("Pod", pod_namespace, name),

@@ -29,7 +29,14 @@ def _units(name: str, value: int) -> str:
     return str(value)
 
 
+# A Node object without status.allocatable was trimmed by whoever saved it (every kubelet reports
+# it): its room is unknown, so this filter is not checked there rather than failing every pod.
+UNKNOWN_ALLOCATABLE = Status(Code.NOT_CHECKED, (), NAME, "the node object has no status.allocatable")
+
+
 def filter(cycle, info) -> Status:
+    if "allocatable" not in (info.node.get("status") or {}):
+        return UNKNOWN_ALLOCATABLE
     want = cycle.state[NAME]
     allocatable, used = info.allocatable, info.requested
     short: list[tuple[str, str, bool]] = []  # (reason, detail, unresolvable)
