@@ -78,7 +78,7 @@ import resource, sys, time
 from kubectl_dra.sources.files import FileSource
 import allocator
 start = time.perf_counter()
-store = FileSource(sys.argv[1]).load()
+store = FileSource(sys.argv[1]).open()
 loaded = time.perf_counter()
 rss_store = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 objs = store.object_set()

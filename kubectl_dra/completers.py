@@ -26,7 +26,7 @@ def _objects(ctx: click.Context, kind: str) -> list[dict]:
             from kubectl_dra.sources.files import DEMO_PATH, FileSource
             from kubectl_dra.store import NAMESPACED_KINDS
 
-            items = FileSource(DEMO_PATH if options.demo else options.from_file).load().items(kind)
+            items = FileSource(DEMO_PATH if options.demo else options.from_file).open().items(kind)
             if kind in NAMESPACED_KINDS and not options.all_namespaces:
                 namespace = options.namespace or "default"
                 items = [o for o in items if o["metadata"].get("namespace") == namespace]

@@ -2,13 +2,12 @@
 
 kubectl forwards plugin arguments untouched (`kubectl dra pools --context x` and
 `kubectl dra --context x pools` both reach us), so the connection and source flags are declared
-on the root group and on every command, and all land in one GlobalOptions; a flag given on the
-command wins over the same flag given before it.
+on the root group and on every command, and all land in one SourceConfig (the plain value the
+session and sources take); a flag given on the command wins over the same flag given before it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Callable
 
@@ -17,30 +16,15 @@ from click.core import ParameterSource
 
 from kubectl_dra import completers
 from kubectl_dra.render.base import FORMATS
+from kubectl_dra.sources.base import SourceConfig
 
 META_KEY = "kubectl_dra.options"
 
 
-@dataclasses.dataclass
-class GlobalOptions:
-    kubeconfig: str | None = None
-    context: str | None = None
-    namespace: str | None = None
-    all_namespaces: bool = False
-    request_timeout: float | None = None
-    from_file: str | None = None
-    demo: bool = False
-    kubernetes_version: str | None = None
-
-    @property
-    def offline(self) -> bool:
-        return self.demo or self.from_file is not None
-
-
-def options_of(ctx: click.Context) -> GlobalOptions:
+def options_of(ctx: click.Context) -> SourceConfig:
     root = ctx.find_root()
     if META_KEY not in root.meta:
-        root.meta[META_KEY] = GlobalOptions()
+        root.meta[META_KEY] = SourceConfig()
     return root.meta[META_KEY]
 
 

@@ -83,7 +83,7 @@ def snapshot_documents(store: Store) -> list[dict]:
 
 def save(store: Store, path: str) -> int:
     """Write the snapshot atomically (a reader never sees half a file); returns objects written."""
-    from kubectl_dra.render.base import yaml_text
+    from kubectl_dra.yaml_writer import yaml_text
 
     documents = snapshot_documents(store)
     directory = os.path.dirname(os.path.abspath(path))

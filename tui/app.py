@@ -237,8 +237,9 @@ class DraApp(App):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for number, view in enumerate(VIEWS, start=1):
+            name = view_id(view)
             yield SystemCommand(f"{view.TITLE} view", f"Show {view.TITLE.lower()} (key {number})",
-                                lambda name=view_id(view): self.main_screen.action_show_view(name))
+                                lambda name=name: self.main_screen.action_show_view(name))
         yield SystemCommand("Namespace", "Pick the namespace of claims and pods (key n)", self.action_pick_namespace)
         yield SystemCommand("Context", "Switch kubeconfig context (key c)", self.action_pick_context)
         yield SystemCommand("Help", "Every key (key ?)", self.main_screen.action_help)

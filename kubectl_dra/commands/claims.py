@@ -1,6 +1,6 @@
 import click
 
-from kubectl_dra.commands.common import in_namespace, open_session, show
+from kubectl_dra.commands.common import in_namespace, open_session, render_context, show
 from kubectl_dra.options import global_options, output_options
 
 
@@ -26,5 +26,5 @@ def claims(ctx, output, no_headers, selector, pending):
     records = [claim for (ns, _), claim in sorted(objs.claims.items())
                if (namespace is None or ns == namespace) and matches_labels(labels_of(claim))
                and not (pending and (claim.get("status") or {}).get("allocation"))]
-    show(ClaimsView(records, session.render_context()), output, no_headers,
+    show(ClaimsView(records, render_context(session)), output, no_headers,
          f"No resource claims found{in_namespace(session)}.")

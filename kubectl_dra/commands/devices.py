@@ -1,7 +1,7 @@
 import click
 
 from kubectl_dra import completers
-from kubectl_dra.commands.common import open_session, show
+from kubectl_dra.commands.common import open_session, render_context, show
 from kubectl_dra.options import global_options, output_options
 
 
@@ -50,7 +50,7 @@ def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tai
         records = [d for d in records if device_state(d) == FREE]
     if tainted:
         records = [d for d in records if d.tainted]
-    show(DevicesView(records, session.render_context()), output, no_headers, "No devices found.")
+    show(DevicesView(records, render_context(session)), output, no_headers, "No devices found.")
 
 
 def _warn(messages):

@@ -1,6 +1,6 @@
 import click
 
-from kubectl_dra.commands.common import open_session, show
+from kubectl_dra.commands.common import open_session, render_context, show
 from kubectl_dra.options import global_options, output_options
 
 
@@ -15,7 +15,7 @@ Examples:
 def nodes(ctx, output, no_headers, selector):
     """Per node: the pools that reach it and its free/total devices by driver (-o wide: by class)."""
     from kubectl_dra.labels import labels_of, parse_selector
-    from kubectl_dra.model import ClusterModel, StateCounts
+    from kubectl_dra.model import ClusterModel
     from kubectl_dra.render.nodes import NodeRecord, NodesView
 
     matches_labels = parse_selector(selector)
@@ -26,15 +26,8 @@ def nodes(ctx, output, no_headers, selector):
     for name, entry in model.node_reach.entries.items():
         if entry.node is None or not matches_labels(labels_of(entry.node)):
             continue
-        classes = {}
-        if by_class:
-            devices = entry.devices
-            for class_name, members in model.classes.members.items():
-                counts = StateCounts.of(d for d in devices if d.id in members)
-                if counts.total:
-                    classes[class_name] = counts
-        records.append(NodeRecord(entry, classes))
+        records.append(NodeRecord(entry, model.class_counts(entry.devices) if by_class else {}))
     if by_class:
         for message in dict.fromkeys(model.classes.errors):
             click.echo(f"Warning: {message}", err=True)
-    show(NodesView(records, session.render_context()), output, no_headers, "No nodes found.")
+    show(NodesView(records, render_context(session)), output, no_headers, "No nodes found.")

@@ -1,7 +1,7 @@
 import click
 
 from kubectl_dra import completers
-from kubectl_dra.commands.common import open_session, show
+from kubectl_dra.commands.common import open_session, render_context, show
 from kubectl_dra.options import global_options, output_options
 
 
@@ -25,4 +25,4 @@ def pools(ctx, output, no_headers, driver):
     session = open_session(ctx)
     model = ClusterModel.from_store(session.store)
     records = [PoolRecord(p, model.pool_counts(p)) for p in model.pools if not driver or p.driver == driver]
-    show(PoolsView(records, session.render_context()), output, no_headers, "No resource pools found.")
+    show(PoolsView(records, render_context(session)), output, no_headers, "No resource pools found.")

@@ -1,7 +1,7 @@
 import click
 
 from kubectl_dra import completers
-from kubectl_dra.commands.common import open_session, show
+from kubectl_dra.commands.common import open_session, render_context, show
 from kubectl_dra.options import global_options, output_options
 
 
@@ -43,7 +43,7 @@ def slices(ctx, output, no_headers, selector, driver, pool, node):
         if reaching_slices is not None and not _reaches(record, reaching_slices, model.objects.nodes[node]):
             continue
         records.append(record)
-    show(SlicesView(records, session.render_context()), output, no_headers, "No resource slices found.")
+    show(SlicesView(records, render_context(session)), output, no_headers, "No resource slices found.")
 
 
 def _reaches(record, reaching_slices: set[str], node: dict) -> bool:

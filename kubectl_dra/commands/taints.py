@@ -1,6 +1,6 @@
 import click
 
-from kubectl_dra.commands.common import open_session, show
+from kubectl_dra.commands.common import open_session, render_context, show
 from kubectl_dra.options import global_options, output_options
 
 
@@ -21,4 +21,4 @@ def taints(ctx, output, no_headers, selector):
     matches_labels = parse_selector(selector)
     session = open_session(ctx)
     records = [group for group in ClusterModel.from_store(session.store).taints if matches_labels(group.labels)]
-    show(TaintsView(records, session.render_context()), output, no_headers, "No device taints found.")
+    show(TaintsView(records, render_context(session)), output, no_headers, "No device taints found.")

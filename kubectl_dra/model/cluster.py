@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import Callable
 
 import allocator
+from allocator.gcpause import paused_gc
 
 from kubectl_dra.model.classes import ClassMembership
 from kubectl_dra.model.nodes import NodeReachIndex
@@ -112,19 +113,34 @@ class ClusterModel:
 
     @cached_property
     def counts(self) -> StateCounts:
-        return StateCounts.from_states(device_state(device) for device in self.devices)
+        with paused_gc():
+            return StateCounts.from_states(device_state(device) for device in self.devices)
+
+    # The derivations below allocate tens of thousands of small objects next to millions of
+    # long-lived ones (the reports): without pausing the collector, its full passes cost more
+    # than the work itself.
 
     @cached_property
     def node_reach(self) -> NodeReachIndex:
-        return NodeReachIndex(self.pools, self.objects.nodes, self.pool_counts)
+        with paused_gc():
+            return NodeReachIndex(self.pools, self.objects.nodes, self.pool_counts)
 
     @cached_property
     def taints(self) -> list[TaintGroup]:
         slice_labels = {(s.get("metadata") or {}).get("name"): (s.get("metadata") or {}).get("labels") or {}
                         for s in self.raw["ResourceSlice"]}
-        return taint_groups(self.devices, self.objects.claims, self.objects.taint_rules, slice_labels)
+        with paused_gc():
+            return taint_groups(self.devices, self.objects.claims, self.objects.taint_rules, slice_labels)
+
+    def class_counts(self, devices: list[allocator.DeviceReport]) -> dict[str, StateCounts]:
+        """DeviceClass -> state counts of the given devices it accepts (classes accepting none left out)."""
+        members = self.classes.members
+        with paused_gc():
+            counts = {name: StateCounts.of(d for d in devices if d.id in accepted) for name, accepted in members.items()}
+        return {name: c for name, c in counts.items() if c.total}
 
     @cached_property
     def classes(self) -> ClassMembership:
         """DeviceClass membership of the current devices (CEL over every device: CLI only)."""
-        return ClassMembership(self.all_objects(), self.features, {device.id for device in self.devices})
+        with paused_gc():
+            return ClassMembership(self.all_objects(), self.features, {device.id for device in self.devices})

@@ -85,7 +85,7 @@ async def _send(server, method: str, path: str, query: dict | None, body: dict |
     import aiohttp
 
     from kubectl_dra.errors import ClusterError
-    from kubectl_dra.sources.apiserver import _status_error, decode_json
+    from kubectl_dra.sources.apiserver import status_error, decode_json
 
     headers = {"Accept": "application/json"}
     if content_type:
@@ -99,7 +99,7 @@ async def _send(server, method: str, path: str, query: dict | None, body: dict |
     except (aiohttp.ClientError, OSError, TimeoutError) as error:
         raise ClusterError(f"{method} {urllib.parse.unquote(path)}: {error}") from None
     if response.status >= 400:
-        raise _status_error(response.status, response.reason or "", data, path)
+        raise status_error(response.status, response.reason or "", data, path)
     return decode_json(data, path) if data else {}
 
 

@@ -424,7 +424,7 @@ def _read_mig_devices(pynvml, dev, handle, parent_uuid, parent_minor, profiles):
                                 _reason(exc)) from None
         where = f"{dev} MIG slot {slot}"
 
-        def ident(call, *args):
+        def ident(call, *args, where=where):
             return _identity(pynvml, where, call, getattr(pynvml, call), *args)
 
         uuid = ident("nvmlDeviceGetUUID", mig)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import functools
 import json
 import os
 import sys
 from typing import Callable, ClassVar, Iterable, TextIO
+
+from kubectl_dra.yaml_writer import yaml_text
 
 API_VERSION = "kubectl-dra.io/v1alpha1"
 FORMATS = ("table", "wide", "json", "yaml", "name")
@@ -151,25 +152,6 @@ def to_json(document) -> str:
 
 def to_yaml(document) -> str:
     return yaml_text(document)
-
-
-@functools.cache
-def _dumper():
-    import yaml
-
-    class Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):
-        def ignore_aliases(self, data) -> bool:
-            return True  # repeated objects are written out again, as kubectl does, never as &anchors
-
-    return Dumper
-
-
-def yaml_text(document, *, multiple: bool = False, stream=None):
-    """YAML the way kubectl writes it: block style, keys in the given order, no anchors."""
-    import yaml
-
-    dump = yaml.dump_all if multiple else yaml.dump
-    return dump(document, stream, Dumper=_dumper(), sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
 # ---------------------------------------------------------------- shared cell helpers

@@ -28,15 +28,6 @@ def allocated_node(claim: dict) -> str | None:
     return describe_node_selector(selector)
 
 
-def results(claim: dict) -> list[dict]:
-    return (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
-
-
-def reserved_for(claim: dict) -> list[str]:
-    return [f"{ref.get('resource', 'pods')}/{ref.get('name')}" if ref.get("resource", "pods") != "pods"
-            else ref.get("name", "") for ref in (claim.get("status") or {}).get("reservedFor") or []]
-
-
 class ClaimsView(ListView):
     list_kind = "DRAResourceClaimList"
     item_kind = "DRAResourceClaim"

@@ -66,8 +66,8 @@ class NodesView(ListView):
             "unschedulable": bool((record.node.get("spec") or {}).get("unschedulable")),
             "pools": [{"driver": r.pool.driver, "pool": r.pool.pool, "state": r.pool.state} for r in record.entry.reach],
             "devices": record.entry.counts.to_dict(),
-            "byDriver": {k: c.to_dict() for k, c in record.entry.by_driver().items()},
-            "byClass": {k: c.to_dict() for k, c in record.classes.items()},
+            "byDriver": {k: {"free": c.free, "total": c.total} for k, c in record.entry.by_driver().items()},
+            "byClass": {k: {"free": c.free, "total": c.total} for k, c in record.classes.items()},
         }
 
     def name(self, record: NodeRecord) -> str:

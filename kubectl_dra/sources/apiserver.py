@@ -162,7 +162,7 @@ class ApiServer:
                 body = b""
             finally:
                 response.release()
-            raise _status_error(response.status, response.reason or "", body, path)
+            raise status_error(response.status, response.reason or "", body, path)
         return response
 
     def _unreachable(self, error: BaseException) -> ClusterError:
@@ -181,7 +181,7 @@ def decode_json(body: bytes, path: str) -> dict:
             raise ClusterError(f"GET {path}: the server sent invalid JSON: {error}") from None
 
 
-def _status_error(status: int, reason: str, body: bytes, path: str) -> ApiStatusError:
+def status_error(status: int, reason: str, body: bytes, path: str) -> ApiStatusError:
     message = ""
     try:
         document = json.loads(body)

@@ -9,6 +9,7 @@ import random
 
 from kubectl_dra.errors import ClusterError
 from kubectl_dra.sources.apiserver import ApiServer, ApiStatusError, ConnectOptions
+from kubectl_dra.sources.base import Source
 from kubectl_dra.sources.discovery import Discovery, ServedKind, discover
 from kubectl_dra.sources.informer import Gone, Informer
 from kubectl_dra.store import KindStatus, Store
@@ -45,8 +46,11 @@ class Backoff:
         self.attempt = 0
 
 
-class ClusterSource:
-    """`await load(store)` fills the store once (commands); `await run(store)` also keeps it live."""
+class ClusterSource(Source):
+    """`open()` or `await load(store)` fills a store once (commands); `await run(store)` also keeps
+    it live (the dashboard)."""
+
+    live = True
 
     def __init__(self, options: ClusterOptions) -> None:
         self.options = options
@@ -56,6 +60,11 @@ class ClusterSource:
         """The kubeconfig context's namespace (or the pod's), known after load()."""
         self._failing: set[str] = set()
         self._loaded = False
+
+    def open(self) -> Store:
+        store = Store()
+        asyncio.run(self.load(store))
+        return store
 
     async def load(self, store: Store) -> None:
         """Connect, discover and list every kind. Raises InputError/ClusterError when the cluster

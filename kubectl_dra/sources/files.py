@@ -7,14 +7,15 @@ import os
 
 from kubectl_dra import objects, snapshot
 from kubectl_dra.documents import read_documents
-from kubectl_dra.errors import InputError, object_ref
 from allocator.gcpause import paused_gc
+from kubectl_dra.errors import InputError, object_ref
+from kubectl_dra.sources.base import Source
 from kubectl_dra.store import KINDS, NAMESPACED_KINDS, ConnectionInfo, Store
 
 DEMO_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "demo.yaml")
 
 
-class FileSource:
+class FileSource(Source):
     """Loads API objects from files into a Store and remembers where each one came from."""
 
     def __init__(self, path: str, mode: str = "snapshot") -> None:
@@ -25,7 +26,7 @@ class FileSource:
         self.ignored_kinds: collections.Counter[str] = collections.Counter()
         """Objects of kinds DRA views do not use (Deployments, Secrets...): counted, never kept."""
 
-    def load(self) -> Store:
+    def open(self) -> Store:
         connection = {"mode": self.mode, "source": "built-in demo" if self.mode == "demo" else self.path}
         by_kind: dict[str, list[dict]] = {kind: [] for kind in KINDS}
         with paused_gc():
@@ -78,8 +79,8 @@ class FileSource:
 
 
 def file_store(path: str) -> Store:
-    return FileSource(path).load()
+    return FileSource(path).open()
 
 
 def demo_store() -> Store:
-    return FileSource(DEMO_PATH, mode="demo").load()
+    return FileSource(DEMO_PATH, mode="demo").open()

@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 
-from kubectl_dra import session
+from kubectl_dra.commands import common
 
 from .conftest import FIXTURES, check_golden
 
@@ -21,7 +21,7 @@ FROZEN_NOW = datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)
 @pytest.fixture(autouse=True)
 def frozen_clock(monkeypatch):
     """Files without a snapshot header age against "now"; make that a fixed moment."""
-    monkeypatch.setattr(session, "now", lambda: FROZEN_NOW)
+    monkeypatch.setattr(common, "now", lambda: FROZEN_NOW)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -7,7 +7,7 @@ import inspect
 
 import pytest
 
-from kubectl_dra.sources import demo_store
+from kubectl_dra.sources.files import demo_store
 from kubectl_dra.store import Store
 
 

@@ -1,0 +1,70 @@
+"""The data-source interface every source implements, and the one place that turns the connection
+and source options into a source.
+
+A source fills a Store: `open()` reads every kind once (what a command needs); a live source also
+keeps the store in step with `await run(store)` (what the dashboard runs on its event loop).
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from kubectl_dra.store import Store
+
+
+@dataclasses.dataclass
+class SourceConfig:
+    """Where the objects come from and how to reach them: plain values, no click, no client."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    namespace: str | None = None
+    """-n: also the namespace a live source falls back to when RBAC forbids listing a kind cluster-wide."""
+    all_namespaces: bool = False
+    request_timeout: float | None = None
+    from_file: str | None = None
+    demo: bool = False
+    kubernetes_version: str | None = None
+    """--kubernetes-version: judge with the rules of this minor instead of the cluster's."""
+
+    @property
+    def offline(self) -> bool:
+        return self.demo or self.from_file is not None
+
+
+class Source(abc.ABC):
+    live: ClassVar[bool] = False
+    """Whether `run` keeps the store in step after `open` (a cluster) or there is nothing to follow (files)."""
+
+    default_namespace: str | None = None
+    """The namespace a command shows without -n (the kubeconfig context's); None: `default`."""
+
+    @abc.abstractmethod
+    def open(self) -> Store:
+        """Read every kind into a new Store. Raises InputError or ClusterError (exit 2)."""
+
+    def check(self, store: Store) -> None:
+        """Raise InputError for objects this source must refuse (a broken object in a file); a live
+        cluster's unreadable objects are warnings, so by default nothing is refused."""
+
+    async def run(self, store: Store) -> None:
+        """Keep `store` in step with the source until cancelled; offline sources have nothing to do."""
+
+
+def source_for(config: SourceConfig) -> Source:
+    """The demo, a file (--from) or the cluster of the kubeconfig context."""
+    if config.demo:
+        from kubectl_dra.sources.files import DEMO_PATH, FileSource
+
+        return FileSource(DEMO_PATH, mode="demo")
+    if config.from_file is not None:
+        from kubectl_dra.sources.files import FileSource
+
+        return FileSource(config.from_file)
+    from kubectl_dra.sources.cluster import ClusterOptions, ClusterSource
+
+    return ClusterSource(ClusterOptions(kubeconfig=config.kubeconfig, context=config.context,
+                                        request_timeout=config.request_timeout, namespace=config.namespace))
