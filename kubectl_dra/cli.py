@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from kubectl_dra.errors import EXIT_USAGE_OR_INPUT, ClusterError, InputError
+from kubectl_dra.errors import EXIT_USAGE_OR_INPUT, CommandError
 from kubectl_dra.options import global_options
 
 PROG_NAME = "kubectl dra"
@@ -96,7 +96,7 @@ def main() -> None:
         _fail(error.format_message())
     except click.exceptions.Abort:
         sys.exit(130)
-    except (InputError, ClusterError) as error:
+    except CommandError as error:
         _fail(str(error))
     except BrokenPipeError:
         # `kubectl dra devices | head`: the reader left; exit quietly like other CLI tools.

@@ -8,14 +8,19 @@ EXIT_DOES_NOT_FIT = 1
 EXIT_USAGE_OR_INPUT = 2
 
 
-class InputError(Exception):
+class CommandError(Exception):
+    """A failure a command reports as `error: <one line>` and exit 2 (cli.main is the one place that
+    prints it); node mode's NVML, CDI and slice errors are CommandErrors too."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(message.split()))
+
+
+class InputError(CommandError):
     """Bad input (a file, an object, a flag value, a kubeconfig): exit 2.
 
     The message is one line and names what is wrong and where.
     """
-
-    def __init__(self, message: str) -> None:
-        super().__init__(" ".join(message.split()))
 
 
 class InputErrors(InputError):
@@ -26,11 +31,8 @@ class InputErrors(InputError):
         Exception.__init__(self, "\n".join(self.problems))
 
 
-class ClusterError(Exception):
+class ClusterError(CommandError):
     """The cluster could not be reached or answered with an error: exit 2."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(" ".join(message.split()))
 
 
 def object_ref(kind: str, namespace: str | None, name: str | None) -> str:

@@ -1,5 +1,9 @@
-"""`python -m kubectl_dra.node ...`: node mode without the rest of the plugin (debug pods, GPU checks)."""
+"""`python -m kubectl_dra.node ...`: node mode without kubectl (debug pods, GPU checks), with the
+plugin's error policy and exit statuses."""
 
-from kubectl_dra.node.cli import node
+import sys
 
-node(prog_name="kubectl dra node")
+from kubectl_dra.cli import main
+
+sys.argv[1:1] = ["node"]
+main()

@@ -17,6 +17,8 @@ import re
 import tempfile
 from pathlib import Path
 
+from kubectl_dra.errors import CommandError
+
 CURRENT_VERSION = "1.1.0"
 # Newest first, as in specs-go; 0.3.0 is the oldest version a spec may declare.
 KNOWN_VERSIONS = ("1.1.0", "1.0.0", "0.8.0", "0.7.0", "0.6.0", "0.5.0", "0.4.0", "0.3.0",
@@ -46,7 +48,7 @@ _QUALIFIED_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
-class CdiError(ValueError):
+class CdiError(CommandError, ValueError):
     """A spec the CDI loader would reject, or a file operation that failed; one line."""
 
 

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import socket
-import sys
 
 import click
 
 from kubectl_dra.node.defaults import (DEFAULT_CDI_ROOT, DEFAULT_DRIVER, DEFAULT_PROC_ROOT,
                                        DEFAULT_VENDOR, NVIDIA_DRIVER)
 from kubectl_dra.options import global_options, options_of
-
-EXIT_ERROR = 2
 
 NODE_HELP = """Node mode: inspect this node's NVIDIA GPUs (NVML), publish them as ResourceSlices,
 and prepare or unprepare claims with CDI specs, as a DRA driver's kubelet plugin would.
@@ -30,38 +26,6 @@ The node name is --node-name, else $NODE_NAME, else the host name (lower case,
 as kubelet uses it)."""
 
 
-def _one_line_errors(command):
-    """Known failures become `error: <one line>` on stderr and exit 2, never a traceback."""
-
-    @functools.wraps(command)
-    def wrapper(*args, **kwargs):
-        from kubectl_dra.errors import ClusterError, InputError
-        from kubectl_dra.node.cdi import CdiError
-        from kubectl_dra.node.nvml import NvmlCallError, NvmlUnavailable
-        from kubectl_dra.node.prepare import PrepareRefused
-        from kubectl_dra.node.slices import SliceError
-
-        known = (ClusterError, InputError, CdiError, NvmlCallError, NvmlUnavailable,
-                 PrepareRefused, SliceError)
-        try:
-            return command(*args, **kwargs)
-        except known as error:
-            _fail(str(error))
-        except Exception as error:
-            from kubectl_dra.sources.apiserver import ApiStatusError
-
-            if isinstance(error, ApiStatusError):
-                _fail(f"{error.path}: {error}")
-            raise
-
-    return wrapper
-
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {' '.join(message.split())}", err=True)
-    sys.exit(EXIT_ERROR)
-
-
 def _node_name(value: str | None) -> str:
     return value or os.environ.get("NODE_NAME") or socket.gethostname().lower()
 
@@ -73,11 +37,9 @@ def _emit(doc, output: str) -> None:
 
 
 def _table(rows: list[list[str]]) -> str:
-    from kubectl_dra.render.base import COLUMN_GAP
+    from kubectl_dra.render.base import text_table
 
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join(COLUMN_GAP.join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
-                     for row in rows)
+    return text_table(rows).rstrip("\n")
 
 
 def _read_system(xid_seconds: float = 0.0):
@@ -137,7 +99,6 @@ def node():
               metavar="SECONDS",
               help="Listen this long for critical XID events (NVML keeps no XID history).")
 @_output_option(("table", "json", "yaml"), "table")
-@_one_line_errors
 def inventory_command(node_name, xid_seconds, output):
     """Every local NVIDIA GPU and MIG device, with health signals."""
     from kubectl_dra.node import inventory
@@ -168,7 +129,6 @@ def inventory_command(node_name, xid_seconds, output):
                    "not change is left alone, a changed one gets the next generation.")
 @_output_option(("yaml", "json"), "yaml")
 @click.pass_context
-@_one_line_errors
 def slices_command(ctx, node_name, driver, pool, counters, apply_, output):
     """The ResourceSlices this node's devices would be published as."""
     from kubectl_dra.node import slices
@@ -185,7 +145,9 @@ def slices_command(ctx, node_name, driver, pool, counters, apply_, output):
         _emit({"apiVersion": "v1", "kind": "List", "items": desired}, output)
         return
     if options_of(ctx).offline:
-        _fail("--apply publishes to a cluster: it cannot be used with --from or --demo")
+        from kubectl_dra.errors import InputError
+
+        raise InputError("--apply publishes to a cluster: it cannot be used with --from or --demo")
     from kubectl_dra.node import clusterio
 
     async def run():
@@ -211,7 +173,6 @@ def slices_command(ctx, node_name, driver, pool, counters, apply_, output):
 @node_option
 @_output_option(("table", "json", "yaml"), "table")
 @click.pass_context
-@_one_line_errors
 def match_command(ctx, node_name, output):
     """Published devices of this node (any driver) <-> local GPUs <-> claims and pods."""
     from kubectl_dra.commands.common import open_session
@@ -287,7 +248,6 @@ Examples:
 @click.option("--dry-run", is_flag=True, help="Print the CDI spec instead of writing it.")
 @_output_option(("table", "json", "yaml"), "table")
 @click.pass_context
-@_one_line_errors
 def prepare_command(ctx, claim, node_name, driver, pool, cdi_root, cdi_vendor, proc_root, dry_run,
                     output):
     """Write the CDI spec for an allocated CLAIM and print its CDI device IDs."""
@@ -323,7 +283,6 @@ def prepare_command(ctx, claim, node_name, driver, pool, cdi_root, cdi_vendor, p
 @cdi_options
 @click.option("--dry-run", is_flag=True, help="Print what would be removed.")
 @click.pass_context
-@_one_line_errors
 def unprepare_command(ctx, claim, uid, cdi_root, cdi_vendor, dry_run):
     """Remove the CDI specs `prepare` wrote for CLAIM (nothing to remove is success).
 

@@ -106,8 +106,12 @@ async def _send(server, method: str, path: str, query: dict | None, body: dict |
 @contextlib.asynccontextmanager
 async def connect(kubeconfig: str | None, context: str | None,
                   request_timeout: float | None) -> AsyncIterator[NodeCluster]:
-    from kubectl_dra.sources.apiserver import ApiServer, ConnectOptions
+    from kubectl_dra.errors import ClusterError
+    from kubectl_dra.sources.apiserver import ApiServer, ApiStatusError, ConnectOptions
 
     server = await ApiServer.connect(ConnectOptions(kubeconfig, context, request_timeout))
     async with server:
-        yield _ApiServerCluster(server)
+        try:
+            yield _ApiServerCluster(server)
+        except ApiStatusError as error:  # one line naming the request, like every command's errors
+            raise ClusterError(f"{error.path}: {error}") from None

@@ -19,6 +19,8 @@ import ctypes
 import time
 from dataclasses import dataclass, field
 
+from kubectl_dra.errors import CommandError
+
 # NVML return codes that mean "this GPU or driver does not offer the value".
 _NOT_AVAILABLE = (3, 13)  # NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_FUNCTION_NOT_FOUND
 _NOT_FOUND = 6
@@ -39,11 +41,11 @@ _ARCHITECTURES = {
 _ADDRESSING_MODES = {0: "None", 1: "HMM", 2: "ATS"}
 
 
-class NvmlUnavailable(Exception):
+class NvmlUnavailable(CommandError):
     """NVML cannot be used on this machine (no library, no driver, no GPU)."""
 
 
-class NvmlCallError(Exception):
+class NvmlCallError(CommandError):
     """An NVML call needed to identify a device failed."""
 
     def __init__(self, device: str, call: str, reason: str):

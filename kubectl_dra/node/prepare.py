@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from kubectl_dra.errors import CommandError
 from kubectl_dra.node import cdi
 from kubectl_dra.node.defaults import DEFAULT_PROC_ROOT
 from kubectl_dra.node.inventory import gpu_health
@@ -29,7 +30,7 @@ CONTROL_DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools")
 _DEVICE_FILE_MINOR = re.compile(r"^DeviceFileMinor:\s*(\d+)\s*$", re.MULTILINE)
 
 
-class PrepareRefused(Exception):
+class PrepareRefused(CommandError):
     """The claim cannot be prepared here; one line that names the claim and the reason."""
 
 

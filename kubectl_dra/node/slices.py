@@ -16,6 +16,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from kubectl_dra.errors import CommandError
 from kubectl_dra.node.defaults import FIELD_MANAGER
 from kubectl_dra.node.nvml import Gpu, MigDevice, System
 from allocator.quantity import BINARY_SI, Quantity
@@ -29,7 +30,7 @@ MAX_COUNTER_SETS = 8
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
-class SliceError(ValueError):
+class SliceError(CommandError, ValueError):
     """An option or device that cannot be published (one line, names the field)."""
 
 

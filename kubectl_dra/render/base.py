@@ -122,6 +122,12 @@ def table(view: ListView, *, wide: bool, no_headers: bool, color: bool) -> str:
     return "".join(lines)
 
 
+def text_table(rows: list[list[str]]) -> str:
+    """A header row and rows laid out like every table here, without colour (node mode's tables)."""
+    widths = [max(len(v) for v in values) for values in zip(*rows)]
+    return "".join(_line(row, widths, [None] * len(row), False) for row in rows)
+
+
 def _cell(value) -> str:
     if value is None or value == "":
         return NONE

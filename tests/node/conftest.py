@@ -49,17 +49,35 @@ def golden():
 
 
 @pytest.fixture
-def run_node():
-    """run_node(*args) -> click Result of `kubectl dra node <args>` (stdout and stderr apart)."""
-    from click.testing import CliRunner
+def run_node(capsys, monkeypatch):
+    """run_node(*args) -> the Result of `kubectl dra node <args>` run through kubectl_dra.cli.main,
+    the plugin's one error policy (stdout and stderr apart, exit_code)."""
+    from kubectl_dra import cli
 
-    from kubectl_dra.node.cli import node
-
-    def run(*args: str):
-        runner = CliRunner()
-        return runner.invoke(node, list(args), catch_exceptions=False)
+    def run(*args: str) -> NodeResult:
+        monkeypatch.setattr(sys, "argv", ["kubectl-dra", "node", *args])
+        capsys.readouterr()
+        try:
+            cli.main()
+            status = 0
+        except SystemExit as done:
+            status = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        captured = capsys.readouterr()
+        return NodeResult(status, captured.out, captured.err)
 
     return run
+
+
+class NodeResult:
+    def __init__(self, exit_code: int, stdout: str, stderr: str) -> None:
+        self.exit_code, self.stdout, self.stderr = exit_code, stdout, stderr
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+    def __repr__(self) -> str:
+        return f"NodeResult({self.exit_code}, stdout={self.stdout[:300]!r}, stderr={self.stderr[:300]!r})"
 
 
 @pytest.fixture(autouse=True)
