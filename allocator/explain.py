@@ -21,7 +21,8 @@ from .index import ClusterIndex, cluster_index
 from .model import Device, DeviceID
 from .nodeselector import NodeSelectorError, matches as selector_matches, node_matches
 from .objects import ObjectSet
-from .pools import AllocatorError, NodeUnschedulable, SkippedPool, available_counters, counter_shortage, gather_pools
+from .pools import (AllocatorError, NodeUnschedulable, PoolOrder, SkippedPool, available_counters, counter_shortage,
+                    gather_pools)
 from .search import (
     BINDING_CONDITIONS_DISABLED, CAPACITY, CEL_ERROR, CLASS_SELECTOR, COUNTERS, COUNTERS_DISABLED,
     IN_USE, NODE_MISMATCH, REQUEST_SELECTOR, TAINTED, Allocator, ClaimSpec, Request, SearchTrace,
@@ -197,11 +198,14 @@ class Explanation:
 # ---------------------------------------------------------------------------- entry points
 
 
-def explain_pod(objs: ObjectSet, namespace: str, name: str, features: Features, node: str | None = None) -> Explanation:
+def explain_pod(objs: ObjectSet, namespace: str, name: str, features: Features, node: str | None = None,
+                pool_order: PoolOrder | None = None) -> Explanation:
+    """`pool_order` reorders the pools the search tries on a node: schedulers that visit pools in Go map
+    order (see Features.deterministic_order) may try them in any order, and callers enumerate those."""
     pod = objs.pods.get((namespace, name))
     if pod is None:
         raise ExplainError(f"Pod {namespace}/{name} not found")
-    return _explain_pod(objs, pod, features, node, what_if=False)
+    return _explain_pod(objs, pod, features, node, what_if=False, pool_order=pool_order)
 
 
 def explain_pod_object(objs: ObjectSet, pod: dict, features: Features, *, what_if: bool = False,
@@ -270,7 +274,8 @@ def _allocation(claim: dict) -> dict | None:
 
 
 def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | None, what_if: bool,
-                 extended_claim: dict | None = None, node_names: list[str] | None = None) -> Explanation:
+                 pool_order: PoolOrder | None = None, extended_claim: dict | None = None,
+                 node_names: list[str] | None = None) -> Explanation:
     meta = pod["metadata"]
     namespace, name = meta.get("namespace") or "default", meta["name"]
     statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []}
@@ -321,7 +326,7 @@ def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | Non
         slots.append(_ClaimSlot(claim, pod_claim, "Allocated" if _allocation(claim) else "ToAllocate"))
     if extended_claim is not None:
         slots.append(_ClaimSlot(extended_claim, None, "ToAllocate"))
-    return _Explainer(objs, features, "Pod", namespace, name, slots, node, what_if, node_names).run()
+    return _Explainer(objs, features, "Pod", namespace, name, slots, node, what_if, pool_order, node_names).run()
 
 
 # ---------------------------------------------------------------------------- the explainer
@@ -329,9 +334,11 @@ def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | Non
 
 class _Explainer:
     def __init__(self, objs: ObjectSet, features: Features, kind: str, namespace: str, name: str,
-                 slots: list[_ClaimSlot], node: str | None, what_if: bool, node_names: list[str] | None = None):
+                 slots: list[_ClaimSlot], node: str | None, what_if: bool, pool_order: PoolOrder | None = None,
+                 node_names: list[str] | None = None):
         self.objs = objs
         self.node_names = node_names
+        self.pool_order = pool_order
         self.features = features
         self.kind, self.namespace, self.name = kind, namespace, name
         self.slots = slots
@@ -453,7 +460,8 @@ class _Explainer:
             try:
                 if gather_error is not None:
                     raise gather_error
-                results = allocator.allocate(node, specs, trace, pools)
+                search_pools = self.pool_order(node_name, pools) if self.pool_order else pools
+                results = allocator.allocate(node, specs, trace, search_pools)
             except AllocatorError as err:
                 verdict.verdict, verdict.message = ERROR, str(err)
             except NodeUnschedulable as err:

@@ -43,12 +43,22 @@ class FeatureError(ValueError):
     pass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Features:
-    """The feature set one scheduler of a given Kubernetes minor version runs with."""
+    """The feature set one scheduler of a given Kubernetes minor version runs with. Two feature sets
+    are equal (and hash equal) when the minor and every gate agree, so either can key a cache."""
 
     minor: int
-    gates: dict = field(default_factory=dict, compare=False, hash=False)
+    gates: dict = field(default_factory=dict)
+
+    def _identity(self) -> tuple:
+        return self.minor, tuple(sorted(self.gates.items()))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Features) and self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
 
     @classmethod
     def for_version(cls, minor: int | str | None = None, overrides: dict | None = None) -> "Features":
@@ -125,6 +135,21 @@ class Features:
 
     # Behaviour that changed between releases rather than behind a gate.
     @property
+    def subrequest_setup_uses_previous_key(self) -> bool:
+        """<= 1.35: when Allocate sets up the subrequests of a firstAvailable request, subrequest i
+        (i > 0) is validated under the key of subrequest i-1, so an "All" subrequest's devices are
+        judged by (and cached as) the previous subrequest's selection (structured/internal/*/
+        allocator_*.go Allocate, v0.34-v0.35: requestKey.subRequestIndex is set after the call;
+        fixed in v0.36)."""
+        return self.minor <= 35
+
+    @property
+    def gathers_pools_per_node(self) -> bool:
+        """1.34: a pool is what reaches the node — its newest generation there, complete when those
+        slices alone number resourceSliceCount; no obsolete pools, no counter slices for every node."""
+        return self.minor <= 34
+
+    @property
     def skips_incomplete_pools(self) -> bool:
         """1.35+: ExactCount never takes devices from incomplete or invalid pools."""
         return self.minor >= 35
@@ -188,7 +213,7 @@ class Features:
 
 
 def parse_minor(minor: int | str | None) -> int:
-    """Accepts 37, "37", "1.37", "v1.37.2"; None means the newest supported."""
+    """Accepts 37, "37", "1.37", "v1.37.2"; None means the newest supported; outside 1.34-1.37 is an error."""
     if minor is None:
         return NEWEST_MINOR
     if isinstance(minor, str):
@@ -201,8 +226,12 @@ def parse_minor(minor: int | str | None) -> int:
         minor = value
     if minor < OLDEST_MINOR:
         raise FeatureError(f"Kubernetes 1.{minor} is not supported (DRA structured allocation is GA from 1.{OLDEST_MINOR})")
-    # A newer cluster than we know runs at least our newest semantics.
-    return min(int(minor), NEWEST_MINOR)
+    if minor > NEWEST_MINOR:
+        # Guessing newer rules would be silent and wrong; a live cluster's newer minor is clamped by
+        # the caller, which says so.
+        raise FeatureError(f"Kubernetes 1.{minor} is newer than the DRA rules kubectl-dra knows "
+                           f"(1.{OLDEST_MINOR}-1.{NEWEST_MINOR})")
+    return int(minor)
 
 
 def parse_gate_overrides(text: str) -> dict[str, bool]:

@@ -7,6 +7,7 @@ cluster-wide view the CLI and dashboard show.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .features import Features
@@ -48,6 +49,10 @@ class Pool:
             yield from s.devices
 
 
+# Reorders the pools (and their slices) the search tries on one node: (node name, pools) -> pools.
+PoolOrder = Callable[[str, list[Pool]], list[Pool]]
+
+
 @dataclass
 class SkippedPool:
     """A pool the node can see but may not allocate from, and why (for explanations)."""
@@ -76,27 +81,36 @@ def slice_targets_node(s: Slice, node: dict, features: Features | None = None) -
     return None
 
 
-def gather_pools(index: ClusterIndex, node: dict, features: Features,
-                 skipped: list[SkippedPool] | None = None) -> list[Pool]:
-    """The pools a node can allocate from, sorted (binding-condition pools last)."""
-    node_name = node["metadata"]["name"]
+def _newest_slices_by_pool(index: ClusterIndex, node: dict,
+                           usable: Callable[[Slice], bool]) -> dict[tuple[str, str], list[Slice]]:
+    """Per pool, the usable slices of the newest generation among those that reach the node."""
     by_pool: dict[tuple[str, str], list[Slice]] = {}
-    for s in index.slices_on_node.get(node_name, []) + index.slices_shared:
-        if not features.partitionable_devices and (s.per_device_node_selection or s.shared_counters):
-            continue
-        if features.ignores_compatibility_group_slices and s.uses_compatibility_groups:
-            continue  # unusable with DRADeviceCompatibilityGroups off: its pool looks incomplete
-        if not slice_targets_node(s, node, features):
+    for s in index.slices_on_node.get(node["metadata"]["name"], []) + index.slices_shared:
+        if not usable(s):
             continue
         current = by_pool.get(s.pool_id)
         if current is None or s.generation > current[0].generation:
             by_pool[s.pool_id] = [s]
         elif s.generation == current[0].generation:
             current.append(s)
+    return by_pool
+
+
+def gather_pools(index: ClusterIndex, node: dict, features: Features,
+                 skipped: list[SkippedPool] | None = None) -> list[Pool]:
+    """The pools a node can allocate from, sorted (binding-condition pools last)."""
+    if features.gathers_pools_per_node:
+        return _gather_pools_per_node(index, node, features, skipped)
+    def usable(s: Slice) -> bool:
+        if not features.partitionable_devices and (s.per_device_node_selection or s.shared_counters):
+            return False
+        if features.ignores_compatibility_group_slices and s.uses_compatibility_groups:
+            return False  # unusable with DRADeviceCompatibilityGroups off: its pool looks incomplete
+        return bool(slice_targets_node(s, node, features))
 
     pools: list[Pool] = []
     with_binding: list[Pool] = []
-    for pool_id, slices in by_pool.items():
+    for pool_id, slices in _newest_slices_by_pool(index, node, usable).items():
         generation, expected = slices[0].generation, slices[0].slice_count
         all_slices = None
         legacy_incomplete = False
@@ -127,6 +141,36 @@ def gather_pools(index: ClusterIndex, node: dict, features: Features,
         pool.generation, pool.expected_slices = generation, expected
         pool.seen_slices = len(all_slices) if all_slices is not None else len(slices)
         pool.incomplete = legacy_incomplete
+        if pool.invalid and skipped is not None:
+            skipped.append(SkippedPool(pool.driver, pool.name, "Invalid", pool.invalid_reason,
+                                       [d for s in pool.slices_targeting_node for d in s.devices]))
+        (with_binding if pool.has_binding_conditions else pools).append(pool)
+    key = lambda p: (p.driver, p.name)  # noqa: E731
+    return sorted(pools, key=key) + sorted(with_binding, key=key)
+
+
+def _gather_pools_per_node(index: ClusterIndex, node: dict, features: Features,
+                           skipped: list[SkippedPool] | None) -> list[Pool]:
+    """GatherPools of v0.34 (structured/internal/experimental/pools_experimental.go): only the slices
+    that reach this node make up a pool, so a pool whose other slices serve other nodes, or whose
+    newer generation does not reach this node, is incomplete here; ExactCount requests may still use
+    it, "All" requests fail on it."""
+    def usable(s: Slice) -> bool:
+        if not features.partitionable_devices and s.per_device_node_selection:
+            return False
+        return bool(slice_targets_node(s, node))
+
+    pools: list[Pool] = []
+    with_binding: list[Pool] = []
+    for pool_id, slices in _newest_slices_by_pool(index, node, usable).items():
+        generation, expected = slices[0].generation, slices[0].slice_count
+        pool = build_pool(pool_id, slices, features, None)
+        pool.generation, pool.expected_slices, pool.seen_slices = generation, expected, len(slices)
+        pool.incomplete = len(slices) != expected
+        if skipped is not None and pool.incomplete:
+            skipped.append(SkippedPool(pool.driver, pool.name, "Incomplete",
+                                       f"{len(slices)} of {expected} slices of generation {generation} reach this node",
+                                       [d for s in slices for d in s.devices]))
         if pool.invalid and skipped is not None:
             skipped.append(SkippedPool(pool.driver, pool.name, "Invalid", pool.invalid_reason,
                                        [d for s in pool.slices_targeting_node for d in s.devices]))

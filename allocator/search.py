@@ -263,7 +263,8 @@ class _Attempt:
                 if subrequests:
                     smallest = None
                     for si, sub in enumerate(subrequests):
-                        data = self._validate(make_request(sub, sub["name"], raw["name"]), (ci, ri, si))
+                        setup_si = max(si - 1, 0) if self.features.subrequest_setup_uses_previous_key else si
+                        data = self._validate(make_request(sub, sub["name"], raw["name"]), (ci, ri, setup_si))
                         self.request_data[(ci, ri, si)] = data
                         smallest = data.num_devices if smallest is None else min(smallest, data.num_devices)
                     wanted = smallest or 0
@@ -281,6 +282,10 @@ class _Attempt:
                 raise AllocatorError(f"claim {claim.ref}, {constraints}")
             self.constraints.append(constraints)
 
+        if self.features.subrequest_setup_uses_previous_key:
+            # Upstream starts the search with a fresh match cache, so what the setup cached under a
+            # neighbouring subrequest's key does not leak into the search.
+            self.selectable_cache.clear()
         done = self._allocate_one(0, 0, 0, 0, False, (0, 0, 0))
         if not done:
             if any(p.invalid for p in self.pools) and self.features.skips_incomplete_pools:
@@ -387,7 +392,9 @@ class _Attempt:
         for pi in range(start[0], len(self.pools)):
             pool = self.pools[pi]
             if pool.invalid and not self.features.skips_incomplete_pools:
-                self._legacy_invalid_pool(ci, key, data, pool)
+                # Up to 1.34 reaching an invalid pool in the search is fatal, whatever the request
+                # wants (structured/internal/*/allocator_*.go allocateOne in v0.34).
+                raise AllocatorError(f"pool {pool.name} is invalid: {pool.invalid_reason}")
             if pool.incomplete and self.features.skips_incomplete_pools or pool.invalid:
                 continue
             slices = pool.slices_targeting_node
@@ -422,12 +429,6 @@ class _Attempt:
                         return True
                     rollback()
         return False
-
-    def _legacy_invalid_pool(self, ci: int, key, data: RequestData, pool: Pool) -> None:
-        """Up to 1.34 an invalid pool was fatal once one of its devices was selectable."""
-        for device in pool.devices_targeting_node():
-            if self._is_selectable(key, data, device):
-                raise AllocatorError(f"pool {pool.name} is invalid: {pool.invalid_reason}")
 
     # ------------------------------------------------------------------ checks
 

@@ -104,3 +104,41 @@ def test_missing_counter_set_makes_pool_invalid():
     s = resource_slice("s", [d], pool="p", allNodes=True)
     exp = run(s)
     assert node_verdict(exp, "n1").skipped_pools[0].reason == "counter set nope not found"
+
+
+def test_invalid_pool_is_fatal_in_134_even_for_devices_of_another_class():
+    # v0.34 allocateOne fails as soon as the search reaches an invalid pool, whatever the request
+    # selects: here the invalid pool (tried first: pools go by driver and name) holds another
+    # driver's devices and the claim asks for a GPU.
+    nic_a = resource_slice("nic-a", [device("same")], driver="accel.example.org", pool="a-nics", allNodes=True, count=2)
+    nic_b = resource_slice("nic-b", [device("same")], driver="accel.example.org", pool="a-nics", allNodes=True, count=2)
+    gpus = resource_slice("gpus", [device("g0")], pool="z-gpus", allNodes=True)
+    exp = run(nic_a, nic_b, gpus, minor=34)
+    assert exp.verdict == "Error"
+    assert exp.message == "pool a-nics is invalid: duplicate device name same"
+    # 1.35+ skips invalid pools and allocates from the others.
+    assert run(nic_a, nic_b, gpus, minor=35).verdict == "Fits"
+
+
+def test_134_pool_is_only_the_slices_that_reach_the_node():
+    # v0.34 GatherPools counts only the slices reaching the node: the pool is complete for the
+    # cluster, but incomplete on n1, so "All" fails there while ExactCount may still use it.
+    mine = resource_slice("a", [device("a")], pool="p", node_name="n1", count=2)
+    other = resource_slice("b", [device("b")], pool="p", node_name="n2", count=2)
+    all_mode = [device_class(), node("n1"), node("n2"), mine, other,
+                claim("c", [exact("gpu", count=None, allocationMode="All")])]
+    exp = explain(all_mode, ("default", "c"), minor=34, node="n1")
+    assert exp.verdict == "Error"
+    assert "asks for all devices, but resource pool gpu.example.com/p is currently being updated" in exp.message
+    assert explain(all_mode, ("default", "c"), minor=35, node="n1").verdict == "Fits"
+    assert verdicts(run(mine, other, nodes=("n1", "n2"), minor=34)) == {"n1": "Fits", "n2": "Fits"}
+
+
+def test_134_has_no_obsolete_pools():
+    # A newer generation that does not reach n1 does not make n1's generation obsolete in 1.34:
+    # the pool is merely incomplete there and ExactCount can use its devices.
+    old = resource_slice("old", [device("a")], pool="p", node_name="n1", generation=1, count=2)
+    new = resource_slice("new", [device("b")], pool="p", node_name="n2", generation=2, count=2)
+    exp = run(old, new, nodes=("n1",), minor=34)
+    assert exp.verdict == "Fits"
+    assert [p.state for p in node_verdict(exp, "n1").skipped_pools] == ["Incomplete"]

@@ -229,3 +229,24 @@ def test_distinct_attribute_remembers_one_value_per_request_in_136():
     assert chosen(exp, "n1") == [("x", "n1/a"), ("x", "n1/b"), ("x", "n1/c")]
     exp = explain(base(s, c, nodes=("n1",)), ("default", "c"), minor=37)
     assert exp.verdict == "Unschedulable"
+
+
+def test_subrequest_setup_judges_all_subrequest_by_previous_key_up_to_135():
+    # v0.34/v0.35 set up subrequest i under subrequest i-1's key: an "All" subrequest right after
+    # another "All" subrequest reuses its neighbour's cached matches during setup, so a selector
+    # that fails at run time on some device is never evaluated there (1.36 fixed the key).
+    picky = device_class("picky", [f'device.driver == "{DRIVER}"',
+                                   f'device.attributes["{DRIVER}"].model.startsWith("h") || '
+                                   f'device.attributes["{DRIVER}"].missing == 1'])
+    devices = resource_slice("s", [device("h", {"model": "h100", "index": 1}), device("l", {"model": "l4", "index": 1})],
+                             node_name="n1")
+    wide = {"name": "wide", "deviceClassName": "gpu", "allocationMode": "All",
+            "selectors": [{"cel": {"expression": f'device.attributes["{DRIVER}"].index >= 5'}}]}
+    all_picky = {"name": "all-picky", "deviceClassName": "picky", "allocationMode": "All"}
+    request = first_available("r", wide, all_picky, sub("one", count=1))
+    objects = [device_class(), picky, node("n1"), devices, claim("c", [request])]
+    old = explain(objects, ("default", "c"), minor=35)
+    assert old.verdict == "Fits"
+    new = explain(objects, ("default", "c"), minor=36)
+    assert new.verdict == "Error"
+    assert "class picky: selector #1: CEL runtime error" in new.message

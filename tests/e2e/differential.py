@@ -13,6 +13,7 @@ import json
 import re
 import sys
 from fractions import Fraction
+from collections.abc import Iterator
 from pathlib import Path
 
 from .oracle import OracleScenario, run_batch
@@ -110,32 +111,91 @@ def python_outcome(scenario: Scenario, only_claims: set[str] | None = None) -> O
     return outcome
 
 
-# Errors the search meets while it walks devices: which comes first depends on the pool order.
-_SEARCH_TIME_ERRORS = ("CEL runtime error", "because a claim constraint would not be satisfied")
-
-
-def _search_time_error(message: str) -> bool:
-    return any(marker in message for marker in _SEARCH_TIME_ERRORS)
-
-
-def _order_dependent_error(report: dict) -> bool:
-    return any(n["verdict"] == "Error" and _search_time_error(n["error"]) for n in report["nodes"])
-
-
-def _python_search_time_error(scenario: Scenario) -> bool:
-    import allocator
-
-    objects = allocator.load_objects(scenario.objects)
-    features = allocator.Features.for_version(scenario.minor, overrides=dict(scenario.feature_gates) or None)
-    explanation = allocator.explain_pod(objects, scenario.pod[0], scenario.pod[1], features)
-    return any(n.verdict == "Error" and _search_time_error(n.message) for n in explanation.nodes)
-
-
-def _deterministic(scenario: Scenario) -> bool:
+def deterministic(scenario: Scenario) -> bool:
     import allocator
 
     features = allocator.Features.for_version(scenario.minor, overrides=dict(scenario.feature_gates) or None)
     return features.deterministic_order
+
+
+# Enumerating every order is factorial; scenarios have at most a few pools of a few slices each, so this
+# bound is only reached by a scenario that disagrees anyway (then the message says the search was cut).
+MAX_ORDERS = 5000
+
+
+def _pool_orders(pools: list) -> "Iterator[list]":
+    """Every order in which a scheduler that walks Go maps can try these pools: any permutation of the
+    pools and, inside each pool, of its slices (the informer's list order) — pools with binding
+    conditions stay last, as upstream appends them after the others."""
+    import dataclasses
+    import itertools
+
+    plain = [p for p in pools if not p.has_binding_conditions]
+    last = [p for p in pools if p.has_binding_conditions]
+
+    def slice_orders(pool):
+        for slices in itertools.permutations(pool.slices_targeting_node):
+            yield dataclasses.replace(pool, slices_targeting_node=list(slices))
+
+    def group_orders(group):
+        for permutation in itertools.permutations(group):
+            yield from itertools.product(*(slice_orders(p) for p in permutation))
+
+    for first in group_orders(plain):
+        for second in group_orders(last):
+            yield [*first, *second]
+
+
+def reachable_verdicts(scenario: Scenario, node: str, wanted: str | None = None) -> tuple[set[str], bool]:
+    """The verdicts our allocator reaches on `node` under every order of pools and slices a map-order
+    scheduler may use; stops early once `wanted` is reached. Returns (verdicts, complete)."""
+    import allocator
+
+    objects = allocator.load_objects(scenario.objects)
+    features = allocator.Features.for_version(scenario.minor, overrides=dict(scenario.feature_gates) or None)
+    verdicts: set[str] = set()
+    orders = None
+
+    def first_order(_node, pools):
+        nonlocal orders
+        orders = _pool_orders(pools)
+        return next(orders)
+
+    def next_order(_node, _pools):
+        return current
+
+    namespace, name = scenario.pod
+    explanation = allocator.explain_pod(objects, namespace, name, features, node=node, pool_order=first_order)
+    verdicts.add(explanation.nodes[0].verdict)
+    tried = 1
+    for current in orders or ():
+        if wanted in verdicts:
+            return verdicts, False
+        if tried >= MAX_ORDERS:
+            return verdicts, False
+        explanation = allocator.explain_pod(objects, namespace, name, features, node=node, pool_order=next_order)
+        verdicts.add(explanation.nodes[0].verdict)
+        tried += 1
+    return verdicts, True
+
+
+def _order_dependent_diffs(scenario: Scenario, ours: Outcome, theirs: Outcome) -> list[str]:
+    """For a scheduler that tries pools in map order: the oracle's verdict on a node must be one that
+    some order of pools and slices produces in our allocator; chosen devices are not comparable."""
+    diffs = []
+    for node in sorted(set(ours) | set(theirs)):
+        if node not in ours or node not in theirs:
+            diffs += compare({n: o for n, o in ours.items() if n == node}, {n: o for n, o in theirs.items() if n == node})
+            continue
+        their_verdict = theirs[node][0]
+        if ours[node][0] == their_verdict:
+            continue
+        reachable, complete = reachable_verdicts(scenario, node, wanted=their_verdict)
+        if their_verdict not in reachable:
+            searched = "every order" if complete else f"the first {MAX_ORDERS} orders"
+            diffs.append(f"{node}: oracle {their_verdict}; our verdicts over {searched} of pools and slices: "
+                         f"{', '.join(sorted(reachable))}")
+    return diffs
 
 
 def compare(ours: Outcome, theirs: Outcome) -> list[str]:
@@ -157,43 +217,46 @@ def compare(ours: Outcome, theirs: Outcome) -> list[str]:
     return diffs
 
 
-def oracle_scenario(scenario: Scenario) -> OracleScenario:
-    return OracleScenario(id=scenario.id, objects=scenario.objects, pod="/".join(scenario.pod),
-                          kubernetes_version=scenario.kubernetes_version,
+def oracle_scenario(scenario: Scenario, run: int = 0) -> OracleScenario:
+    return OracleScenario(id=f"{scenario.id}#{run}" if run else scenario.id, objects=scenario.objects,
+                          pod="/".join(scenario.pod), kubernetes_version=scenario.kubernetes_version,
                           feature_gates=dict(scenario.feature_gates) or None)
 
 
-def check(scenarios: list[Scenario], version: str) -> dict[str, list[str]]:
-    """Runs every scenario through one draoracle process and through the Python allocator;
-    returns {scenario id: differences} for the scenarios that disagree."""
-    answers = run_batch([oracle_scenario(s) for s in scenarios], version=version)
-    disagreements = {}
+def check(scenarios: list[Scenario], version: str, runs: int = 1) -> dict[str, list[str]]:
+    """Runs every scenario `runs` times through one draoracle process (each run is a fresh Allocate, so
+    a map-order scheduler meets another order) and once through the Python allocator; returns
+    {scenario id: differences} for the scenarios where some run disagrees."""
+    answers = run_batch([oracle_scenario(s, run) for s in scenarios for run in range(runs)], version=version)
+    disagreements: dict[str, list[str]] = {}
     for scenario in scenarios:
-        answer = answers[scenario.id]
-        if "error" in answer:
-            disagreements[scenario.id] = [f"draoracle could not evaluate the scenario: {answer['error']}"]
-            continue
-        theirs = oracle_outcome(answer["report"])
-        only = {c["claim"] for c in answer["report"]["claims"] if not c["allocated"]}
-        try:
-            ours = python_outcome(scenario, only)
-        except Exception as err:  # a crash is a disagreement like any other
-            disagreements[scenario.id] = [f"the Python allocator raised {type(err).__name__}: {err}"]
-            continue
-        ours = {node: o for node, o in ours.items() if node in theirs}
-        if not _deterministic(scenario):
-            # Up to 1.35, and in the stable allocator, pools are tried in Go map order: the chosen
-            # devices are not comparable, and neither is whether the search meets a device whose
-            # selector fails at run time (an Error) before it finds a fit.
-            ours = {node: (verdict, {}) for node, (verdict, _) in ours.items()}
-            theirs = {node: (verdict, {}) for node, (verdict, _) in theirs.items()}
-            if _order_dependent_error(answer["report"]) or (
-                    any(v == "Error" for v, _ in ours.values()) and _python_search_time_error(scenario)):
-                continue
-        diffs = compare(ours, theirs)
-        if diffs:
-            disagreements[scenario.id] = diffs
+        ours_by_node: Outcome | None = None
+        for run in range(runs):
+            answer = answers[oracle_scenario(scenario, run).id]
+            if "error" in answer:
+                diffs = [f"draoracle could not evaluate the scenario: {answer['error']}"]
+            else:
+                theirs = oracle_outcome(answer["report"])
+                only = {c["claim"] for c in answer["report"]["claims"] if not c["allocated"]}
+                try:
+                    if ours_by_node is None:
+                        ours_by_node = python_outcome(scenario, only)
+                    diffs = _diffs(scenario, ours_by_node, theirs)
+                except Exception as err:  # a crash is a disagreement like any other
+                    diffs = [f"the Python allocator raised {type(err).__name__}: {err}"]
+            if diffs:
+                prefix = f"oracle run {run + 1} of {runs}: " if runs > 1 else ""
+                disagreements[scenario.id] = [prefix + d for d in diffs]
+                break
     return disagreements
+
+
+def _diffs(scenario: Scenario, ours: Outcome, theirs: Outcome) -> list[str]:
+    ours = {node: o for node, o in ours.items() if node in theirs}
+    if deterministic(scenario):
+        return compare(ours, theirs)
+    # Up to 1.35, and in the stable allocator, pools are tried in Go map order.
+    return _order_dependent_diffs(scenario, ours, theirs)
 
 
 def reproduce_command(scenario: Scenario, stored: Path | None = None) -> str:

@@ -419,6 +419,8 @@ class _Generator:
                 gates[gate] = False
         if self.minor == 36 and self.chance(0.3):
             gates["DRADeviceTaintRules"] = True
+        if self.minor <= 35:
+            objects = [as_stored(obj, gates) for obj in objects]
         objects = [self.maybe_beta(obj) for obj in objects]
         return Scenario(seed=self.seed, minor=self.minor, objects=objects, feature_gates=gates)
 
@@ -433,6 +435,50 @@ class _Generator:
 V1BETA1_DEVICE_FIELDS = ("attributes", "capacity", "consumesCounters", "nodeName", "nodeSelector", "allNodes",
                          "taints", "bindsToNode", "bindingConditions", "bindingFailureConditions",
                          "allowMultipleAllocations")
+
+
+BINDING_FIELDS = ("bindsToNode", "bindingConditions", "bindingFailureConditions")
+
+
+def as_stored(obj: dict, gates: dict[str, bool]) -> dict:
+    """The object as a 1.34/1.35 API server stores it, where DRAConsumableCapacity and
+    DRADeviceBindingConditions are alpha and off unless the scenario turns them on: their fields are
+    dropped on create, and a selector on device.allowMultipleAllocations would be refused, so it is
+    left out. Without this, scenarios held fields no real 1.34/1.35 scheduler sees — and draoracle's
+    v1beta1 conversion (dynamic-resource-allocation/api/v1beta1 up to v0.35) drops some of them where
+    the API server keeps them, which made map-order runs disagree for reasons no cluster has."""
+    consumable, binding = gates.get("DRAConsumableCapacity", False), gates.get("DRADeviceBindingConditions", False)
+    if consumable and binding:
+        return obj
+    obj = copy.deepcopy(obj)
+    if obj["kind"] == "ResourceSlice":
+        for device in obj["spec"].get("devices", []):
+            if not consumable:
+                device.pop("allowMultipleAllocations", None)
+                for capacity in (device.get("capacity") or {}).values():
+                    capacity.pop("requestPolicy", None)
+            if not binding:
+                for name in BINDING_FIELDS:
+                    device.pop(name, None)
+    elif obj["kind"] == "ResourceClaim" and not consumable:
+        devices = obj["spec"]["devices"]
+        for request in devices["requests"]:
+            for body in [request.get("exactly") or {}, *(request.get("firstAvailable") or [])]:
+                body.pop("capacity", None)
+                if "selectors" in body:
+                    body["selectors"] = _without_multiple_allocations(body["selectors"])
+        if "constraints" in devices:
+            devices["constraints"] = [c for c in devices["constraints"] if "distinctAttribute" not in c]
+        for result in ((obj.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results", []):
+            result.pop("consumedCapacity", None)
+            result.pop("shareID", None)
+    elif obj["kind"] == "DeviceClass" and not consumable:
+        obj["spec"]["selectors"] = _without_multiple_allocations(obj["spec"].get("selectors") or [])
+    return obj
+
+
+def _without_multiple_allocations(selectors: list[dict]) -> list[dict]:
+    return [sel for sel in selectors if "allowMultipleAllocations" not in sel["cel"]["expression"]]
 
 
 def to_v1beta1(obj: dict) -> dict:
