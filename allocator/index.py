@@ -41,7 +41,7 @@ class ClusterIndex:
 
 
 def cluster_index(objs: ObjectSet, features: Features) -> ClusterIndex:
-    key = ("index", features.minor, tuple(sorted(features.gates.items())))
+    key = ("index", features)
     index = objs._cache.get(key)
     if index is None:
         with paused_gc():

@@ -189,7 +189,7 @@ def _device_status(objs: ObjectSet) -> dict[DeviceID, list[dict]]:
 
 
 def analyze_pools(objs: ObjectSet, features: Features) -> list[PoolReport]:
-    key = ("pools", features.minor, tuple(sorted(features.gates.items())))
+    key = ("pools", features)
     cached = objs._cache.get(key)
     if cached is None:
         with paused_gc():

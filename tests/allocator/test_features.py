@@ -25,16 +25,29 @@ def test_overrides_pick_variant():
         Features.for_version(37, {"Nope": True})
 
 
-@pytest.mark.parametrize("text, minor", [("1.36", 36), ("v1.37.2", 37), ("35", 35), (None, 37), ("1.40", 37)])
+@pytest.mark.parametrize("text, minor", [("1.36", 36), ("v1.37.2", 37), ("35", 35), (None, 37), ("1.34", 34)])
 def test_parse_minor(text, minor):
     assert parse_minor(text) == minor
 
 
-def test_parse_minor_rejects_old_and_garbage():
-    with pytest.raises(FeatureError):
-        parse_minor("1.33")
-    with pytest.raises(FeatureError):
-        parse_minor("one")
+@pytest.mark.parametrize("text, message", [("1.33", "not supported"), ("one", "invalid"),
+                                           ("1.38", r"newer than the DRA rules kubectl-dra knows \(1.34-1.37\)")])
+def test_parse_minor_rejects_versions_outside_the_known_rules(text, message):
+    with pytest.raises(FeatureError, match=message):
+        parse_minor(text)
+
+
+def test_features_equal_only_when_every_gate_agrees():
+    default = Features.for_version(37)
+    assert default == Features.for_version("1.37") and hash(default) == hash(Features.for_version(37))
+    changed = Features.for_version(37, {"DRAConsumableCapacity": False})
+    assert changed != default
+    assert len({default, changed, Features.for_version(36)}) == 3
+
+
+def test_unknown_gate_names_the_known_ones():
+    with pytest.raises(FeatureError, match="unknown feature gate 'DRANope' \\(known: DRAAdminAccess, "):
+        Features.for_version(37, {"DRANope": True})
 
 
 def test_parse_gate_overrides():

@@ -48,6 +48,7 @@ def kubeconfig_file(tmp_path, isolated_kubeconfig):
     (("--demo", "devices", "--class", "tpu.example.com"), r"DeviceClass/tpu\.example\.com not found$"),
     (("--demo", "slices", "-l", "a in (b"), r"-l 'a in \(b': cannot parse label requirement"),
     (("--demo", "--kubernetes-version", "1.20", "pools"), r"--kubernetes-version 1\.20: Kubernetes 1\.20 is not supported"),
+    (("--demo", "--kubernetes-version", "1.38", "pools"), r"--kubernetes-version 1\.38: Kubernetes 1\.38 is newer than the DRA rules"),
     (("--demo", "pools", "-o", "xml"), r"Invalid value for '-o' / '--output'"),
     (("--demo", "--request-timeout", "soon", "pools"), r"'soon' is not a duration"),
     (("--demo", "--from", "x.yaml", "pools"), r"--demo and --from cannot be used together$"),
