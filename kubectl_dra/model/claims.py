@@ -68,7 +68,3 @@ def pod_claim_names(pod: dict) -> list[str]:
         names.append(name or f"{entry.get('name')} (from template {entry.get('resourceClaimTemplateName')})")
     return names
 
-
-def claims_by_pod(pods: dict[tuple[str, str], dict]) -> dict[tuple[str, str], list[str]]:
-    """(namespace, pod) -> the claim names it uses."""
-    return {key: pod_claim_names(pod) for key, pod in pods.items()}

@@ -149,7 +149,7 @@ def tables(doc: dict) -> tuple[str, list[list[str]], list[list[str]], list[str]]
                         gpu["pciBusID"], gpu["migMode"]["current"], h["status"]])
         for mig in gpu["migDevices"]:
             place = mig["placement"]
-            devices.append([f"{gpu['index']}:{mig['index']}", "-", f"MIG {mig['profile']}",
+            devices.append([f"{gpu['index']}:{mig['index']}", "", f"MIG {mig['profile']}",
                             mig["uuid"], "", "", _gib(mig["memoryBytes"]),
                             _memory_slices(place["start"], place["size"]),
                             f"GI {mig['gpuInstanceID']} CI {mig['computeInstanceID']}",

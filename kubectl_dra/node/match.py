@@ -87,6 +87,7 @@ def match(system: System, objs: allocator.ObjectSet, features: allocator.Feature
 
 
 def table(doc: dict) -> list[list[str]]:
+    """Header and rows; an empty cell is "" (the printer writes `<none>`, as every table does)."""
     rows = [["DRIVER", "POOL", "DEVICE", "LOCAL", "UUID", "MATCHED BY", "CLAIMS", "PODS"]]
     for row in doc["devices"]:
         local = row["local"]
@@ -94,8 +95,8 @@ def table(doc: dict) -> list[list[str]]:
         pods = ",".join(f"{p['namespace']}/{p['name']}" for h in row["holders"] for p in h["pods"])
         rows.append([row["driver"], row["pool"], row["device"],
                      local["device"] if local else "<none>",
-                     local["uuid"] if local else (row["publishedUUID"] or "-"),
-                     row["matchedBy"] or "-", claims or "-", pods or "-"])
+                     local["uuid"] if local else (row["publishedUUID"] or ""),
+                     row["matchedBy"] or "", claims, pods])
     for local in doc["unpublished"]:
-        rows.append(["-", "-", "<not published>", local["device"], local["uuid"], "-", "-", "-"])
+        rows.append(["", "", "<not published>", local["device"], local["uuid"], "", "", ""])
     return rows

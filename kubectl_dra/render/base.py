@@ -123,7 +123,9 @@ def table(view: ListView, *, wide: bool, no_headers: bool, color: bool) -> str:
 
 
 def text_table(rows: list[list[str]]) -> str:
-    """A header row and rows laid out like every table here, without colour (node mode's tables)."""
+    """A header row and rows laid out like every table here, without colour (node mode's tables);
+    empty cells print as <none>."""
+    rows = [rows[0], *([_cell(value) for value in row] for row in rows[1:])]
     widths = [max(len(v) for v in values) for values in zip(*rows)]
     return "".join(_line(row, widths, [None] * len(row), False) for row in rows)
 
