@@ -96,10 +96,15 @@ def _node(result: framework.NodeResult, allocation, pre_filter: Status | None) -
 
 
 def _dra_cause(node: NodeExplanation) -> Cause | None:
+    """Where the node stands with DynamicResources: why it fails there, or, where the claims fit,
+    how many devices of the requested classes are usable (closer when more are)."""
     status = next((s for s in node.filters if s.plugin == dynamic_resources.NAME), None)
-    if status is None or not status.rejected or node.allocation is None:
+    if status is None or node.allocation is None:
         return None
-    return dra_cause(node.allocation)
+    if status.rejected:
+        return dra_cause(node.allocation)
+    usable = sum(r.candidates for c in node.allocation.claims for r in c.requests)
+    return Cause(dynamic_resources.NAME, "", "", usable=usable, in_class=usable)
 
 
 def _summary(nodes: list[NodeExplanation], scheduler_message: str | None, bound_to: str | None) -> Summary:

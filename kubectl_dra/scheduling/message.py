@@ -36,13 +36,13 @@ def fit_error(total: int, statuses: list[Status], pre_filter_message: str = "") 
 
 def preemption(cycle: Cycle, diagnosis: Diagnosis) -> tuple[str, list[str]]:
     """DefaultPreemption's PostFilter message, and the nodes where evicting lower-priority pods
-    would make the pod fit (then the scheduler nominates one and adds no message)."""
+    would make the pod fit (the scheduler then nominates the best of them)."""
     spec = cycle.pod["spec"]
     if spec.get("preemptionPolicy") == "Never":
         return "preemption: " + NOT_ELIGIBLE, []
     priority = int(spec.get("priority") or 0)
     statuses: list[Status] = []
-    helped: list[str] = []
+    helped: dict[str, list] = {}
     for node in diagnosis.nodes:
         if node.recorded is None or node.recorded.code != Code.UNSCHEDULABLE:
             statuses.append(Status(Code.UNRESOLVABLE, (NOT_HELPFUL,)))
@@ -53,12 +53,28 @@ def preemption(cycle: Cycle, diagnosis: Diagnosis) -> tuple[str, list[str]]:
             continue
         after = filter_node(cycle, info)
         if after is None:
-            helped.append(node.name)
+            helped[node.name] = _reprieve(cycle, info, victims)
         else:
             statuses.append(after)
     if helped:
-        return "", helped
+        # SelectCandidate (pickOneNodeForPreemption, PDBs aside): the lowest highest victim
+        # priority, then the lowest sum of priorities, then the fewest victims.
+        best = min(helped, key=lambda n: (max(v.priority for v in helped[n]), sum(v.priority for v in helped[n]),
+                                          len(helped[n]), n))
+        return (f"preemption: found a potential placement for pod on node {best}, "
+                f"preempting {len(helped[best])} victims"), sorted(helped)
     return "preemption: " + fit_error(len(diagnosis.nodes), statuses), []
+
+
+def _reprieve(cycle: Cycle, info, victims: list) -> list:
+    """SelectVictimsOnNode: give back the most important victims first while the pod still fits."""
+    evicted = []
+    for victim in sorted(victims, key=lambda v: -v.priority):
+        info.add(victim)
+        if filter_node(cycle, info) is not None:
+            info.remove(victim)
+            evicted.append(victim)
+    return evicted
 
 
 def truncate(message: str) -> str:

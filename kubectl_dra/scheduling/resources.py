@@ -81,6 +81,13 @@ class Resource:
         for name, value in other.scalars.items():
             self.scalars[name] = self.scalars.get(name, 0) + value
 
+    def subtract(self, other: "Resource") -> None:
+        self.milli_cpu -= other.milli_cpu
+        self.memory -= other.memory
+        self.ephemeral_storage -= other.ephemeral_storage
+        for name, value in other.scalars.items():
+            self.scalars[name] = self.scalars.get(name, 0) - value
+
     def is_zero(self) -> bool:
         return not (self.milli_cpu or self.memory or self.ephemeral_storage or self.scalars)
 
@@ -222,6 +229,11 @@ class NodeInfo:
         self.pods.append(pod)
         self.requested.add_resource(pod.requests)
         self.used_ports.update(pod.ports)
+
+    def remove(self, pod: BoundPod) -> None:
+        self.pods.remove(pod)
+        self.requested.subtract(pod.requests)
+        self.used_ports = {port for other in self.pods for port in other.ports}
 
     def without_pods_below(self, priority: int) -> tuple["NodeInfo", list[BoundPod]]:
         """This node with the pods preemption could evict (lower priority) removed, and those pods."""

@@ -143,3 +143,39 @@ def test_missing_device_class_rejects_every_node_in_prefilter():
         "0/2 nodes are available: request gpu: device class nope does not exist. "
         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
     assert exp.summary.closest == []
+
+
+def test_the_scheduler_message_counts_first_failures_and_adds_preemption():
+    objects = [node("a", unschedulable=True), node("b", taints=[NOT_READY]), node("c", cpu="4"),
+               pod("web", node_name="c", containers=[container(requests={"cpu": "3"})]),
+               pod("p", containers=[container(requests={"cpu": "2"})])]
+    assert explain(objects).summary.scheduler_message == (
+        "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable. "
+        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
+        "2 Preemption is not helpful for scheduling.")
+
+
+def test_a_lower_priority_pod_would_be_preempted():
+    objects = [node("a", cpu="2"), node("b", cpu="2"),
+               pod("batch", node_name="a", priority=-10, containers=[container(requests={"cpu": "1500m"})]),
+               pod("low", node_name="b", priority=-20, containers=[container(requests={"cpu": "1"})]),
+               pod("other", node_name="b", priority=-20, containers=[container(requests={"cpu": "1"})]),
+               pod("p", containers=[container(requests={"cpu": "1"})])]
+    # b needs one of its two victims evicted, a one victim of higher priority: b is the better candidate.
+    assert explain(objects).summary.scheduler_message == (
+        "0/2 nodes are available: 2 Insufficient cpu. "
+        "preemption: found a potential placement for pod on node b, preempting 1 victims")
+
+
+def test_preemption_policy_never():
+    objects = [node("a", cpu="1"), pod("p", preemptionPolicy="Never", containers=[container(requests={"cpu": "2"})])]
+    assert explain(objects).summary.scheduler_message == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.")
+
+
+def test_a_bound_pod_says_where_it_runs_and_a_fitting_pod_where_it_would_go_first():
+    bound = pod("p", node_name="b")
+    exp = explain([node("a"), node("b"), bound])
+    assert (exp.summary.bound_to, exp.message, exp.summary.scheduler_message) == ("b", "bound to node b", None)
+    fitting = explain([node("a"), node("b", unschedulable=True), node("c"), pod("p")])
+    assert (fitting.summary.first_fit, fitting.summary.fits, fitting.summary.closest) == ("a", 2, [])
