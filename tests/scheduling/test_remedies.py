@@ -233,7 +233,7 @@ def test_relax_moves_a_capacity_bound_to_the_largest_free_value():
     by_kind, _ = remedies_for(demo(), claim)
     remedy = by_kind["relax"]
     assert remedy["change"]["selector"]["to"] == "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0"
-    assert "largest free is 40Gi on gpu-node-1" in remedy["description"]
+    assert "largest value of a free device that works is 40Gi (on gpu-node-1)" in remedy["description"]
     assert remedy["nodes"] == ["gpu-node-1"]
 
 
@@ -243,6 +243,30 @@ def test_relax_skips_a_nearer_value_that_does_not_fit():
                           [f"{AMPERE} && device.attributes['gpu.nvidia.com'].index > 4"])
     by_kind, _ = remedies_for(demo(), claim)
     assert by_kind["relax"]["change"]["selector"]["to"] == f"{AMPERE} && device.attributes['gpu.nvidia.com'].index >= 2"
+
+
+def test_relax_a_version_bound_past_free_devices_that_still_do_not_fit():
+    # 9.0.0 (gpu-node-1's H100s) is nearer, but their counters are taken: the bound that works is 8.0.0.
+    claim = what_if_claim("new-cuda", "default", "gpu.nvidia.com",
+                          ["device.attributes['gpu.nvidia.com'].cudaComputeCapability.isGreaterThan(semver('9.5.0'))"])
+    by_kind, _ = remedies_for(demo(), claim)
+    assert by_kind["relax"]["change"]["selector"]["to"] == \
+        "device.attributes['gpu.nvidia.com'].cudaComputeCapability.compareTo(semver('8.0.0')) >= 0"
+    assert by_kind["relax"]["nodes"] == ["gpu-node-2"]
+
+
+@pytest.mark.parametrize("expression, found", [
+    ("device.capacity['d.example.com'].memory.compareTo(quantity('80Gi')) >= 0", [("memory", ">=", "80Gi")]),
+    ('device.capacity["d.example.com"].memory.compareTo(quantity("1Ti")) < 0', [("memory", "<", "1Ti")]),
+    ("!device.capacity['d.example.com'].memory.isLessThan(quantity('8Gi'))", [("memory", ">=", "8Gi")]),
+    ("device.attributes['d.example.com'].index <= 3 && device.attributes['d.example.com'].driverVersion"
+     ".isGreaterThan(semver('1.2.3'))", [("index", "<=", "3"), ("driverVersion", ">", "1.2.3")]),
+    ("device.attributes['d.example.com'].model == 'H100'", []),
+])
+def test_selector_clauses_that_can_be_relaxed(expression, found):
+    from kubectl_dra.scheduling.remedies_selectors import clauses
+
+    assert [(c.name, c.op, str(c.threshold)) for c in clauses(expression)] == found
 
 
 def test_relax_offers_a_smaller_count_that_fits_now():
@@ -392,3 +416,105 @@ def test_the_text_ends_with_what_makes_it_fit_and_the_yaml_to_paste():
     assert yaml.safe_load("\n".join(l[5:] for l in lines[tolerations + 1:])) == [
         {"key": "gpu.nvidia.com/xid", "operator": "Equal", "value": "79", "effect": "NoExecute"}]
     assert remedies_lines([]) == []
+
+
+# ---------------------------------------------------------------------------- the real scheduler agrees
+
+
+def _snapshot_objects(kube) -> list[dict]:
+    kinds = (("v1", "Node"), ("v1", "Pod"), ("resource.k8s.io/v1", "DeviceClass"), ("resource.k8s.io/v1", "ResourceSlice"),
+             ("resource.k8s.io/v1", "ResourceClaim"), ("resource.k8s.io/v1", "ResourceClaimTemplate"),
+             ("resource.k8s.io/v1", "DeviceTaintRule"))
+    return [{"apiVersion": v, "kind": k, **item} for v, k in kinds for item in kube.list(v, k)["items"]]
+
+
+def _pending(kube, name: str, namespace: str):
+    from e2e.kubeclient import wait_for
+
+    def unschedulable():
+        pod = kube.get("v1", "Pod", name, namespace)
+        return any(c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable"
+                   for c in pod.get("status", {}).get("conditions") or [])
+    wait_for(unschedulable, timeout=60, what=f"the scheduler to find no node for pod {name}")
+
+
+def _bound(kube, name: str, namespace: str) -> str:
+    from e2e.kubeclient import wait_for
+
+    pod = wait_for(lambda: (p := kube.get("v1", "Pod", name, namespace))["spec"].get("nodeName") and p,
+                   timeout=60, what=f"the scheduler to bind pod {name}")
+    return pod["spec"]["nodeName"]
+
+
+def _class_and_slice(kube, suffix: str, node: str, devices: int) -> str:
+    driver = f"remedy-{suffix}.example.com"
+    kube.create({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": f"remedy-{suffix}"},
+                 "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]}})
+    kube.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-{suffix}"},
+                 "spec": {"driver": driver, "nodeName": node, "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                          "devices": [{"name": f"gpu-{i}"} for i in range(devices)]}})
+    return f"remedy-{suffix}"
+
+
+def _claim_and_pod(kube, namespace: str, name: str, device_class: str, count: int, **pod_spec) -> None:
+    kube.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name, "namespace": namespace},
+                 "spec": {"devices": {"requests": [{"name": "gpus", "exactly": {"deviceClassName": device_class,
+                                                                                 "count": count}}]}}})
+    kube.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
+                 "spec": {"resourceClaims": [{"name": "gpus", "resourceClaimName": name}],
+                          "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10",
+                                          "resources": {"claims": [{"name": "gpus"}]}}], **pod_spec}})
+
+
+def _real_remedies(cluster, kube, namespace: str, pod: str) -> dict:
+    objs = allocator.load_objects(_snapshot_objects(kube))
+    features = allocator.Features.for_version(cluster.kubernetes_minor)
+    exp = scheduling.explain_pod(objs, namespace, pod, features)
+    assert exp.verdict == "Unschedulable", exp.message
+    return {r.kind: r.to_dict() for r in exp.remedies}
+
+
+@pytest.mark.realcluster
+def test_the_real_scheduler_places_the_pod_once_its_devices_are_freed(cluster, kube, namespace):
+    import uuid
+
+    from e2e.controlplane import create_ready_node
+
+    suffix = uuid.uuid4().hex[:6]
+    node = f"remedy-{suffix}"
+    create_ready_node(kube, node)
+    device_class = _class_and_slice(kube, suffix, node, devices=2)
+    _claim_and_pod(kube, namespace, "holder", device_class, 2)
+    assert _bound(kube, "holder", namespace) == node
+    _claim_and_pod(kube, namespace, "want", device_class, 1)
+    _pending(kube, "want", namespace)
+
+    remedy = _real_remedies(cluster, kube, namespace, "want")["free-devices"]
+    assert remedy["change"] == {"release": [f"{namespace}/holder"], "pods": [f"{namespace}/holder"]}
+    assert remedy["nodes"] == [node]
+    kube.delete("v1", "Pod", "holder", namespace, grace_period=0)
+    kube.delete("resource.k8s.io/v1", "ResourceClaim", "holder", namespace)
+    assert _bound(kube, "want", namespace) == node
+
+
+@pytest.mark.realcluster
+def test_the_real_scheduler_places_the_pod_once_its_node_is_uncordoned_and_its_taint_tolerated(cluster, kube, namespace):
+    import uuid
+
+    from e2e.controlplane import create_ready_node
+
+    suffix = uuid.uuid4().hex[:6]
+    node = f"remedy-{suffix}"
+    create_ready_node(kube, node)
+    kube.patch("v1", "Node", node, {"spec": {"unschedulable": True, "taints": [
+        {"key": f"remedy-{suffix}", "value": "x", "effect": "NoSchedule"}]}})
+    device_class = _class_and_slice(kube, suffix, node, devices=1)
+    _claim_and_pod(kube, namespace, "want", device_class, 1)
+    _pending(kube, "want", namespace)
+
+    remedy = _real_remedies(cluster, kube, namespace, "want")["uncordon"]
+    assert remedy["change"] == {"uncordon": node, "pod": f"{namespace}/want", "tolerations": [
+        {"key": f"remedy-{suffix}", "operator": "Equal", "value": "x", "effect": "NoSchedule"}]}
+    kube.patch("v1", "Node", node, {"spec": {"unschedulable": False}})
+    kube.patch("v1", "Pod", "want", {"spec": {"tolerations": remedy["change"]["tolerations"]}}, namespace)
+    assert _bound(kube, "want", namespace) == node
