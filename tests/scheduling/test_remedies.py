@@ -7,9 +7,12 @@ Each listed remedy is applied here independently of the remedy code (from its ma
 from __future__ import annotations
 
 import copy
+import uuid
 
 import pytest
 import yaml
+from e2e.controlplane import create_ready_node
+from e2e.kubeclient import wait_for
 
 import allocator
 from kubectl_dra import scheduling
@@ -429,8 +432,6 @@ def _snapshot_objects(kube) -> list[dict]:
 
 
 def _pending(kube, name: str, namespace: str):
-    from e2e.kubeclient import wait_for
-
     def unschedulable():
         pod = kube.get("v1", "Pod", name, namespace)
         return any(c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable"
@@ -439,27 +440,29 @@ def _pending(kube, name: str, namespace: str):
 
 
 def _bound(kube, name: str, namespace: str) -> str:
-    from e2e.kubeclient import wait_for
-
     pod = wait_for(lambda: (p := kube.get("v1", "Pod", name, namespace))["spec"].get("nodeName") and p,
                    timeout=60, what=f"the scheduler to bind pod {name}")
     return pod["spec"]["nodeName"]
 
 
-def _class_and_slice(kube, suffix: str, node: str, devices: int) -> str:
+def _class_and_slice(kube, suffix: str, node: str, devices: int, tainted: int = 0) -> str:
     driver = f"remedy-{suffix}.example.com"
     kube.create({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": f"remedy-{suffix}"},
                  "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]}})
     kube.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-{suffix}"},
                  "spec": {"driver": driver, "nodeName": node, "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                          "devices": [{"name": f"gpu-{i}"} for i in range(devices)]}})
+                          "devices": [{"name": f"gpu-{i}", **({"taints": [_DEVICE_TAINT]} if i < tainted else {})}
+                                      for i in range(devices)]}})
     return f"remedy-{suffix}"
 
 
-def _claim_and_pod(kube, namespace: str, name: str, device_class: str, count: int, **pod_spec) -> None:
+_DEVICE_TAINT = {"key": "example.com/hbm-errors", "value": "high", "effect": "NoSchedule"}
+
+
+def _claim_and_pod(kube, namespace: str, name: str, device_class: str, count: int, tolerations=(), **pod_spec) -> None:
+    exactly = {"deviceClassName": device_class, "count": count, **({"tolerations": list(tolerations)} if tolerations else {})}
     kube.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name, "namespace": namespace},
-                 "spec": {"devices": {"requests": [{"name": "gpus", "exactly": {"deviceClassName": device_class,
-                                                                                 "count": count}}]}}})
+                 "spec": {"devices": {"requests": [{"name": "gpus", "exactly": exactly}]}}})
     kube.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
                  "spec": {"resourceClaims": [{"name": "gpus", "resourceClaimName": name}],
                           "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10",
@@ -476,10 +479,6 @@ def _real_remedies(cluster, kube, namespace: str, pod: str) -> dict:
 
 @pytest.mark.realcluster
 def test_the_real_scheduler_places_the_pod_once_its_devices_are_freed(cluster, kube, namespace):
-    import uuid
-
-    from e2e.controlplane import create_ready_node
-
     suffix = uuid.uuid4().hex[:6]
     node = f"remedy-{suffix}"
     create_ready_node(kube, node)
@@ -499,10 +498,6 @@ def test_the_real_scheduler_places_the_pod_once_its_devices_are_freed(cluster, k
 
 @pytest.mark.realcluster
 def test_the_real_scheduler_places_the_pod_once_its_node_is_uncordoned_and_its_taint_tolerated(cluster, kube, namespace):
-    import uuid
-
-    from e2e.controlplane import create_ready_node
-
     suffix = uuid.uuid4().hex[:6]
     node = f"remedy-{suffix}"
     create_ready_node(kube, node)
@@ -518,3 +513,26 @@ def test_the_real_scheduler_places_the_pod_once_its_node_is_uncordoned_and_its_t
     kube.patch("v1", "Node", node, {"spec": {"unschedulable": False}})
     kube.patch("v1", "Pod", "want", {"spec": {"tolerations": remedy["change"]["tolerations"]}}, namespace)
     assert _bound(kube, "want", namespace) == node
+
+
+@pytest.mark.realcluster
+def test_the_real_scheduler_places_the_pod_with_a_smaller_count_or_the_device_toleration(cluster, kube, namespace):
+    suffix = uuid.uuid4().hex[:6]
+    node = f"remedy-{suffix}"
+    create_ready_node(kube, node)
+    device_class = _class_and_slice(kube, suffix, node, devices=2, tainted=1)
+    _claim_and_pod(kube, namespace, "want", device_class, 2)
+    _pending(kube, "want", namespace)
+
+    remedies = _real_remedies(cluster, kube, namespace, "want")
+    assert remedies["relax"]["change"] == {"claim": f"{namespace}/want", "request": "gpus", "count": {"from": 2, "to": 1}}
+    assert remedies["tolerate"]["change"] == {"claim": f"{namespace}/want", "request": "gpus", "tolerations": [
+        {"key": "example.com/hbm-errors", "operator": "Equal", "value": "high", "effect": "NoSchedule"}]}
+    # A claim's spec cannot change: each remedy is applied by creating the claim and pod again.
+    for count, tolerations in ((1, ()), (2, remedies["tolerate"]["change"]["tolerations"])):
+        kube.delete("v1", "Pod", "want", namespace, grace_period=0)
+        kube.delete("resource.k8s.io/v1", "ResourceClaim", "want", namespace)
+        wait_for(lambda: not kube.list("resource.k8s.io/v1", "ResourceClaim", namespace)["items"]
+                 and not kube.list("v1", "Pod", namespace)["items"], timeout=30, what="the old claim and pod to go")
+        _claim_and_pod(kube, namespace, "want", device_class, count, tolerations)
+        assert _bound(kube, "want", namespace) in remedies["relax" if count == 1 else "tolerate"]["nodes"]
