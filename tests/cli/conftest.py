@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import sys
 
 import pytest
 
@@ -13,35 +12,6 @@ HERE = pathlib.Path(__file__).parent
 FIXTURES = HERE / "fixtures"
 GOLDEN = HERE / "golden"
 REGENERATE_ENV = "KUBECTL_DRA_REGENERATE_GOLDEN"
-
-
-class Result:
-    def __init__(self, status: int, stdout: str, stderr: str):
-        self.status, self.stdout, self.stderr = status, stdout, stderr
-
-    def __repr__(self) -> str:
-        return f"Result(status={self.status}, stdout={self.stdout[:300]!r}, stderr={self.stderr[:300]!r})"
-
-
-@pytest.fixture
-def run_cli(capsys, monkeypatch):
-    """Run kubectl_dra.cli.main() with argv, as the console script would; returns a Result."""
-    from kubectl_dra import cli
-
-    def run(*args: str, env: dict | None = None) -> Result:
-        for key, value in (env or {}).items():
-            monkeypatch.setenv(key, value)
-        monkeypatch.setattr(sys, "argv", ["kubectl-dra", *args])
-        capsys.readouterr()
-        try:
-            cli.main()
-            status = 0
-        except SystemExit as done:
-            status = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
-        out, err = capsys.readouterr()
-        return Result(status, out, err)
-
-    return run
 
 
 @pytest.fixture

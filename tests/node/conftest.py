@@ -49,21 +49,12 @@ def golden():
 
 
 @pytest.fixture
-def run_node(capsys, monkeypatch):
-    """run_node(*args) -> the Result of `kubectl dra node <args>` run through kubectl_dra.cli.main,
-    the plugin's one error policy (stdout and stderr apart, exit_code)."""
-    from kubectl_dra import cli
+def run_node(run_cli):
+    """run_node(*args) -> `kubectl dra node <args>` through the plugin's entry point and error policy."""
 
     def run(*args: str) -> NodeResult:
-        monkeypatch.setattr(sys, "argv", ["kubectl-dra", "node", *args])
-        capsys.readouterr()
-        try:
-            cli.main()
-            status = 0
-        except SystemExit as done:
-            status = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
-        captured = capsys.readouterr()
-        return NodeResult(status, captured.out, captured.err)
+        result = run_cli("node", *args)
+        return NodeResult(result.status, result.stdout, result.stderr)
 
     return run
 
