@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from allocator.explain import API_VERSION, ERROR, FITS, KIND, UNSCHEDULABLE
+from allocator.search import CLASS_SELECTOR
 
 from .status import Status
 from .summary import Cause, CauseGroup
@@ -34,6 +35,9 @@ class NodeExplanation:
 
     def to_dict(self) -> dict:
         allocation = self.allocation.to_dict() if self.allocation is not None else {"claims": [], "skippedPools": []}
+        for claim in allocation["claims"]:
+            for request in claim["requests"]:
+                _without_other_classes(request)
         return {
             "node": self.node,
             "verdict": self.verdict,
@@ -43,6 +47,12 @@ class NodeExplanation:
             "claims": allocation["claims"],
             "skippedPools": allocation["skippedPools"],
         }
+
+
+def _without_other_classes(request: dict) -> None:
+    """Devices outside the request's class are never a reason: only counted, as `outsideClass`."""
+    request["outsideClass"] = request["rejectedByReason"].pop(CLASS_SELECTOR, 0)
+    request["rejected"] = [r for r in request["rejected"] if r["reason"] != CLASS_SELECTOR]
 
 
 @dataclass

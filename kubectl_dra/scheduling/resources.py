@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from allocator.quantity import QuantityError, parse_quantity
 
@@ -35,7 +36,19 @@ def is_scalar(name: str) -> bool:
             or name.startswith("attachable-volumes-"))
 
 
+@lru_cache(maxsize=4096)
+def _parsed(value: str):
+    try:
+        return parse_quantity(value).amount
+    except QuantityError:
+        return None
+
+
 def _amount(value) -> object:
+    """The exact amount of a quantity, None if unparsable. The same few strings ("500m", "1Gi",
+    "110") recur on thousands of pods and nodes: each is parsed once."""
+    if isinstance(value, str):
+        return _parsed(value)
     try:
         return parse_quantity(value).amount
     except QuantityError:
