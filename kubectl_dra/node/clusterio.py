@@ -1,14 +1,13 @@
 """The cluster reads and writes node mode needs, behind one small seam (tests swap `connect`).
 
 Reads go through kubectl_dra's ApiServer (kubeconfig, in-cluster credentials, raw JSON).
-Writes (server-side apply, delete) are the only writes kubectl-dra makes; `_send` is the single
-place that issues them.
+Writes (server-side apply, delete) are the only writes kubectl-dra makes; `_ApiServerCluster.apply`
+and `.delete` are the only callers of `ApiServer.send_json`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import urllib.parse
 from typing import AsyncIterator, Protocol
 
 RESOURCE = "resource.k8s.io/v1"
@@ -64,43 +63,19 @@ class _ApiServerCluster:
         return [{"kind": kind, "apiVersion": version, **item} for item in document.get("items") or []]
 
     async def apply(self, path: str, obj: dict, field_manager: str) -> dict:
-        return await _send(self._server, "PATCH", path, {"fieldManager": field_manager},
-                           obj, "application/apply-patch+yaml")
+        return await self._server.send_json("PATCH", path, {"fieldManager": field_manager},
+                                            obj, "application/apply-patch+yaml")
 
     async def delete(self, path: str) -> bool:
         from kubectl_dra.sources.apiserver import ApiStatusError
 
         try:
-            await _send(self._server, "DELETE", path, None, None, None)
+            await self._server.send_json("DELETE", path)
         except ApiStatusError as error:
             if error.status == 404:
                 return False
             raise
         return True
-
-
-async def _send(server, method: str, path: str, query: dict | None, body: dict | None,
-                content_type: str | None) -> dict:
-    """One write request through the ApiServer's authenticated client; errors as ApiStatusError."""
-    import aiohttp
-
-    from kubectl_dra.errors import ClusterError
-    from kubectl_dra.sources.apiserver import status_error, decode_json
-
-    headers = {"Accept": "application/json"}
-    if content_type:
-        headers["Content-Type"] = content_type
-    query_params = list((query or {}).items())
-    try:
-        response = await server._api.call_api(
-            path, method, query_params=query_params, header_params=headers, body=body,
-            auth_settings=["BearerToken"], _preload_content=False, _request_timeout=server._timeout())
-        data = await response.read()
-    except (aiohttp.ClientError, OSError, TimeoutError) as error:
-        raise ClusterError(f"{method} {urllib.parse.unquote(path)}: {error}") from None
-    if response.status >= 400:
-        raise status_error(response.status, response.reason or "", data, path)
-    return decode_json(data, path) if data else {}
 
 
 @contextlib.asynccontextmanager

@@ -112,6 +112,26 @@ class ApiServer:
             response.release()
         return decode_json(body, path)
 
+    async def send_json(self, method: str, path: str, query: dict | None = None, body: dict | None = None,
+                        content_type: str | None = None) -> dict:
+        """A write request (PATCH, DELETE...) with a JSON answer ({} when empty); raises
+        ApiStatusError or ClusterError, like get_json."""
+        import aiohttp
+
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        try:
+            response = await self._api.call_api(
+                path, method, query_params=list((query or {}).items()), header_params=headers, body=body,
+                auth_settings=["BearerToken"], _preload_content=False, _request_timeout=self._timeout())
+            data = await response.read()
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as error:
+            raise self._unreachable(error) from None
+        if response.status >= 400:
+            raise status_error(response.status, response.reason or "", data, path)
+        return decode_json(data, path) if data else {}
+
     @contextlib.asynccontextmanager
     async def stream(self, path: str, query: dict, read_timeout: float) -> AsyncIterator[AsyncIterator[bytes]]:
         """A streaming GET (a watch): yields an iterator over its non-empty lines once the server
