@@ -75,7 +75,7 @@ def _explain_pod_now(objs, pod: dict, features, node: str | None, what_if: bool)
     warnings = list(dict.fromkeys(w for e in cycle.allocator_explanations for w in e.warnings))
     if not nodes and "the cluster has no nodes" not in warnings:
         warnings.append("the cluster has no nodes")
-    unknown = [n.node for n in nodes if any(s.code == Code.NOT_CHECKED and s.detail for s in n.filters)]
+    unknown = sorted(name for name, info in cycle.node_infos.items() if "allocatable" not in (info.node.get("status") or {}))
     if unknown:
         warnings.append(f"{len(unknown)} node{'s have' if len(unknown) != 1 else ' has'} no status.allocatable "
                         f"({', '.join(unknown[:3])}{', …' if len(unknown) > 3 else ''}): NodeResourcesFit not checked there")

@@ -116,20 +116,25 @@ def run(cycle: Cycle) -> Diagnosis:
         rejection = Status(Code.UNRESOLVABLE, (text,), ",".join(which))
     absent = Status(Code.UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) {_go_list(sorted(narrowing))}",),
                     ",".join(sorted(narrowing)))
+    # One status object per plugin for the common outcomes: 5,000 nodes x 14 plugins add up.
+    fixed = {plugin_name(p): Status(Code.NOT_CHECKED if isinstance(p, str) else Code.SKIP, (), plugin_name(p))
+             for p in PROFILE if isinstance(p, str) or p.NAME in skipped}
+    passed = {p.NAME: Status(Code.SUCCESS, (), p.NAME) for p in MODELLED}
+    chain = [(plugin_name(p), None if plugin_name(p) in fixed else p.filter) for p in PROFILE]
     results = []
     for name in sorted(cycle.node_infos):
         info = cycle.node_infos[name]
         statuses = []
         first = None
-        for plugin in PROFILE:
-            if isinstance(plugin, str):
-                statuses.append(Status(Code.NOT_CHECKED, (), plugin))
+        for plugin, run_filter in chain:
+            if run_filter is None:
+                statuses.append(fixed[plugin])
                 continue
-            if plugin.NAME in skipped:
-                statuses.append(Status(SKIP.code, (), plugin.NAME))
+            status = run_filter(cycle, info)
+            if status.code == Code.SUCCESS:
+                statuses.append(passed[plugin])
                 continue
-            status = plugin.filter(cycle, info)
-            status = Status(status.code, status.reasons, plugin.NAME, status.detail)
+            status = _named(status, plugin)
             statuses.append(status)
             if first is None and (status.rejected or status.code == Code.ERROR):
                 first = status
@@ -143,6 +148,10 @@ def run(cycle: Cycle) -> Diagnosis:
     return Diagnosis(results, rejection, tuple(sorted(narrowing)) if narrowed is not None else ())
 
 
+def _named(status: Status, plugin: str) -> Status:
+    return status if status.plugin == plugin else Status(status.code, status.reasons, plugin, status.detail)
+
+
 def _go_list(items: list[str]) -> str:
     """fmt's %v of a []string: [a b]."""
     return "[" + " ".join(items) + "]"
@@ -153,7 +162,7 @@ def filter_node(cycle: Cycle, info: NodeInfo) -> Status | None:
     for plugin in MODELLED:
         status = plugin.filter(cycle, info)
         if status.rejected or status.code == Code.ERROR:
-            return Status(status.code, status.reasons, plugin.NAME, status.detail)
+            return _named(status, plugin.NAME)
     return None
 
 

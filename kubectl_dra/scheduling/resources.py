@@ -9,7 +9,6 @@ pkg/scheduler/util GetHostPorts and kube-scheduler/framework HostPortInfo.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -36,23 +35,29 @@ def is_scalar(name: str) -> bool:
             or name.startswith("attachable-volumes-"))
 
 
-@lru_cache(maxsize=4096)
-def _parsed(value: str):
+def _exact(value):
+    """The exact amount of a quantity (an int when whole: much cheaper to add), None if unparsable."""
     try:
-        return parse_quantity(value).amount
+        amount = parse_quantity(value).amount
     except QuantityError:
         return None
+    return amount.numerator if amount.denominator == 1 else amount
+
+
+_parsed = lru_cache(maxsize=4096)(_exact)
 
 
 def _amount(value) -> object:
-    """The exact amount of a quantity, None if unparsable. The same few strings ("500m", "1Gi",
-    "110") recur on thousands of pods and nodes: each is parsed once."""
-    if isinstance(value, str):
-        return _parsed(value)
-    try:
-        return parse_quantity(value).amount
-    except QuantityError:
-        return None
+    """The same few strings ("500m", "1Gi", "110") recur on thousands of pods and nodes: each is
+    parsed once."""
+    return _parsed(value) if isinstance(value, str) else _exact(value)
+
+
+def _ceil(amount, scale: int = 1) -> int:
+    """Quantity.Value() (scale 1) and MilliValue() (scale 1000): rounded up, in integer arithmetic."""
+    if isinstance(amount, int):
+        return amount * scale
+    return -(-amount.numerator * scale // amount.denominator)
 
 
 @dataclass
@@ -71,21 +76,24 @@ class Resource:
         result.add(resources or {})
         return result
 
+    def copy(self) -> "Resource":
+        return Resource(self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pods, dict(self.scalars))
+
     def add(self, resources: dict) -> None:
         for name, value in resources.items():
             amount = _amount(value)
             if amount is None:
                 continue
             if name == CPU:
-                self.milli_cpu += math.ceil(amount * 1000)
+                self.milli_cpu += _ceil(amount, 1000)
             elif name == MEMORY:
-                self.memory += math.ceil(amount)
+                self.memory += _ceil(amount)
             elif name == PODS:
-                self.allowed_pods += math.ceil(amount)
+                self.allowed_pods += _ceil(amount)
             elif name == EPHEMERAL_STORAGE:
-                self.ephemeral_storage += math.ceil(amount)
+                self.ephemeral_storage += _ceil(amount)
             elif is_scalar(name):
-                self.scalars[name] = self.scalars.get(name, 0) + math.ceil(amount)
+                self.scalars[name] = self.scalars.get(name, 0) + _ceil(amount)
 
     def add_resource(self, other: "Resource") -> None:
         self.milli_cpu += other.milli_cpu
@@ -122,7 +130,7 @@ def _add(total: dict, more: dict) -> None:
     for name, value in more.items():
         amount = _amount(value)
         if amount is not None:
-            total[name] = total.get(name, 0) + amount
+            total[name] = total[name] + amount if name in total else amount
 
 
 def _maximum(total: dict, more: dict) -> None:
@@ -169,13 +177,13 @@ def as_resource(requests: dict) -> Resource:
     result = Resource()
     for name, amount in requests.items():
         if name == CPU:
-            result.milli_cpu = math.ceil(amount * 1000)
+            result.milli_cpu = _ceil(amount, 1000)
         elif name == MEMORY:
-            result.memory = math.ceil(amount)
+            result.memory = _ceil(amount)
         elif name == EPHEMERAL_STORAGE:
-            result.ephemeral_storage = math.ceil(amount)
+            result.ephemeral_storage = _ceil(amount)
         elif name != PODS and is_scalar(name):
-            result.scalars[name] = math.ceil(amount)
+            result.scalars[name] = _ceil(amount)
     return result
 
 
@@ -270,8 +278,16 @@ def bound_pod(pod: dict) -> BoundPod:
 def node_infos(nodes: dict, pods: dict, skip: tuple[str, str] | None = None) -> dict[str, NodeInfo]:
     """{node name: NodeInfo} with every non-terminal pod bound to a node counted (`skip` excepted:
     the pod being explained, whose own requests must not count against it)."""
-    infos = {name: NodeInfo(node, Resource.of((node.get("status") or {}).get("allocatable")))
-             for name, node in nodes.items()}
+    # Nodes of one machine type share their allocatable: each distinct one is parsed once.
+    parsed: dict[tuple, Resource] = {}
+    infos = {}
+    for name, node in nodes.items():
+        allocatable = (node.get("status") or {}).get("allocatable") or {}
+        key = tuple((k, v) for k, v in allocatable.items() if isinstance(v, (str, int, float)))
+        resource = parsed.get(key)
+        if resource is None:
+            resource = parsed[key] = Resource.of(allocatable)
+        infos[name] = NodeInfo(node, resource)  # allocatable is shared and never changed in place
     for key, pod in pods.items():
         if key == skip:
             continue

@@ -28,6 +28,7 @@ def pre_filter(cycle) -> tuple[set[str] | None, Status]:
     terms = required_terms(pod)
     if terms is None and pod["spec"].get("nodeSelector") is None:
         return None, SKIP
+    cycle.state[NAME] = (pod["spec"].get("nodeSelector") or {}, None if terms is None else _parsable(terms))
     if not terms:
         return None, SUCCESS
     names: set[str] | None = None
@@ -45,27 +46,40 @@ def pre_filter(cycle) -> tuple[set[str] | None, Status]:
     return names, SUCCESS
 
 
-def matches(pod: dict, node: dict) -> tuple[bool, str]:
-    """(match, why not) for the pod's node selector and required node affinity."""
-    labels = (node.get("metadata") or {}).get("labels") or {}
-    for key, value in (pod["spec"].get("nodeSelector") or {}).items():
-        if labels.get(key) != value:
-            return False, f"nodeSelector {key}={value}: node has {key}={labels[key]}" if key in labels \
-                else f"nodeSelector {key}={value}: node has no label {key}"
-    terms = required_terms(pod)
-    if terms is None:
-        return True, ""
-    name = node["metadata"]["name"]
+def _parsable(terms: list[dict]) -> list[dict]:
+    """The terms that parse; an unparsable one matches nothing (LazyErrorNodeSelector)."""
+    valid = []
     for term in terms:
         try:
             validate({"nodeSelectorTerms": [term]})
         except NodeSelectorError:
-            continue  # an unparsable term matches nothing (LazyErrorNodeSelector)
-        if term_matches(term, name, labels):
-            return True, ""
+            continue
+        valid.append(term)
+    return valid
+
+
+def _match(selector: dict, terms: list[dict] | None, node: dict) -> tuple[bool, str]:
+    """(match, why not) for a pod's node selector and its parsable required node affinity terms."""
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    for key, value in selector.items():
+        if labels.get(key) != value:
+            return False, f"nodeSelector {key}={value}: node has {key}={labels[key]}" if key in labels \
+                else f"nodeSelector {key}={value}: node has no label {key}"
+    if terms is None:
+        return True, ""
+    name = node["metadata"]["name"]
+    if any(term_matches(term, name, labels) for term in terms):
+        return True, ""
     return False, "required node affinity: no term matches"
 
 
+def matches(pod: dict, node: dict) -> tuple[bool, str]:
+    """(match, why not) for the pod's node selector and required node affinity."""
+    terms = required_terms(pod)
+    return _match(pod["spec"].get("nodeSelector") or {}, None if terms is None else _parsable(terms), node)
+
+
 def filter(cycle, info) -> Status:
-    ok, why = matches(cycle.pod, info.node)
+    state = cycle.state.get(NAME)
+    ok, why = _match(*state, info.node) if state is not None else (True, "")
     return SUCCESS if ok else unresolvable(ERR_REASON_POD, why)
