@@ -179,3 +179,53 @@ def test_a_bound_pod_says_where_it_runs_and_a_fitting_pod_where_it_would_go_firs
     assert (exp.summary.bound_to, exp.message, exp.summary.scheduler_message) == ("b", "bound to node b", None)
     fitting = explain([node("a"), node("b", unschedulable=True), node("c"), pod("p")])
     assert (fitting.summary.first_fit, fitting.summary.fits, fitting.summary.closest) == ("a", 2, [])
+
+
+def demo_objects(*changes):
+    import copy
+
+    import yaml
+
+    from kubectl_dra.sources.files import DEMO_PATH
+
+    with open(DEMO_PATH) as f:
+        objects = [doc for doc in yaml.safe_load_all(f) if doc and doc.get("kind") != "DRASnapshot"]
+    objects = copy.deepcopy(objects)
+    for change in changes:
+        change(objects)
+    return objects
+
+
+def test_the_demo_node_made_not_ready_cordoned_and_tainted_no_longer_fits():
+    """Issue #10's first finding: trainer-2 fits only on gpu-node-2; with that node NotReady,
+    cordoned and tainted the real scheduler places it nowhere, and so must we."""
+    def break_gpu_node_2(objects):
+        node_obj = next(o for o in objects if o["kind"] == "Node" and o["metadata"]["name"] == "gpu-node-2")
+        node_obj["spec"]["unschedulable"] = True
+        node_obj["spec"]["taints"] = [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"},
+                                      {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]
+        for condition in node_obj["status"]["conditions"]:
+            if condition["type"] == "Ready":
+                condition["status"] = "Unknown"
+
+    exp = explain(demo_objects(break_gpu_node_2), "trainer-2", "ml-training")
+    assert exp.verdict == "Unschedulable"
+    assert recorded(exp, "gpu-node-2") == ("NodeUnschedulable", ("node(s) were unschedulable",))
+    assert exp.summary.closest[0] == "gpu-node-2"  # uncordon and tolerate: no device is missing there
+
+
+def test_the_demo_pod_pinned_to_gpu_node_1_does_not_fit_on_gpu_node_2():
+    def pin(objects):
+        pod_obj = next(o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"] == "trainer-2")
+        pod_obj["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "gpu-node-1"}
+
+    exp = explain(demo_objects(pin), "trainer-2", "ml-training")
+    assert exp.verdict == "Unschedulable"
+    assert recorded(exp, "gpu-node-2")[0] == "NodeAffinity"
+    assert recorded(exp, "gpu-node-1")[0] == "DynamicResources"
+
+
+def test_the_demo_extended_resource_pod_gets_a_gpu_through_dra():
+    exp = explain(demo_objects(), "gpu-smoke-test", "ml-training")
+    assert (exp.verdict, exp.summary.first_fit) == ("Fits", "gpu-node-2")
+    assert [c.name for c in exp.claims] == ["<extended-resources>"]
