@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.containers import Horizontal
 from textual.widgets import Static
 
-from kubectl_dra.model.states import COUNT_COLUMNS, device_state
+from kubectl_dra.model.states import COUNT_COLUMNS, SLICE_STALE, device_state
 from tui.dashboard import Dashboard
 from tui.format import plural, state_style
 from tui.messages import Navigate
@@ -113,7 +113,8 @@ def pool_summary(pool, counts) -> Group:
     facts.add("generation", str(pool.generation))
     facts.add("slices", f"{pool.slices_seen} of {pool.slices_expected} seen")
     if pool.stale_slice_names:
-        facts.add("stale", Text(", ".join(pool.stale_slice_names) + " (older generation, ignored)", style="yellow"))
+        facts.add("stale", Text(", ".join(pool.stale_slice_names) + " (older generation, ignored)",
+                                style=state_style(SLICE_STALE)))
     if pool.reason:
         facts.add("reason", Text(pool.reason, style=state_style(pool.state)))
     facts.add("nodes", str(pool.node_scope))
