@@ -25,11 +25,11 @@ CLOSEST = 3
 
 # How a reason code reads after "N devices ...".
 _CODE_WORDS = {
-    IN_USE: "in use", "InUseBySameClaim": "already chosen", "RequestSelectorFalse": "don't match the claim's selectors",
-    "TaintNotTolerated": "tainted", "CountersExhausted": "have no shared counters left",
-    "CapacityInsufficient": "lack capacity", "PoolIncomplete": "in an incomplete pool",
-    "PoolBeingReplaced": "in a pool being replaced", "PoolInvalid": "in an invalid pool",
-    "DeviceNodeMismatch": "not available on this node", "CELError": "fail the selector with an error",
+    IN_USE: "are in use", "InUseBySameClaim": "are already chosen", "RequestSelectorFalse": "don't match the claim's selectors",
+    "TaintNotTolerated": "are tainted", "CountersExhausted": "have no shared counters left",
+    "CapacityInsufficient": "lack capacity", "PoolIncomplete": "are in an incomplete pool",
+    "PoolBeingReplaced": "are in a pool being replaced", "PoolInvalid": "are in an invalid pool",
+    "DeviceNodeMismatch": "are not available on this node", "CELError": "fail the selector with an error",
     "BindingConditionsDisabled": "need binding conditions (gate off)",
     "PartitionableDevicesDisabled": "are partitions (gate off)", CONSTRAINT: "conflict with a constraint",
 }
@@ -47,11 +47,12 @@ class Cause:
     in_class: int = 0            # devices of the requested class on the node at all
     wanted: int | None = None
     helpable: bool = True        # False: no change on this node short of new hardware helps
+    specific: str = ""           # this node's own words (which claim holds its devices), if any
 
     @property
     def short(self) -> str:
-        """The group's words with this node's numbers."""
-        return self.key.replace("{usable}", str(self.usable))
+        """The cause on this node: its own words, else the group's with this node's numbers."""
+        return self.specific or self.key.replace("{usable}", str(self.usable))
 
     def to_dict(self) -> dict:
         return {"plugin": self.plugin, "cause": self.short, "detail": self.text}
@@ -114,13 +115,15 @@ def dra_cause(verdict) -> Cause:
             codes = Counter(r.code for r in in_class)
             code, count = codes.most_common(1)[0] if codes else ("", 0)
             words = _CODE_WORDS.get(code, code)
+            # The group's words name no object and no count, so that nodes alike group together
+            # at any cluster size; the node's own words say how many and who holds them.
+            key = f"{klass}: needs {wanted}, {{usable}} usable" + (f", the rest {words}" if code else "")
             holders = {r.message for r in in_class if r.code == IN_USE}
             if code == IN_USE and len(holders) == 1:
                 words = next(iter(holders)).replace("allocated to ", "held by ")
-            key = f"{klass}: needs {wanted}, {{usable}} usable" + (f" ({count} {words})" if code else "")
-            text = key.replace("{usable}", str(request.candidates))
-            return Cause(plugin, key, f"request {request.name}: {text}", devices_missing=wanted - request.candidates,
-                         usable=request.candidates, in_class=total, wanted=wanted)
+            specific = f"{klass}: needs {wanted}, {request.candidates} usable" + (f" ({count} {words})" if code else "")
+            return Cause(plugin, key, f"request {request.name}: {specific}", devices_missing=wanted - request.candidates,
+                         usable=request.candidates, in_class=total, wanted=wanted, specific=specific)
         conflicts = [r for request in claim.requests for r in request.rejected if r.code == CONSTRAINT]
         if conflicts:
             usable = sum(r.candidates for r in claim.requests)

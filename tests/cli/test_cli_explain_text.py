@@ -55,13 +55,27 @@ def test_nothing_fits_the_closest_nodes_come_first_and_no_device_nodes_are_never
     assert "Closest:\n  node-03: gpu: needs 1, 0 usable (1 held by claim default/held-3)\n" in text
 
 
-def test_at_most_a_handful_of_cause_lines_at_any_size():
-    # Thirty different holders make thirty causes, plus the nodes without devices: a handful of lines.
+def test_nodes_alike_share_one_line_whoever_holds_their_devices():
+    # Thirty nodes whose one GPU thirty different claims hold: one line, not thirty.
     objects = cluster(60, with_gpus=set(range(0, 60, 2)), taken=set(range(0, 60, 2)))
     exp = scheduling.explain_claim(allocator.load_objects(objects), "default", "one", FEATURES)
+    assert [(g.text, len(g.nodes)) for g in exp.summary.causes] == [
+        ("gpu: needs 1, 0 usable, the rest are in use", 30), ("no gpu devices on this node", 30)]
+
+
+def test_at_most_a_handful_of_cause_lines_at_any_size():
+    # Sixty different node taints are sixty causes: seven lines and one for the rest.
+    objects = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{n:02d}"},
+                "spec": {"taints": [{"key": f"team-{n}", "effect": "NoSchedule"}]},
+                "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}} for n in range(60)]
+    objects.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                    "spec": {"containers": [{"name": "main", "image": "pause"}]}})
+    exp = scheduling.explain_pod(allocator.load_objects(objects), "default", "p", FEATURES, remedies=False)
     assert len(exp.summary.causes) == MAX_GROUPS
-    assert exp.summary.causes[-1].text.endswith("other causes")
+    assert exp.summary.causes[-1].text == "53 other causes"
     assert sum(len(g.nodes) for g in exp.summary.causes) == 60
+    text = explain_text(exp)
+    assert len(text.split("Why not (60 of 60 nodes):\n")[1].split("\n\n")[0].splitlines()) == MAX_GROUPS
 
 
 def test_small_clusters_show_every_node_and_a_focused_node_alone():
