@@ -75,6 +75,7 @@ def _explain_pod_now(objs, pod: dict, features, node: str | None, what_if: bool)
     warnings = list(dict.fromkeys(w for e in cycle.allocator_explanations for w in e.warnings))
     if not nodes and "the cluster has no nodes" not in warnings:
         warnings.append("the cluster has no nodes")
+    warnings.extend(_pod_warnings(pod))
     unknown = sorted(name for name, info in cycle.node_infos.items() if "allocatable" not in (info.node.get("status") or {}))
     if unknown:
         warnings.append(f"{len(unknown)} node{'s have' if len(unknown) != 1 else ' has'} no status.allocatable "
@@ -83,6 +84,21 @@ def _explain_pod_now(objs, pod: dict, features, node: str | None, what_if: bool)
     return Explanation("Pod", meta.get("namespace") or "default", meta["name"], features, verdict, text,
                        first.claims if first else [], nodes, summary, what_if, warnings,
                        [framework.plugin_name(p) for p in framework.NOT_CHECKED])
+
+
+def _pod_warnings(pod: dict) -> list[str]:
+    """What keeps the default scheduler from trying the pod at all: the verdict says what it would
+    decide once it does."""
+    spec = pod["spec"]
+    warnings = []
+    gates = [g.get("name", "") for g in spec.get("schedulingGates") or []]
+    if gates and not spec.get("nodeName"):
+        warnings.append(f"the pod has scheduling gates ({', '.join(gates)}): the scheduler does not try it until "
+                        "they are removed; this is what it would decide then")
+    scheduler = spec.get("schedulerName")
+    if scheduler and scheduler != "default-scheduler":
+        warnings.append(f"the pod asks for scheduler {scheduler}: judged as the default scheduler would")
+    return warnings
 
 
 def _node(result: framework.NodeResult, allocation, pre_filter: Status | None) -> NodeExplanation:

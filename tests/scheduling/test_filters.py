@@ -229,3 +229,13 @@ def test_the_demo_extended_resource_pod_gets_a_gpu_through_dra():
     exp = explain(demo_objects(), "gpu-smoke-test", "ml-training")
     assert (exp.verdict, exp.summary.first_fit) == ("Fits", "gpu-node-2")
     assert [c.name for c in exp.claims] == ["<extended-resources>"]
+
+
+def test_a_gated_pod_or_another_scheduler_is_judged_with_a_warning():
+    gated = pod("p", schedulingGates=[{"name": "example.com/quota"}], schedulerName="volcano")
+    exp = explain([node("a"), gated])
+    assert exp.verdict == "Fits"
+    assert exp.warnings == [
+        "the pod has scheduling gates (example.com/quota): the scheduler does not try it until they are removed; "
+        "this is what it would decide then",
+        "the pod asks for scheduler volcano: judged as the default scheduler would"]
