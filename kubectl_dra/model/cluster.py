@@ -42,11 +42,13 @@ class ClusterModel:
     """Slices, claims and rules the allocator could not read ([allocator.ObjectError])."""
     load_all_objects: Callable[[], allocator.ObjectSet] | None = None
     """Every kind, slices included (for CEL and explanations); by default objects + raw slices."""
+    counts_cache: dict[PoolId, tuple[allocator.PoolReport, StateCounts]] = field(default_factory=dict)
+    """Pool counts by pool, with the report they were counted from; the dashboard's builder passes
+    the same dict to every revision, so a pool whose report is the same object is not counted again."""
     pools_by_id: dict[PoolId, allocator.PoolReport] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.pools_by_id = {(pool.driver, pool.pool): pool for pool in self.pools}
-        self._pool_counts: dict[PoolId, StateCounts] = {}
 
     @classmethod
     def from_store(cls, store: Store) -> ClusterModel:
@@ -106,9 +108,11 @@ class ClusterModel:
 
     def pool_counts(self, pool: allocator.PoolReport) -> StateCounts:
         key = (pool.driver, pool.pool)
-        counts = self._pool_counts.get(key)
-        if counts is None:
-            counts = self._pool_counts[key] = StateCounts.of(pool.devices)
+        cached = self.counts_cache.get(key)
+        if cached is not None and cached[0] is pool:
+            return cached[1]
+        counts = StateCounts.of(pool.devices)
+        self.counts_cache[key] = (pool, counts)
         return counts
 
     @cached_property

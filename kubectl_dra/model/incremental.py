@@ -186,6 +186,8 @@ class ModelBuilder:
 
     def __init__(self) -> None:
         self.pools = PoolAnalysis()
+        self._counts: dict = {}
+        """ClusterModel.counts_cache, shared by the revisions this builder makes."""
         self._other_inputs: dict[str, list[dict]] = {}
         self._objects: allocator.ObjectSet | None = None
 
@@ -210,9 +212,15 @@ class ModelBuilder:
                     # frees them): keep them out of the collector's full passes, which otherwise
                     # stall whichever thread triggers one for most of a second on a big cluster.
                     gc.freeze()
+                reports = self.pools.reports()
+                if not rest:
+                    live = {(report.driver, report.pool) for report in reports}
+                    # list() copies the keys in one step: the UI thread may add a pool's counts meanwhile.
+                    for pool_id in [pool_id for pool_id in list(self._counts) if pool_id not in live]:
+                        self._counts.pop(pool_id, None)
                 yield ClusterModel(snapshot.revision, snapshot.features, snapshot.kind_status, snapshot.connection,
-                                   self.pools.reports(), lambda: self._other_objects(snapshot), items,
-                                   pools_pending=len(rest), errors=self.pools.errors())
+                                   reports, lambda: self._other_objects(snapshot), items,
+                                   pools_pending=len(rest), errors=self.pools.errors(), counts_cache=self._counts)
                 if not rest:
                     break
                 batch, rest = rest[: self.BATCH], rest[self.BATCH:]

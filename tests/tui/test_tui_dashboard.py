@@ -94,6 +94,17 @@ def test_only_changed_pools_are_analysed_again(store):
     assert again == [("gpu.nvidia.com", "gpu-node-2")]
 
 
+def test_state_counts_are_redone_only_for_changed_pools(store):
+    builder = ModelBuilder()
+    first = last_dashboard(builder, store)
+    before = {(pool.driver, pool.pool): first.pool_counts(pool) for pool in first.pools}
+    _taint_device(store)
+    second = last_dashboard(builder, store)
+    after = {(pool.driver, pool.pool): second.pool_counts(pool) for pool in second.pools}
+    assert [pool_id for pool_id in after if after[pool_id] is not before[pool_id]] == [("gpu.nvidia.com", "gpu-node-2")]
+    assert after[("gpu.nvidia.com", "gpu-node-2")]["Tainted"] == before[("gpu.nvidia.com", "gpu-node-2")]["Tainted"] + 1
+
+
 def test_a_claim_change_reanalyses_the_pools_it_names(store):
     builder = ModelBuilder()
     before = {(pool.driver, pool.pool): pool for pool in last_dashboard(builder, store).pools}
