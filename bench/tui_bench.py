@@ -126,6 +126,7 @@ async def measure(slices: int, devices: int) -> dict:
     import_start = time.perf_counter()
     import tui.app as tui_app
     from tui.messages import DashboardReady
+    from tui.views.pools import POOL_COLUMNS
     from tui.widgets.virtual_table import VirtualTable
     imports_s = time.perf_counter() - import_start
 
@@ -157,6 +158,7 @@ async def measure(slices: int, devices: int) -> dict:
             await asyncio.sleep(0.002)
         first_frame_s = frames[-1] - created
         table = app.query_one("#pools-table", VirtualTable)
+        tainted_column = [column.label for column in POOL_COLUMNS].index("TAINTED")
         first_rows = table.row_count - 1
         while not ready[-1][2]:
             await asyncio.sleep(0.005)
@@ -182,7 +184,7 @@ async def measure(slices: int, devices: int) -> dict:
         first_row = table.rows[1]
         event_s, _, _ = await visible_after(
             lambda: store.apply("ResourceSlice", "MODIFIED", tainted(first_slice, 3)),
-            lambda: table.rows[1].cells[8] == "1" and first_row.key == table.rows[1].key,
+            lambda: table.rows[1].cells[tainted_column] == "1" and first_row.key == table.rows[1].key,
         )
         await pilot.pause()
 
@@ -195,7 +197,7 @@ async def measure(slices: int, devices: int) -> dict:
                 store.apply("ResourceSlice", "MODIFIED", changed)
 
         burst_s, _, _ = await visible_after(
-            apply_burst, lambda: table.rows[1001].cells[8] == "1")
+            apply_burst, lambda: table.rows[1001].cells[tainted_column] == "1")
         while app.rebuilding:
             await asyncio.sleep(0.01)
         await pilot.pause(0.3)
