@@ -168,5 +168,6 @@ def filter_node(cycle: Cycle, info: NodeInfo) -> Status | None:
 
 def new_cycle(pod: dict, objs, features, what_if: bool = False) -> Cycle:
     meta = pod["metadata"]
-    infos = node_infos(objs.nodes, objs.pods, skip=(meta.get("namespace") or "default", meta["name"]))
+    infos = node_infos(objs.nodes, objs.pods, skip=(meta.get("namespace") or "default", meta["name"]),
+                       priority=int(pod["spec"].get("priority") or 0))
     return Cycle(pod, objs, features, infos, what_if)

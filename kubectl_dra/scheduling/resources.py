@@ -275,9 +275,12 @@ def bound_pod(pod: dict) -> BoundPod:
                     tuple(host_ports(pod)))
 
 
-def node_infos(nodes: dict, pods: dict, skip: tuple[str, str] | None = None) -> dict[str, NodeInfo]:
+def node_infos(nodes: dict, pods: dict, skip: tuple[str, str] | None = None,
+               priority: int | None = None) -> dict[str, NodeInfo]:
     """{node name: NodeInfo} with every non-terminal pod bound to a node counted (`skip` excepted:
-    the pod being explained, whose own requests must not count against it)."""
+    the pod being explained, whose own requests must not count against it). With `priority`,
+    pending pods nominated to a node with at least that priority count there too: the scheduler
+    keeps their room (framework/runtime RunFilterPluginsWithNominatedPods, the stricter pass)."""
     # Nodes of one machine type share their allocatable: each distinct one is parsed once.
     parsed: dict[tuple, Resource] = {}
     infos = {}
@@ -291,9 +294,12 @@ def node_infos(nodes: dict, pods: dict, skip: tuple[str, str] | None = None) -> 
     for key, pod in pods.items():
         if key == skip:
             continue
-        node_name = (pod.get("spec") or {}).get("nodeName")
+        spec, status = pod.get("spec") or {}, pod.get("status") or {}
+        node_name = spec.get("nodeName")
+        if not node_name and priority is not None and int(spec.get("priority") or 0) >= priority:
+            node_name = status.get("nominatedNodeName")
         info = infos.get(node_name) if node_name else None
-        if info is None or (pod.get("status") or {}).get("phase") in TERMINAL_PHASES:
+        if info is None or status.get("phase") in TERMINAL_PHASES:
             continue
         info.add(bound_pod(pod))
     return infos

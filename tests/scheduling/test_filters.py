@@ -239,3 +239,12 @@ def test_a_gated_pod_or_another_scheduler_is_judged_with_a_warning():
         "the pod has scheduling gates (example.com/quota): the scheduler does not try it until they are removed; "
         "this is what it would decide then",
         "the pod asks for scheduler volcano: judged as the default scheduler would"]
+
+
+def test_pods_nominated_to_a_node_keep_their_room_from_pods_of_lower_or_equal_priority():
+    nominated = pod("preemptor", containers=[container(requests={"cpu": "3"})], priority=100)
+    nominated["status"]["nominatedNodeName"] = "a"
+    wanted = pod("p", containers=[container(requests={"cpu": "2"})])
+    assert recorded(explain([node("a", cpu="4"), nominated, wanted]), "a") == ("NodeResourcesFit", ("Insufficient cpu",))
+    important = pod("p", containers=[container(requests={"cpu": "2"})], priority=1000)
+    assert recorded(explain([node("a", cpu="4"), nominated, important]), "a") is None
