@@ -46,6 +46,8 @@ EXPLAIN_CASES = [
     ("pod-fits-nowhere", ("--demo", "explain", "-n", "research", "pod/big-model-train"), 1),
     ("claim-on-one-node", ("--demo", "explain", "-n", "inference", "claim/spare-mig", "--node", "gpu-node-1"), 0),
     ("what-if-pod-with-template", ("--demo", "explain", "-f", str(FIXTURES / "what-if-pod.yaml")), 0),
+    ("what-if-extended-gpus", ("--demo", "explain", "-f", str(FIXTURES / "what-if-pod-extended-gpus.yaml")), 1),
+    ("extended-resource-pod", ("--demo", "explain", "-n", "ml-training", "pod/gpu-smoke-test"), 0),
     ("v1beta1-pending-pod", ("--from", str(FIXTURES / "example-driver-v1beta1.yaml"), "explain", "-n", "gpu-test1",
                              "pod/pod1"), 0),
 ]
