@@ -16,7 +16,7 @@ from .extended import classes_by_resource, dra_backed
 from .plugins import (dynamic_resources, node_affinity, node_name, node_ports, node_resources_fit,
                       node_unschedulable, taint_toleration)
 from .resources import NodeInfo, is_extended, node_infos, pod_requests
-from .status import SKIP, Code, Status
+from .status import Code, Status
 
 # Kubernetes 1.37's default profile (pkg/scheduler/apis/config/v1/default_plugins.go): Filter plugins
 # in order, DynamicResources inserted before DefaultPreemption, NodeDeclaredFeatures appended.
@@ -80,18 +80,11 @@ class NodeResult:
     def fits(self) -> bool:
         return self.recorded is None
 
-    def failed(self) -> list[Status]:
-        return [s for s in self.statuses if s.rejected or s.code == Code.ERROR]
-
-    def status_of(self, plugin: str) -> Status | None:
-        return next((s for s in self.statuses if s.plugin == plugin), None)
-
 
 @dataclass
 class Diagnosis:
     nodes: list[NodeResult]
     pre_filter: Status | None = None        # a PreFilter rejection (every node)
-    narrowed_by: tuple[str, ...] = ()       # plugins whose PreFilter named the only nodes to try
 
 
 def run(cycle: Cycle) -> Diagnosis:
@@ -145,7 +138,7 @@ def run(cycle: Cycle) -> Diagnosis:
         else:
             recorded = first
         results.append(NodeResult(name, statuses, recorded))
-    return Diagnosis(results, rejection, tuple(sorted(narrowing)) if narrowed is not None else ())
+    return Diagnosis(results, rejection)
 
 
 def _named(status: Status, plugin: str) -> Status:

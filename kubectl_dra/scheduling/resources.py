@@ -76,8 +76,6 @@ class Resource:
         result.add(resources or {})
         return result
 
-    def copy(self) -> "Resource":
-        return Resource(self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pods, dict(self.scalars))
 
     def add(self, resources: dict) -> None:
         for name, value in resources.items():

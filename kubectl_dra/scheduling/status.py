@@ -38,10 +38,6 @@ class Status:
         return self.code in (Code.UNSCHEDULABLE, Code.UNRESOLVABLE)
 
     @property
-    def passed(self) -> bool:
-        return self.code in (Code.SUCCESS, Code.SKIP)
-
-    @property
     def message(self) -> str:
         """framework Status.Message(): the reasons joined by ", "."""
         return ", ".join(self.reasons)
