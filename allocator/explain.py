@@ -213,7 +213,8 @@ def explain_pod_object(objs: ObjectSet, pod: dict, features: Features, *, what_i
     """A normalised Pod (from objs.pods, or normalised by the caller), judged on `node_names` only
     (default: every node). `extended_claim` is the scheduler's in-memory claim for the pod's
     extended resources backed by DRA (DRAExtendedResource): the caller builds it from the pod's
-    container requests for the nodes it judges, and it is allocated with the pod's own claims."""
+    container requests for the nodes it judges, and it is allocated with the pod's own claims; or
+    the claim the scheduler already created for the pod, judged like any allocated claim."""
     return _explain_pod(objs, pod, features, None, what_if, extended_claim=extended_claim, node_names=node_names)
 
 
@@ -325,7 +326,7 @@ def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | Non
             continue
         slots.append(_ClaimSlot(claim, pod_claim, "Allocated" if _allocation(claim) else "ToAllocate"))
     if extended_claim is not None:
-        slots.append(_ClaimSlot(extended_claim, None, "ToAllocate"))
+        slots.append(_ClaimSlot(extended_claim, None, "Allocated" if _allocation(extended_claim) else "ToAllocate"))
     return _Explainer(objs, features, "Pod", namespace, name, slots, node, what_if, pool_order, node_names).run()
 
 

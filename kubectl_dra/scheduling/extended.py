@@ -17,6 +17,7 @@ from .resources import container_requests
 
 IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
 CLAIM_NAME = "<extended-resources>"  # upstream specialClaimInMemName: not a valid object name on purpose
+EXTENDED_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 
 
 def classes_by_resource(device_classes: dict) -> dict[str, str]:
@@ -103,7 +104,7 @@ def special_claim(pod: dict, requests: list[dict]) -> dict:
     return {
         "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
         "metadata": {"namespace": meta.get("namespace") or "default", "name": CLAIM_NAME,
-                     "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"}},
+                     "annotations": {EXTENDED_ANNOTATION: "true"}},
         "spec": {"devices": {"requests": requests}},
         "status": {},
     }

@@ -318,7 +318,14 @@ def test_extended_resources_backed_by_dra(kube, cluster, scenario, tmp_path):
     _, outcome = judge(kube, cluster, scenario, three, tmp_path)
     assert outcome["spec"]["nodeName"] == plugin  # only the device plugin's node has three
     two_pod = scenario.pod("two", limits={resource: "2"})
-    judge(kube, cluster, scenario, two_pod, tmp_path)
+    _, outcome = judge(kube, cluster, scenario, two_pod, tmp_path)
+    assert outcome["spec"]["nodeName"] == two  # the device plugin's node has one left
+    # Bound, the pod is judged with the claim the scheduler created for it.
+    wait_for(lambda: kube.get("v1", "Pod", two_pod, scenario.namespace)["status"].get("extendedResourceClaimStatus"),
+             timeout=10, what="the pod's extended-resource claim")
+    bound = explain(cluster, scenario.namespace, two_pod, tmp_path)
+    assert (bound["verdict"], bound["summary"]["boundTo"]) == ("Fits", two)
+    assert [c["state"] for c in bound["claims"]] == ["Allocated"]
     five = scenario.pod("five", limits={resource: "5"})
     explanation, _ = judge(kube, cluster, scenario, five, tmp_path)
     assert "cannot allocate all claims" in explanation["summary"]["schedulerMessage"]

@@ -248,3 +248,14 @@ def test_pods_nominated_to_a_node_keep_their_room_from_pods_of_lower_or_equal_pr
     assert recorded(explain([node("a", cpu="4"), nominated, wanted]), "a") == ("NodeResourcesFit", ("Insufficient cpu",))
     important = pod("p", containers=[container(requests={"cpu": "2"})], priority=1000)
     assert recorded(explain([node("a", cpu="4"), nominated, important]), "a") is None
+
+
+def test_a_bound_extended_resource_pod_is_judged_with_the_claim_the_scheduler_made():
+    made = claim("p-extended-resources-x7k2p", count=1, allocated_on="a", devices=["gpu-0"])
+    made["metadata"]["annotations"] = {"resource.kubernetes.io/extended-resource-claim": "true"}
+    made["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "uid-p",
+                                            "controller": True}]
+    bound = pod("p", node_name="a", containers=[container(limits={"example.com/gpu": "1"})])
+    exp = explain([device_class(extended_resource="example.com/gpu"), node("a"), gpus("a", 1), made, bound])
+    assert (exp.verdict, exp.summary.bound_to) == ("Fits", "a")
+    assert [(c.name, c.state) for c in node_of(exp, "a").claims] == [("p-extended-resources-x7k2p", "Allocated")]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import allocator
 from allocator.explain import ERROR, FITS
 
-from ..extended import device_requests, special_claim
+from ..extended import EXTENDED_ANNOTATION, device_requests, special_claim
 from ..status import SKIP, SUCCESS, Code, Status, unresolvable
 
 NAME = "DynamicResources"
@@ -35,10 +35,13 @@ def pre_filter(cycle) -> tuple[None, Status]:
         groups.setdefault(via_dra, []).append(name)
     verdicts: dict[str, object] = {}
     explanations = []
+    existing = existing_claim(cycle.objs, pod) if backed else None
     for via_dra, names in sorted(groups.items()):
         if not via_dra and not user_claims:
             continue  # device plugins provide everything here; nothing for DRA to do
-        claim = special_claim(pod, device_requests(pod, list(via_dra), cycle.class_by_resource)) if via_dra else None
+        claim = None
+        if via_dra:
+            claim = existing or special_claim(pod, device_requests(pod, list(via_dra), cycle.class_by_resource))
         explanation = allocator.explain_pod_object(cycle.objs, pod, cycle.features, what_if=cycle.what_if,
                                                    node_names=names, extended_claim=claim)
         explanations.append(explanation)
@@ -51,6 +54,21 @@ def pre_filter(cycle) -> tuple[None, Status]:
         cycle.pre_enqueue = problem if blocked_before else ""
         return None, unresolvable(problem)
     return None, SUCCESS
+
+
+def existing_claim(objs, pod: dict) -> dict | None:
+    """The claim the scheduler created for the pod's extended resources in an earlier cycle
+    (findExtendedResourceClaim: the annotation, and the pod as controlling owner)."""
+    meta = pod["metadata"]
+    namespace = meta.get("namespace") or "default"
+    for (claim_namespace, _), claim in objs.claims.items():
+        claim_meta = claim["metadata"]
+        if claim_namespace != namespace or (claim_meta.get("annotations") or {}).get(EXTENDED_ANNOTATION) != "true":
+            continue
+        for owner in claim_meta.get("ownerReferences") or []:
+            if owner.get("name") == meta["name"] and owner.get("controller") and owner.get("uid") == meta.get("uid"):
+                return claim
+    return None
 
 
 def filter(cycle, info) -> Status:
