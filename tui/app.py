@@ -21,7 +21,7 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from kubectl_dra.model.claims import claim_state, pod_state
+from kubectl_dra.model.claims import is_pending, pod_state
 from kubectl_dra.model.incremental import ModelBuilder, take_snapshot
 from kubectl_dra.model.states import CLAIM_PENDING
 from kubectl_dra.objects import is_dra_pod
@@ -33,7 +33,6 @@ from tui.screens.explain import ExplainScreen
 from tui.screens.main import DashboardScreen, view_id
 from tui.screens.picker import PickerScreen
 from tui.views import VIEWS
-from tui.views.claims import is_pending
 
 ALL_NAMESPACES = "*"
 
@@ -249,7 +248,7 @@ class DraApp(App):
         pending = [("Pod", key) for key, pod in sorted(objects.pods.items())
                    if is_dra_pod(pod) and pod_state(pod) == CLAIM_PENDING]
         pending += [("ResourceClaim", key) for key, claim in sorted(objects.claims.items())
-                    if is_pending(claim_state(claim))]
+                    if is_pending(claim)]
         for kind, (namespace, name) in pending:
             target = ExplainTarget(kind, namespace, name)
             yield SystemCommand(f"Explain {kind} {namespace}/{name}", "Why it is pending",

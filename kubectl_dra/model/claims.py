@@ -17,6 +17,7 @@ def claim_state(claim: dict) -> str:
 
 
 def is_pending(claim: dict) -> bool:
+    """Not allocated yet (the claim state starts with `pending`)."""
     return not (claim.get("status") or {}).get("allocation")
 
 

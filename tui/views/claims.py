@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.containers import Horizontal, Vertical
 
 from allocator.nodeselector import describe as describe_node_selector
-from kubectl_dra.model.claims import claim_state, pod_claim_names, pod_state, requests_text, reserved_for, results
+from kubectl_dra.model.claims import claim_state, is_pending, pod_claim_names, pod_state, requests_text, reserved_for, results
 from kubectl_dra.model.states import CLAIM_PENDING
 from kubectl_dra.objects import is_dra_pod
 from tui.dashboard import Dashboard
@@ -38,10 +38,6 @@ POD_COLUMNS = (
     Column("CLAIMS", max_width=48),
     Column("NODE", max_width=32),
 )
-
-
-def is_pending(state: str) -> bool:
-    return state.split(",")[0] == CLAIM_PENDING
 
 
 def claim_rows(claims: dict, namespace: str | None) -> list[Row]:
@@ -253,7 +249,7 @@ class ClaimsView(View):
             elif claims := [n for n in pod_claim_names(obj) if (namespace, n) in self._dashboard.objects.claims]:
                 self.query_one("#claims-table", VirtualTable).move_cursor_to_key(("ResourceClaim", namespace, claims[0]))
                 self.query_one("#claims-table", VirtualTable).focus()
-        elif is_pending(claim_state(obj)):
+        elif is_pending(obj):
             self.post_message(ExplainRequested(ExplainTarget(kind, namespace, name)))
         elif allocated := results(obj):
             first = allocated[0]
