@@ -259,3 +259,13 @@ def test_a_bound_extended_resource_pod_is_judged_with_the_claim_the_scheduler_ma
     exp = explain([device_class(extended_resource="example.com/gpu"), node("a"), gpus("a", 1), made, bound])
     assert (exp.verdict, exp.summary.bound_to) == ("Fits", "a")
     assert [(c.name, c.state) for c in node_of(exp, "a").claims] == [("p-extended-resources-x7k2p", "Allocated")]
+
+
+def test_a_pending_pod_with_a_leftover_extended_resource_claim_waits_for_its_removal():
+    leftover = claim("p-extended-resources-x7k2p", count=1)
+    leftover["metadata"]["annotations"] = {"resource.kubernetes.io/extended-resource-claim": "true"}
+    leftover["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "uid-p",
+                                                "controller": True}]
+    wanted = pod("p", containers=[container(limits={"example.com/gpu": "1"})])
+    exp = explain([device_class(extended_resource="example.com/gpu"), node("a"), gpus("a", 1), leftover, wanted])
+    assert recorded(exp, "a") == ("DynamicResources", ("cannot schedule extended resource claim",))

@@ -18,6 +18,10 @@ from ..status import SKIP, SUCCESS, Code, Status, unresolvable
 NAME = "DynamicResources"
 # filterExtendedResources: a DRA-named resource nobody provides on this node.
 ERR_CANNOT_FIT_RESOURCE = "cannot fit resource"
+# filterExtendedResources: a pending pod's extended-resource claim left from an earlier attempt;
+# PostFilter deletes it and the next attempt starts anew.
+ERR_STALE_CLAIM = "cannot schedule extended resource claim"
+STALE = NAME + "/stale-claim"
 PREENQUEUE_STATES = ("Missing",)
 
 
@@ -36,6 +40,8 @@ def pre_filter(cycle) -> tuple[None, Status]:
     verdicts: dict[str, object] = {}
     explanations = []
     existing = existing_claim(cycle.objs, pod) if backed else None
+    if existing is not None and not pod["spec"].get("nodeName") and existing["spec"]["devices"].get("requests"):
+        cycle.state[STALE] = existing["metadata"]["name"]
     for via_dra, names in sorted(groups.items()):
         if not via_dra and not user_claims:
             continue  # device plugins provide everything here; nothing for DRA to do
@@ -72,6 +78,8 @@ def existing_claim(objs, pod: dict) -> dict | None:
 
 
 def filter(cycle, info) -> Status:
+    if STALE in cycle.state:
+        return unresolvable(ERR_STALE_CLAIM, f"claim {cycle.state[STALE]} from an earlier attempt is being replaced")
     for resource in cycle.unprovided_resources():
         if resource not in info.allocatable.scalars:
             return unresolvable(ERR_CANNOT_FIT_RESOURCE, f"{resource}: no DeviceClass provides it and the node "
