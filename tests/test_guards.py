@@ -115,3 +115,24 @@ def test_ruff_finds_nothing():
                             cwd=ROOT, capture_output=True, text=True)
     assert "No module named ruff" not in result.stderr, "ruff is a test dependency: pip install -e '.[test]'"
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+HELP_PROBE = """
+import sys
+from kubectl_dra.cli import main
+sys.argv = ["kubectl-dra", "--help"]
+try:
+    main()
+except SystemExit:
+    pass
+heavy = sorted(name for name in ("textual", "kubernetes_asyncio", "aiohttp", "yaml", "allocator", "allocator.cel",
+                                 "kubectl_dra.model", "kubectl_dra.sources.files") if name in sys.modules)
+print("LOADED", ",".join(heavy))
+"""
+
+
+def test_help_loads_no_client_dashboard_or_allocator():
+    """The lazy command table keeps `kubectl dra --help` (and so TAB) fast: nothing heavy is imported."""
+    result = subprocess.run([sys.executable, "-c", HELP_PROBE], cwd=ROOT, capture_output=True, text=True)
+    loaded = result.stdout.rsplit("LOADED", 1)[-1].strip()
+    assert loaded == "", f"--help imported {loaded}"
