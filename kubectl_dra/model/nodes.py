@@ -68,10 +68,14 @@ class NodeReachIndex:
                 for device in pool.devices:
                     key = _scope_key(device.node_scope)
                     by_scope.setdefault(key, (device.node_scope, []))[1].append(device)
+                # Devices of one pool may reach a node through several scopes: one reach per node.
+                reached: dict[str, list[allocator.DeviceReport]] = {}
                 for scope, devices in by_scope.values():
-                    counts = StateCounts.from_states(device_state(d) for d in devices)
                     for name in self._names(scope):
-                        entries.setdefault(name, NodeEntry(name, None)).reach.append(NodeReach(pool, devices, counts))
+                        reached.setdefault(name, []).extend(devices)
+                for name, devices in reached.items():
+                    counts = StateCounts.from_states(device_state(d) for d in devices)
+                    entries.setdefault(name, NodeEntry(name, None)).reach.append(NodeReach(pool, devices, counts))
             elif pool.devices:
                 counts = pool_counts(pool)
                 for name in self._names(pool.node_scope):
