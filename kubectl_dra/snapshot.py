@@ -7,9 +7,7 @@ Kubernetes version) and where they came from. It never holds a server address or
 from __future__ import annotations
 
 import datetime
-import os
 import re
-import tempfile
 
 from kubectl_dra.errors import InputError
 from kubectl_dra.store import KINDS, ConnectionInfo, Store
@@ -82,27 +80,17 @@ def snapshot_documents(store: Store) -> list[dict]:
 
 
 def save(store: Store, path: str) -> int:
-    """Write the snapshot atomically (a reader never sees half a file); returns objects written."""
+    """Write the snapshot to `path` ("-": standard output) by the rules of kubectl_dra.safe_write
+    (atomic, never over a device, FIFO or directory); returns the number of objects written."""
+    import sys
+
+    from kubectl_dra.safe_write import STDOUT, write_file
     from kubectl_dra.yaml_writer import yaml_text
 
     documents = snapshot_documents(store)
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        handle, temp_path = tempfile.mkstemp(prefix=".kubectl-dra-", suffix=".tmp", dir=directory)
-    except OSError as error:
-        raise InputError(f"{path}: cannot write: {error.strerror}") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            yaml_text(documents, multiple=True, stream=stream)
-            stream.flush()
-            os.fsync(stream.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp_path, 0o666 & ~umask)
-        os.replace(temp_path, path)
-    except BaseException as error:
-        os.unlink(temp_path)
-        if isinstance(error, OSError):
-            raise InputError(f"{path}: cannot write: {error.strerror}") from None
-        raise
+    if path == STDOUT:
+        yaml_text(documents, multiple=True, stream=sys.stdout)
+        sys.stdout.flush()
+    else:
+        write_file(path, lambda stream: yaml_text(documents, multiple=True, stream=stream))
     return len(documents) - 1

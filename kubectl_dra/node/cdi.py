@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 
 from kubectl_dra.errors import CommandError
+from kubectl_dra.safe_write import WriteError, target_of, write_file
 
 CURRENT_VERSION = "1.1.0"
 # Newest first, as in specs-go; 0.3.0 is the oldest version a spec may declare.
@@ -398,7 +398,7 @@ def read_spec(path: Path) -> dict | None:
 
 
 def write_spec(root: str | os.PathLike, name: str, spec: dict) -> tuple[Path, bool]:
-    """Validate, then write atomically (temp file in the same directory, fsync, rename).
+    """Validate, then write by the rules of kubectl_dra.safe_write (atomic, regular files only).
 
     Returns the path and whether the file changed; an identical file is left untouched so
     that runtimes watching the directory see no event on a repeated prepare.
@@ -407,31 +407,16 @@ def write_spec(root: str | os.PathLike, name: str, spec: dict) -> tuple[Path, bo
     path = spec_path(root, name)
     data = encode(spec)
     try:
-        if path.read_bytes() == data:
+        # Checked before reading: reading a FIFO left at the spec's path would block for ever.
+        target = target_of(str(path))
+        if os.path.exists(target) and Path(target).read_bytes() == data:
             return path, False
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        raise CdiError(f"{path}: {exc.strerror or exc}") from None
-    tmp = None
-    try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
-        fd, tmp = tempfile.mkstemp(prefix=".spec.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-        tmp = None
+        write_file(str(path), lambda handle: handle.write(data), binary=True, new_file_mode=0o644)
     except OSError as exc:
         raise CdiError(f"{path}: cannot write CDI spec: {exc.strerror or exc}") from None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    except WriteError as exc:
+        raise CdiError(f"CDI spec {exc}") from None
     return path, True
 
 
