@@ -1,3 +1,5 @@
+import sys
+
 import click
 
 from kubectl_dra.options import global_options
@@ -15,8 +17,21 @@ def tui(ctx):
     open_dashboard(ctx)
 
 
+NO_TERMINAL = "the dashboard needs a terminal; use a subcommand or -o json"
+
+
+def has_terminal() -> bool:
+    """Whether both ends are a terminal: Textual started without one never ends and fills the
+    output with escape codes."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
 def open_dashboard(ctx: click.Context) -> None:
     from kubectl_dra.commands.common import open_session
+    from kubectl_dra.errors import InputError
+
+    if not has_terminal():  # before reading anything: a script learns it at once
+        raise InputError(NO_TERMINAL)
     from kubectl_dra.options import options_of
 
     session = open_session(ctx)

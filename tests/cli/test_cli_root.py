@@ -1,6 +1,7 @@
 """The root command: help text, flags before or after the command, the dashboard, node mode."""
 
 import json
+import os
 
 import pytest
 
@@ -35,7 +36,9 @@ def test_kubernetes_version_changes_the_rules_applied(run_cli):
                                              (("--demo", "-A"), None)])
 def test_no_command_opens_the_dashboard_over_the_loaded_store(run_cli, monkeypatch, args, namespace):
     import tui.app
+    from kubectl_dra.commands import tui as tui_command
 
+    monkeypatch.setattr(tui_command, "has_terminal", lambda: True)
     opened = []
     monkeypatch.setattr(tui.app, "run", lambda store, source=None, options=None: opened.append((store, source, options)))
     result = run_cli(*args)
@@ -57,3 +60,21 @@ def test_version(run_cli):
     assert text.stdout.startswith("kubectl-dra v0.1.0 (Python ")
     document = json.loads(run_cli("version", "-o", "json").stdout)
     assert (document["kind"], document["kubernetesVersions"]) == ("DRAVersion", ["1.34", "1.35", "1.36", "1.37"])
+
+
+@pytest.mark.parametrize("args", [("--demo",), ("tui", "--demo")])
+def test_the_dashboard_without_a_terminal_says_so_at_once(args, tmp_path):
+    """`kubectl-dra --demo </dev/null >out` in a script: one line and exit 2 within 2 s, nothing on stdout."""
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out"
+    started = time.monotonic()
+    with open(os.devnull) as stdin, open(out, "w") as stdout:
+        done = subprocess.run([sys.executable, "-c", "from kubectl_dra.cli import main; main()", *args], stdin=stdin, stdout=stdout,
+                              stderr=subprocess.PIPE, text=True, timeout=10, check=False)
+    assert time.monotonic() - started < 2, "took too long"
+    assert done.returncode == 2
+    assert done.stderr == "error: the dashboard needs a terminal; use a subcommand or -o json\n"
+    assert out.read_text() == ""
