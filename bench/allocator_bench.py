@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import time
 
 import allocator
@@ -129,6 +130,7 @@ def run(nodes: int, repeat: int, partitionable: bool, entries: list[str]) -> dic
     }
     if len(entries) == 2:
         result["ratio_best"] = round(min(timings[entries[1]]) / min(timings[entries[0]]), 2)
+        result["ratio_median"] = round(statistics.median(timings[entries[1]]) / statistics.median(timings[entries[0]]), 2)
     return result
 
 

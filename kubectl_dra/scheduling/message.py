@@ -90,7 +90,8 @@ def scheduler_message(cycle: Cycle, diagnosis: Diagnosis) -> str | None:
         return None
     if not diagnosis.nodes:
         return NO_NODES
-    error = next((s for n in diagnosis.nodes for s in n.statuses if s.code == Code.ERROR), None)
+    # An error where a node's filters reach it aborts the attempt (a node rejected earlier never gets there).
+    error = next((n.recorded for n in diagnosis.nodes if n.recorded is not None and n.recorded.code == Code.ERROR), None)
     if error is not None:
         return truncate(f'running "{error.plugin}" filter plugin: {error.message}')
     if any(n.fits for n in diagnosis.nodes):
