@@ -30,23 +30,35 @@ def read_documents(path: str, recursive: bool = True) -> list[Document]:
     flattened. A directory's subdirectories are read only when `recursive` (kubectl apply's -R).
     Raises InputError naming the file and document."""
     if path == "-":
+        text = _decoded(sys.stdin.buffer.read(), "<stdin>")
         with paused_gc():
-            return list(_flatten_all(_parse(sys.stdin.read(), "<stdin>", is_json=False), "<stdin>"))
+            return list(_flatten_all(_parse(text, "<stdin>", is_json=False), "<stdin>"))
     if os.path.isdir(path):
         documents: list[Document] = []
         for file_path in _files_under(path, recursive):
             documents.extend(read_documents(file_path))
         return documents
+    label = _label(path)
     try:
-        with open(path, encoding="utf-8") as stream:
-            text = stream.read()
+        with open(path, "rb") as stream:
+            text = _decoded(stream.read(), label)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file or directory") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"{path}: cannot read: {error}") from None
-    label = _label(path)
+    except OSError as error:
+        raise InputError(f"{path}: cannot read: {error.strerror or error}") from None
     with paused_gc():
         return list(_flatten_all(_parse(text, label, is_json=path.endswith(".json")), label))
+
+
+def _decoded(data: bytes, label: str) -> str:
+    """UTF-8 text (a BOM allowed, as kubectl allows it); otherwise one line naming the file and
+    where the first bad byte is, without Python's codec wording."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise InputError(f"{label}: line {line}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset "
+                         f"{error.start}); kubectl-dra reads UTF-8 YAML or JSON") from None
 
 
 def _files_under(directory: str, recursive: bool) -> list[str]:

@@ -40,6 +40,7 @@ class Session:
         self.context_namespace = source.default_namespace or OFFLINE_DEFAULT_NAMESPACE
         self._apply_version_override(store)
         source.check(store)  # a broken object in a file is an input error
+        self.warnings.extend(source.read_warnings())
         if source.live:
             self._collect_object_errors(store)
         self._collect_kind_warnings(store)

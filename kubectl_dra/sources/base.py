@@ -50,6 +50,10 @@ class Source(abc.ABC):
         """Raise InputError for objects this source must refuse (a broken object in a file); a live
         cluster's unreadable objects are warnings, so by default nothing is refused."""
 
+    def read_warnings(self) -> list[str]:
+        """What the command should hear about what was read (a file without DRA objects)."""
+        return []
+
     async def run(self, store: Store) -> None:
         """Keep `store` in step with the source until cancelled; offline sources have nothing to do."""
 

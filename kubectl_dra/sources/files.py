@@ -12,6 +12,8 @@ from kubectl_dra.errors import InputError, object_ref
 from kubectl_dra.sources.base import Source
 from kubectl_dra.store import KINDS, NAMESPACED_KINDS, ConnectionInfo, Store
 
+# The resource.k8s.io kinds: a file with none of them has nothing for any command to show.
+DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
 DEMO_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "demo.yaml")
 
 
@@ -25,6 +27,7 @@ class FileSource(Source):
         """(kind, namespace, name) -> "file document N", for error messages."""
         self.ignored_kinds: collections.Counter[str] = collections.Counter()
         """Objects of kinds DRA views do not use (Deployments, Secrets...): counted, never kept."""
+        self.kept_kinds: collections.Counter[str] = collections.Counter()
 
     def open(self) -> Store:
         connection = {"mode": self.mode, "source": "built-in demo" if self.mode == "demo" else self.path}
@@ -52,6 +55,19 @@ class FileSource(Source):
             kept = objects.keep(kind, obj)
             if kept is not None:
                 by_kind[kind].append(kept)
+                self.kept_kinds[kind] += 1
+
+    def read_warnings(self) -> list[str]:
+        """An empty file, or one without DRA objects, answers every command with "nothing found";
+        say what was read and what was ignored, so a wrong file is not taken for an idle cluster."""
+        if any(self.kept_kinds[kind] for kind in DRA_KINDS):
+            return []
+        if not self.kept_kinds and not self.ignored_kinds:
+            return [f"{self.path}: no Kubernetes objects in it (empty)"]
+        read = ", ".join(f"{count} {kind}" for kind, count in sorted((self.kept_kinds + self.ignored_kinds).items()))
+        ignored = ", ".join(sorted(self.ignored_kinds))
+        tail = f"; ignored (not used by DRA): {ignored}" if ignored else ""
+        return [f"{self.path}: no DRA objects (ResourceSlice, DeviceClass, ResourceClaim...) in it: read {read}{tail}"]
 
     @staticmethod
     def _with_namespace(kind: str, obj: dict) -> dict:

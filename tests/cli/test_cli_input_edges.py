@@ -1,0 +1,47 @@
+"""Input a new user gets wrong: an empty file, a file of other kinds, bytes that are not UTF-8."""
+
+import json
+
+EMPTY_WARNING = "Warning: {path}: no Kubernetes objects in it (empty)\n"
+
+
+def test_an_empty_file_is_a_warning_not_a_silent_empty_answer(run_cli, tmp_path):
+    path = tmp_path / "empty.yaml"
+    path.write_text("")
+    result = run_cli("--from", str(path), "pools")
+    assert result.status == 0
+    assert result.stderr == EMPTY_WARNING.format(path=path) + "No resource pools found.\n"
+    document = json.loads(run_cli("--from", str(path), "pools", "-o", "json").stdout)
+    assert document["metadata"]["warnings"] == [EMPTY_WARNING.format(path=path)[len("Warning: "):-1]]
+
+
+def test_a_file_without_dra_objects_says_what_was_read_and_ignored(run_cli, tmp_path):
+    path = tmp_path / "deploy.yaml"
+    path.write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n---\n"
+                    "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n---\n"
+                    "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n")
+    result = run_cli("--from", str(path), "devices")
+    assert result.stderr == (f"Warning: {path}: no DRA objects (ResourceSlice, DeviceClass, ResourceClaim...) in it: "
+                             "read 1 Deployment, 1 Node, 1 Secret; ignored (not used by DRA): Deployment, Secret\n"
+                             "No devices found.\n")
+
+
+def test_a_file_with_dra_objects_has_no_such_warning(run_cli):
+    assert run_cli("--demo", "pools").stderr == ""
+
+
+def test_a_file_that_is_not_utf8_is_named_without_codec_text(run_cli, tmp_path):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(b"apiVersion: v1\nkind: Node\nmetadata:\n  name: caf\xe9\n")
+    result = run_cli("--from", str(path), "nodes")
+    assert result.status == 2
+    assert result.stderr == (f"error: {path}: line 4: not UTF-8 text (byte 0xe9 at offset 47); "
+                             "kubectl-dra reads UTF-8 YAML or JSON\n")
+    assert "codec" not in result.stderr
+
+
+def test_a_utf8_byte_order_mark_is_accepted(run_cli, tmp_path):
+    path = tmp_path / "bom.yaml"
+    path.write_bytes(b"\xef\xbb\xbfapiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n")
+    result = run_cli("--from", str(path), "nodes", "-o", "name")
+    assert (result.status, result.stdout) == (0, "node/n1\n")
