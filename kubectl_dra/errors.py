@@ -6,6 +6,8 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_DOES_NOT_FIT = 1
 EXIT_USAGE_OR_INPUT = 2
+EXIT_SERVER_REFUSED = 1
+"""kubectl's status when the API server refuses the list a command asked for (Forbidden)."""
 
 
 class CommandError(Exception):

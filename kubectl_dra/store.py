@@ -40,6 +40,8 @@ class KindStatus:
     state: str = "ok"
     message: str = ""
     api_version: str | None = None
+    namespace: str | None = None
+    """Read in this namespace only (listing all namespaces was refused)."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,11 +7,13 @@ See docs/ARCHITECTURE.md.
 from kubectl_dra.model.cluster import ClusterModel
 from kubectl_dra.model.states import (
     ALLOCATED, BLOCKED_BY_CAPACITY, BLOCKED_BY_COUNTERS, DEVICE_STATES, FREE, POOL_STATES, SHARED, TAINTED,
-    TONES, UNAVAILABLE, StateCounts, device_state, tone,
+    TONES, UNAVAILABLE, UNKNOWN, StateCounts, device_state, tone,
 )
+from kubectl_dra.model.knowledge import Blind, Unreadable
 from kubectl_dra.model.taints import TaintGroup
 
 __all__ = [
-    "ALLOCATED", "BLOCKED_BY_CAPACITY", "BLOCKED_BY_COUNTERS", "ClusterModel", "DEVICE_STATES", "FREE",
-    "POOL_STATES", "SHARED", "StateCounts", "TAINTED", "TONES", "TaintGroup", "UNAVAILABLE", "device_state", "tone",
+    "ALLOCATED", "BLOCKED_BY_CAPACITY", "BLOCKED_BY_COUNTERS", "Blind", "ClusterModel", "DEVICE_STATES", "FREE",
+    "POOL_STATES", "SHARED", "StateCounts", "TAINTED", "TONES", "TaintGroup", "UNAVAILABLE", "UNKNOWN",
+    "Unreadable", "device_state", "tone",
 ]

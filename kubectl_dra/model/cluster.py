@@ -16,8 +16,9 @@ import allocator
 from allocator.gcpause import paused_gc
 
 from kubectl_dra.model.classes import ClassMembership
+from kubectl_dra.model.knowledge import Blind, Unreadable, unreadable_kinds
 from kubectl_dra.model.nodes import NodeReachIndex
-from kubectl_dra.model.states import StateCounts, device_state
+from kubectl_dra.model.states import StateCounts, device_state, device_state_why, state_text
 from kubectl_dra.model.taints import TaintGroup, taint_groups
 from kubectl_dra.store import KINDS, ConnectionInfo, KindStatus, Store
 
@@ -42,9 +43,10 @@ class ClusterModel:
     """Slices, claims and rules the allocator could not read ([allocator.ObjectError])."""
     load_all_objects: Callable[[], allocator.ObjectSet] | None = None
     """Every kind, slices included (for CEL and explanations); by default objects + raw slices."""
-    counts_cache: dict[PoolId, tuple[allocator.PoolReport, StateCounts]] = field(default_factory=dict)
-    """Pool counts by pool, with the report they were counted from; the dashboard's builder passes
-    the same dict to every revision, so a pool whose report is the same object is not counted again."""
+    counts_cache: dict[PoolId, tuple[allocator.PoolReport, Blind, StateCounts]] = field(default_factory=dict)
+    """Pool counts by pool, with the report and blindness they were counted from; the dashboard's
+    builder passes the same dict to every revision, so a pool whose report is the same object is
+    not counted again."""
     pools_by_id: dict[PoolId, allocator.PoolReport] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -89,6 +91,25 @@ class ClusterModel:
         slices = allocator.load_objects([raw]).slices if raw is not None else []
         return slices[0] if slices else {}
 
+    @cached_property
+    def blind(self) -> Blind:
+        """The unreadable inputs of device states (claims, DeviceTaintRules)."""
+        return Blind.of(self.kind_status, self.features)
+
+    def unreadable(self, kinds=None) -> list[Unreadable]:
+        """The kinds among `kinds` (default: all) whose objects are unknown."""
+        return unreadable_kinds(self.kind_status, kinds)
+
+    def device_state(self, device: allocator.DeviceReport) -> str:
+        return device_state(device, self.blind)
+
+    def device_state_why(self, device: allocator.DeviceReport) -> tuple[str, str | None]:
+        return device_state_why(device, self.blind)
+
+    def state_text(self, device: allocator.DeviceReport) -> str:
+        """The STATE cell: `Unknown (claims not readable)` for a device whose state is unknown."""
+        return state_text(device, self.blind)
+
     def forbidden(self, kinds) -> list[KindStatus]:
         """The kinds among `kinds` that could not be read, with the reason."""
         return [
@@ -109,16 +130,16 @@ class ClusterModel:
     def pool_counts(self, pool: allocator.PoolReport) -> StateCounts:
         key = (pool.driver, pool.pool)
         cached = self.counts_cache.get(key)
-        if cached is not None and cached[0] is pool:
-            return cached[1]
-        counts = StateCounts.of(pool.devices)
-        self.counts_cache[key] = (pool, counts)
+        if cached is not None and cached[0] is pool and cached[1] == self.blind:
+            return cached[2]
+        counts = StateCounts.of(pool.devices, self.blind)
+        self.counts_cache[key] = (pool, self.blind, counts)
         return counts
 
     @cached_property
     def counts(self) -> StateCounts:
         with paused_gc():
-            return StateCounts.from_states(device_state(device) for device in self.devices)
+            return StateCounts.of(self.devices, self.blind)
 
     # The derivations below allocate tens of thousands of small objects next to millions of
     # long-lived ones (the reports): without pausing the collector, its full passes cost more
@@ -127,7 +148,7 @@ class ClusterModel:
     @cached_property
     def node_reach(self) -> NodeReachIndex:
         with paused_gc():
-            return NodeReachIndex(self.pools, self.objects.nodes, self.pool_counts)
+            return NodeReachIndex(self.pools, self.objects.nodes, self.pool_counts, self.blind)
 
     @cached_property
     def taints(self) -> list[TaintGroup]:
@@ -140,7 +161,8 @@ class ClusterModel:
         """DeviceClass -> state counts of the given devices it accepts (classes accepting none left out)."""
         members = self.classes.members
         with paused_gc():
-            counts = {name: StateCounts.of(d for d in devices if d.id in accepted) for name, accepted in members.items()}
+            counts = {name: StateCounts.of((d for d in devices if d.id in accepted), self.blind)
+                      for name, accepted in members.items()}
         return {name: c for name, c in counts.items() if c.total}
 
     @cached_property

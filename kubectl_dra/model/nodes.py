@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 import allocator
 
-from kubectl_dra.model.states import EMPTY_COUNTS, StateCounts, device_state
+from kubectl_dra.model.knowledge import SEES_ALL, Blind
+from kubectl_dra.model.states import EMPTY_COUNTS, StateCounts
 
 
 @dataclass
@@ -57,8 +58,8 @@ def _scope_key(scope: allocator.NodeScope) -> tuple:
 
 class NodeReachIndex:
     def __init__(self, pools: list[allocator.PoolReport], nodes: dict[str, dict],
-                 pool_counts) -> None:
-        """`pool_counts(pool)` gives a pool's StateCounts (cached by the caller)."""
+                 pool_counts, blind: Blind = SEES_ALL) -> None:
+        """`pool_counts(pool)` gives a pool's StateCounts (cached by the caller, with `blind`)."""
         self.nodes = nodes
         self._reaches: dict[tuple, list[str]] = {}
         entries: dict[str, NodeEntry] = {name: NodeEntry(name, node) for name, node in nodes.items()}
@@ -74,7 +75,7 @@ class NodeReachIndex:
                     for name in self._names(scope):
                         reached.setdefault(name, []).extend(devices)
                 for name, devices in reached.items():
-                    counts = StateCounts.from_states(device_state(d) for d in devices)
+                    counts = StateCounts.of(devices, blind)
                     entries.setdefault(name, NodeEntry(name, None)).reach.append(NodeReach(pool, devices, counts))
             elif pool.devices:
                 counts = pool_counts(pool)

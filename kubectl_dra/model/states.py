@@ -16,6 +16,8 @@ from typing import Iterable
 import allocator
 from allocator.reports import BEING_REPLACED, COMPLETE, INCOMPLETE, INVALID
 
+from kubectl_dra.model.knowledge import SEES_ALL, Blind
+
 # Device states, in the order their columns are shown.
 FREE = "Free"
 ALLOCATED = "Allocated"
@@ -24,7 +26,19 @@ TAINTED = "Tainted"
 BLOCKED_BY_COUNTERS = "BlockedByCounters"
 BLOCKED_BY_CAPACITY = "BlockedByCapacity"
 UNAVAILABLE = "Unavailable"
-DEVICE_STATES = (FREE, ALLOCATED, SHARED, TAINTED, BLOCKED_BY_COUNTERS, BLOCKED_BY_CAPACITY, UNAVAILABLE)
+UNKNOWN = "Unknown"
+DEVICE_STATES = (FREE, ALLOCATED, SHARED, TAINTED, BLOCKED_BY_COUNTERS, BLOCKED_BY_CAPACITY, UNAVAILABLE, UNKNOWN)
+
+COULD_BE = {
+    "ResourceClaim": frozenset({FREE, ALLOCATED, SHARED, TAINTED, BLOCKED_BY_COUNTERS, BLOCKED_BY_CAPACITY}),
+    "DeviceTaintRule": frozenset({FREE, TAINTED, BLOCKED_BY_COUNTERS}),
+}
+"""The states an Unknown device may really be in, by the kind that could not be read: without
+claims anything but Unavailable; without DeviceTaintRules (claims known, device not held) Tainted,
+BlockedByCounters or Free."""
+
+UNKNOWN_COUNT = "?"
+"""A count cell that depends on a kind that could not be read."""
 
 COUNT_COLUMNS = (
     ("FREE", (FREE,)), ("ALLOCATED", (ALLOCATED,)), ("SHARED", (SHARED,)), ("TAINTED", (TAINTED,)),
@@ -47,7 +61,7 @@ TONES: dict[str, str] = {
     BLOCKED_BY_CAPACITY: WARN, UNAVAILABLE: BAD,
     COMPLETE: GOOD, INCOMPLETE: WARN, BEING_REPLACED: WARN, INVALID: BAD,
     SLICE_STALE: WARN,
-    NODE_NOT_READY: BAD, NODE_UNKNOWN: BAD,
+    NODE_NOT_READY: BAD, NODE_UNKNOWN: BAD,  # the device state Unknown is the same word
     CLAIM_PENDING: WARN, CLAIM_ALLOCATED: BUSY, CLAIM_RESERVED: GOOD, CLAIM_DELETING: WARN, POD_RUNNING: GOOD,
     "NoExecute": BAD, "NoSchedule": WARN, "None": DIM,
 }
@@ -58,65 +72,120 @@ def tone(text: str) -> str | None:
     return TONES.get(text.rsplit(",", 1)[-1].split(" ", 1)[0])
 
 
-def device_state(device: allocator.DeviceReport) -> str:
-    """The one state of a device, first match wins: its pool is not Complete (Unavailable); a claim
-    holds it (Allocated, or for a multi-allocatable device Shared, BlockedByCapacity once a
-    capacity is all consumed); a NoSchedule/NoExecute taint keeps new claims away (Tainted); the
-    shared counters it needs are taken by other devices (BlockedByCounters); else Free.
-    Admin-access holders do not count (the scheduler ignores them too)."""
+def device_state(device: allocator.DeviceReport, blind: Blind = SEES_ALL) -> str:
+    """The one state of a device (see `device_state_why`)."""
+    return device_state_why(device, blind)[0]
+
+
+def device_state_why(device: allocator.DeviceReport, blind: Blind = SEES_ALL) -> tuple[str, str | None]:
+    """The one state of a device, and for Unknown the kind that could not be read. First match
+    wins: its pool is not Complete (Unavailable); a claim holds it (Allocated, or for a
+    multi-allocatable device Shared, BlockedByCapacity once a capacity is all consumed); claims
+    are unreadable (Unknown: it may be held, or its counters taken); a NoSchedule/NoExecute taint
+    keeps new claims away (Tainted); DeviceTaintRules are unreadable (Unknown); the shared counters
+    it needs are taken by other devices (BlockedByCounters); else Free.
+    Admin-access holders do not count (the scheduler ignores them too). A holder seen while claims
+    are unreadable (one namespace readable) still makes the device Allocated; how much of a shared
+    device others consume is then unknown."""
     if not device.usable:
-        return UNAVAILABLE
+        return UNAVAILABLE, None
+    if device.allocated and not device.allow_multiple_allocations:
+        return ALLOCATED, None
+    if blind.claims is not None:
+        return UNKNOWN, blind.claims.kind
     if device.allocated:
-        if not device.allow_multiple_allocations:
-            return ALLOCATED
-        return BLOCKED_BY_CAPACITY if device.capacity_blocked else SHARED
+        return (BLOCKED_BY_CAPACITY if device.capacity_blocked else SHARED), None
     if device.tainted:
-        return TAINTED
+        return TAINTED, None
+    if blind.taint_rules is not None:
+        return UNKNOWN, blind.taint_rules.kind
     if device.counters_blocked:
-        return BLOCKED_BY_COUNTERS
-    return FREE
+        return BLOCKED_BY_COUNTERS, None
+    return FREE, None
+
+
+def state_text(device: allocator.DeviceReport, blind: Blind = SEES_ALL) -> str:
+    """A device's STATE cell: the word, and for Unknown why (`Unknown (claims not readable)`)."""
+    state, missing = device_state_why(device, blind)
+    if missing is None:
+        return state
+    return f"{state} ({next(u.reason for u in blind.unreadable() if u.kind == missing)})"
 
 
 @dataclass(frozen=True)
 class StateCounts:
-    """How many devices are in each state; `total` is their sum by construction."""
+    """How many devices are in each state; `total` is their sum by construction. `missing` names
+    the unreadable kinds behind the Unknown devices: a count those devices may belong to is
+    unknown (None), the others stay exact."""
 
     by_state: tuple[int, ...]
+    missing: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, devices: Iterable[allocator.DeviceReport]) -> StateCounts:
-        return cls.from_states(device_state(device) for device in devices)
+    def of(cls, devices: Iterable[allocator.DeviceReport], blind: Blind = SEES_ALL) -> StateCounts:
+        if not blind:
+            return cls.from_states(device_state(device) for device in devices)
+        whys = [device_state_why(device, blind) for device in devices]
+        return cls.from_states((state for state, _ in whys), frozenset(kind for _, kind in whys if kind))
 
     @classmethod
-    def from_states(cls, states: Iterable[str]) -> StateCounts:
+    def from_states(cls, states: Iterable[str], missing: frozenset[str] = frozenset()) -> StateCounts:
         counted = Counter(states)
-        return cls(tuple(counted.get(state, 0) for state in DEVICE_STATES))
+        return cls(tuple(counted.get(state, 0) for state in DEVICE_STATES), missing)
 
     def __getitem__(self, state: str) -> int:
         return self.by_state[DEVICE_STATES.index(state)]
 
     def __add__(self, other: StateCounts) -> StateCounts:
-        return StateCounts(tuple(a + b for a, b in zip(self.by_state, other.by_state)))
+        return StateCounts(tuple(a + b for a, b in zip(self.by_state, other.by_state)), self.missing | other.missing)
+
+    def known(self, state: str) -> int | None:
+        """The count of `state`, or None when Unknown devices may be in it."""
+        if any(state in COULD_BE[kind] for kind in self.missing):
+            return None
+        return self[state]
 
     @property
     def total(self) -> int:
         return sum(self.by_state)
 
     @property
-    def free(self) -> int:
-        return self[FREE]
+    def unknown(self) -> int:
+        return self[UNKNOWN]
 
     @property
-    def blocked(self) -> int:
-        return self[BLOCKED_BY_COUNTERS] + self[BLOCKED_BY_CAPACITY]
+    def free(self) -> int | None:
+        return self.known(FREE)
 
-    def columns(self) -> tuple[int, ...]:
-        """The counts in COUNT_COLUMNS order."""
-        return tuple(sum(self[state] for state in states) for _, states in COUNT_COLUMNS)
+    @property
+    def blocked(self) -> int | None:
+        return _sum(self.known(BLOCKED_BY_COUNTERS), self.known(BLOCKED_BY_CAPACITY))
+
+    def columns(self) -> tuple[int | None, ...]:
+        """The counts in COUNT_COLUMNS order; None where Unknown devices may belong."""
+        return tuple(_sum(*(self.known(state) for state in states)) for _, states in COUNT_COLUMNS)
 
     def to_dict(self) -> dict:
-        """`devices` in the JSON items: the total and one camelCase key per state."""
-        return {"total": self.total, **{_camel(state): count for state, count in zip(DEVICE_STATES, self.by_state)}}
+        """`devices` in the JSON items: the total and one camelCase key per state (null where
+        Unknown devices may belong); `unknown` only when some devices are Unknown."""
+        counts = {_camel(state): self.known(state) for state in DEVICE_STATES if state != UNKNOWN}
+        if self.unknown:
+            counts["unknown"] = self.unknown
+        return {"total": self.total, **counts}
+
+
+def count_text(count: int | None) -> str:
+    """A count cell: the number, or `?` when it is unknown."""
+    return UNKNOWN_COUNT if count is None else str(count)
+
+
+def free_of_total(counts: StateCounts) -> str:
+    """`FREE/TOTAL` as the nodes table and the dashboard show it (`?/4` when FREE is unknown)."""
+    return f"{count_text(counts.free)}/{counts.total}"
+
+
+def _sum(*counts: int | None) -> int | None:
+    return None if any(c is None for c in counts) else sum(counts)
 
 
 EMPTY_COUNTS = StateCounts((0,) * len(DEVICE_STATES))
