@@ -150,6 +150,12 @@ class Features:
         return self.minor <= 34
 
     @property
+    def counters_in_own_slices(self) -> bool:
+        """1.35+: the API server refuses a ResourceSlice with both `devices` and `sharedCounters`
+        (validation.go validateResourceSliceSpec); 1.34's v1beta1/v1beta2 allowed both."""
+        return self.minor >= 35
+
+    @property
     def skips_incomplete_pools(self) -> bool:
         """1.35+: ExactCount never takes devices from incomplete or invalid pools."""
         return self.minor >= 35

@@ -1,4 +1,5 @@
-"""What the API server refuses in a ResourceClaim, a ResourceClaimTemplate or a Pod's DRA fields.
+"""What the API server refuses in a ResourceClaim, a ResourceClaimTemplate, a ResourceSlice, a
+DeviceClass or a Pod's DRA fields.
 
 `kubectl apply` decodes strictly (an unknown or misspelt field is an error, not ignored) and the
 API server then validates. Both are mirrored here so that `explain -f` can call such an object an
@@ -10,7 +11,10 @@ input error instead of judging something that could never be created:
   subdomains), request counts and limits, allocationMode, exactly/firstAvailable, tolerations,
   constraint and config references, opaque parameters, CEL selectors that do not compile;
 - pkg/apis/core/validation for the Pod fields explain reads (spec.resourceClaims and the
-  containers' resources).
+  containers' resources);
+- ResourceSlices and DeviceClasses (validateResourceSliceSpec, validateDevice, validateCounterSet,
+  validateDeviceClassSpec) on the v1 shape objects.normalise gives them, so `--from` files and
+  `explain -f` refuse what could never be created (a 1.35+ slice with both devices and counters).
 
 Field paths follow the object's own version: a v1beta1 request is flat, so its class is
 `spec.devices.requests[0].deviceClassName`, where v1 has `...requests[0].exactly.deviceClassName`.
@@ -43,6 +47,11 @@ MAX_OPAQUE_PARAMETERS = 10 * 1024
 MAX_DRIVER_NAME = 63
 MAX_ID_LENGTH = 32
 MAX_DOMAIN_LENGTH = 63
+MAX_SLICE_DEVICES = 128
+MAX_SLICE_DEVICES_ADVANCED = 64
+"""With taints, counter consumption or list attributes on any device (ResourceSliceMaxDevicesWithAdvancedFeatures)."""
+MAX_COUNTER_SETS = 8
+MAX_POOL_NAME = 253
 
 ALLOCATION_MODES = ("All", "ExactCount")
 TOLERATION_OPERATORS = ("Equal", "Exists")
@@ -561,14 +570,171 @@ def _container_resources(resources: Any, path: str, pod_claims: set[str], proble
             _dns_label(request, f"{cpath}.request", problems)
 
 
+# ---------------------------------------------------------------------------- slices and classes
+
+_SCOPE_FIELDS = ("nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection")
+
+
+def _resource_slice(slice_: dict, features: Features, problems: _Problems) -> None:
+    """validateResourceSliceSpec on a normalised (v1-shaped) slice; paths are the v1 fields."""
+    _metadata(slice_.get("metadata") or {}, "metadata", problems, namespaced=False)
+    spec = slice_.get("spec") or {}
+    _driver_name(spec.get("driver") or "", "spec.driver", problems)
+    pool = spec.get("pool") or {}
+    _pool_name(pool.get("name") or "", "spec.pool.name", problems)
+    if (pool.get("generation") or 0) < 0:
+        problems.invalid("spec.pool.generation", pool["generation"], "must be greater than or equal to zero")
+    _slice_scope(spec, problems)
+    devices, counter_sets = spec.get("devices"), spec.get("sharedCounters")
+    if features.counters_in_own_slices and devices is not None and counter_sets is not None:
+        problems.invalid("spec", "", "only one of `sharedCounters` or `devices` is allowed")
+    devices = devices or []
+    advanced = any(d.get("taints") or d.get("consumesCounters") or _has_list_attribute(d) for d in devices)
+    limit = MAX_SLICE_DEVICES_ADVANCED if advanced else MAX_SLICE_DEVICES
+    if len(devices) > limit:
+        problems.too_many("spec.devices", len(devices), limit)
+    per_device = bool(spec.get("perDeviceNodeSelection"))
+    for d, device in enumerate(devices):
+        _device(device, f"spec.devices[{d}]", per_device, problems)
+    _unique_names([d.get("name") for d in devices], "spec.devices", problems)
+    counter_sets = counter_sets or []
+    if len(counter_sets) > MAX_COUNTER_SETS:
+        problems.too_many("spec.sharedCounters", len(counter_sets), MAX_COUNTER_SETS)
+    for c, counter_set in enumerate(counter_sets):
+        path = f"spec.sharedCounters[{c}]"
+        if not counter_set.get("name"):
+            problems.required(f"{path}.name")
+        else:
+            _dns_label(counter_set["name"], f"{path}.name", problems)
+        if not counter_set.get("counters"):
+            problems.required(f"{path}.counters")
+    _unique_names([c.get("name") for c in counter_sets], "spec.sharedCounters", problems)
+
+
+def _slice_scope(spec: dict, problems: _Problems) -> None:
+    """Exactly one of nodeName, nodeSelector, allNodes, perDeviceNodeSelection."""
+    set_fields = []
+    if spec.get("nodeName") is not None:
+        if spec["nodeName"]:
+            set_fields.append("`nodeName`")
+        else:
+            problems.invalid("spec.nodeName", "", "must be either unset or set to a non-empty string")
+    if spec.get("nodeSelector") is not None:
+        set_fields.append("`nodeSelector`")
+        terms = spec["nodeSelector"].get("nodeSelectorTerms") or []
+        if len(terms) != 1:
+            problems.invalid("spec.nodeSelector.nodeSelectorTerms", terms, "must have exactly one node selector term")
+    for key in ("allNodes", "perDeviceNodeSelection"):
+        if spec.get(key) is not None:
+            if spec[key]:
+                set_fields.append(f"`{key}`")
+            else:
+                problems.invalid(f"spec.{key}", False, "must be either unset or set to true")
+    wanted = "exactly one of " + ", ".join(f"`{f}`" for f in _SCOPE_FIELDS) + " is required"
+    if not set_fields:
+        problems.required("spec", wanted)
+    elif len(set_fields) > 1:
+        problems.add("spec", f"Invalid value: \"{{{', '.join(set_fields)}}}\": {wanted}, but multiple fields are set")
+
+
+def _device(device: dict, path: str, per_device: bool, problems: _Problems) -> None:
+    """validateDevice: name, attributes, counter consumption, per-device node selection."""
+    name = device.get("name")
+    if not name:
+        problems.required(f"{path}.name")
+    else:
+        _dns_label(name, f"{path}.name", problems)
+    for c, consumption in enumerate(device.get("consumesCounters") or []):
+        cpath = f"{path}.consumesCounters[{c}]"
+        if not consumption.get("counterSet"):
+            problems.required(f"{cpath}.counterSet")
+        if not consumption.get("counters"):
+            problems.required(f"{cpath}.counters")
+    device_scope = [f"`{key}`" for key in ("nodeName", "nodeSelector", "allNodes") if device.get(key) is not None]
+    rule = ("exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` "
+            "is set to true in the ResourceSlice spec")
+    if per_device:
+        if not device_scope:
+            problems.required(path, rule)
+        elif len(device_scope) > 1:
+            problems.add(path, f"Invalid value: \"{{{', '.join(device_scope)}}}\": {rule}")
+        elif device.get("nodeName") == "":
+            problems.invalid(f"{path}.nodeName", "", "must not be empty")
+    elif device_scope:
+        problems.add(path, "Invalid value: null: `nodeName`, `nodeSelector` and `allNodes` can only be set if "
+                           "`perDeviceNodeSelection` is set to true in the ResourceSlice spec")
+
+
+def _has_list_attribute(device: dict) -> bool:
+    return any(isinstance(a, dict) and any(k in a for k in ("bools", "ints", "strings", "versions"))
+               for a in (device.get("attributes") or {}).values())
+
+
+def _pool_name(name: str, path: str, problems: _Problems) -> None:
+    """validatePoolName: DNS subdomains separated by '/', at most 253 characters in all."""
+    if not name:
+        problems.required(path)
+        return
+    if len(name) > MAX_POOL_NAME:
+        problems.invalid(path, name, f"must be no more than {MAX_POOL_NAME} characters")
+    for part in name.split("/"):
+        if not _DNS_SUBDOMAIN.fullmatch(part):
+            problems.invalid(path, name, "a pool name must be one or more DNS subdomains separated by '/'")
+            return
+
+
+def _unique_names(names: list, path: str, problems: _Problems) -> None:
+    seen = set()
+    for i, name in enumerate(names):
+        if name and name in seen:
+            problems.duplicate(f"{path}[{i}].name", name)
+        seen.add(name)
+
+
+def _device_class(device_class: dict, features: Features, problems: _Problems) -> None:
+    """validateDeviceClassSpec: selectors that compile, opaque configs, the extended resource name."""
+    _metadata(device_class.get("metadata") or {}, "metadata", problems, namespaced=False)
+    spec = device_class.get("spec") or {}
+    rules = _ClaimRules("v1", _compiler(features), problems)
+    selectors = spec.get("selectors") or []
+    if len(selectors) > MAX_SELECTORS:
+        problems.too_many("spec.selectors", len(selectors), MAX_SELECTORS)
+    else:
+        for i, selector in enumerate(selectors):
+            rules.selector(selector or {}, f"spec.selectors[{i}]")
+    configs = spec.get("config") or []
+    if len(configs) > MAX_CONFIGS:
+        problems.too_many("spec.config", len(configs), MAX_CONFIGS)
+    else:
+        for i, config in enumerate(configs):
+            rules.config(config or {}, f"spec.config[{i}]")
+    extended = spec.get("extendedResourceName")
+    if extended is not None and not _is_extended_resource_name(extended):
+        problems.invalid("spec.extendedResourceName", extended, "must be a valid extended resource name")
+
+
+def _is_extended_resource_name(name: str) -> bool:
+    """v1helper.IsExtendedResourceName: a qualified name with a domain outside kubernetes.io, not
+    requests.-prefixed, valid as `requests.<name>` too."""
+    if not isinstance(name, str) or "/" not in name or name.startswith("requests."):
+        return False
+    domain = name.split("/", 1)[0]
+    if domain == "kubernetes.io" or domain.endswith(".kubernetes.io"):
+        return False
+    problems = _Problems()
+    _label_key(f"requests.{name}", "", problems)
+    return not problems.items
+
+
 # ---------------------------------------------------------------------------- entry point
 
 
 def validate_object(obj: Any, features: Features) -> list[ObjectError]:
     """Every reason the API server would refuse `obj` as `kubectl apply` sends it; [] when none.
 
-    ResourceClaims, ResourceClaimTemplates and Pods are checked as the API server does; other
-    kinds the allocator reads only as far as it reads them; kinds it does not read pass.
+    ResourceClaims, ResourceClaimTemplates, ResourceSlices, DeviceClasses and Pods are checked as
+    the API server does (slices and classes by its rules, without strict decoding); other kinds the
+    allocator reads only as far as it reads them; kinds it does not read pass.
     """
     if not isinstance(obj, dict):
         return [ObjectError("<unknown>", None, None, "", f"not an object but {_json_type(obj)}")]
@@ -581,6 +747,14 @@ def validate_object(obj: Any, features: Features) -> list[ObjectError]:
         _resource_claim(obj, kind, features, problems)
     elif kind == "Pod" and obj.get("apiVersion") == "v1":
         _pod(obj, problems)
+    elif kind in ("ResourceSlice", "DeviceClass"):
+        try:
+            _, normalised = normalise(obj)
+        except FieldError as error:
+            problems.add(error.field, error.message)
+        else:
+            (_resource_slice if kind == "ResourceSlice" else _device_class)(normalised, features, problems)
+        return [ObjectError(kind, namespace, name, path, message) for path, message in problems.items]
     if not problems.items:
         try:
             normalise(obj)

@@ -30,7 +30,8 @@ def read_documents(path: str, recursive: bool = True) -> list[Document]:
     flattened. A directory's subdirectories are read only when `recursive` (kubectl apply's -R).
     Raises InputError naming the file and document."""
     if path == "-":
-        text = _decoded(sys.stdin.buffer.read(), "<stdin>")
+        raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        text = _decoded(raw, "<stdin>")
         with paused_gc():
             return list(_flatten_all(_parse(text, "<stdin>", is_json=False), "<stdin>"))
     if os.path.isdir(path):

@@ -8,12 +8,15 @@ import os
 from kubectl_dra import objects, snapshot
 from kubectl_dra.documents import read_documents
 from allocator.gcpause import paused_gc
-from kubectl_dra.errors import InputError, object_ref
+from kubectl_dra.errors import InputError, InputErrors, object_ref
 from kubectl_dra.sources.base import Source
 from kubectl_dra.store import KINDS, NAMESPACED_KINDS, ConnectionInfo, Store
 
 # The resource.k8s.io kinds: a file with none of them has nothing for any command to show.
 DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
+# Checked against the API server's rules; other kinds only as far as the allocator reads them.
+VALIDATED_KINDS = ("ResourceSlice", "DeviceClass")
+MAX_ERROR_LINES = 10
 DEMO_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "demo.yaml")
 
 
@@ -84,14 +87,24 @@ class FileSource(Source):
         self.origins[key] = origin
 
     def check(self, store: Store) -> None:
-        """Raise InputError for the first object the allocator cannot read, naming its origin."""
-        errors = store.object_set().errors
+        """Refuse what the API server would refuse, one line per problem naming file, object and
+        field: objects the allocator cannot read, and ResourceSlices and DeviceClasses that break the
+        API server's rules (allocator.validate_object), so none is judged as if it were valid."""
+        import allocator
+
+        features = store.features()
+        errors = [error for kind in VALIDATED_KINDS for obj in store.items(kind)
+                  for error in allocator.validate_object(obj, features)]
+        errors.extend(error for error in store.object_set().errors if error.kind not in VALIDATED_KINDS)
         if not errors:
             return
-        first = errors[0]
-        origin = self.origins.get((first.kind, first.namespace or "", first.name or ""), self.path)
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise InputError(f"{origin}: {first}{more}")
+        order = {key: index for index, key in enumerate(self.origins)}  # the order of the file(s)
+        errors.sort(key=lambda e: order.get((e.kind, e.namespace or "", e.name or ""), len(order)))
+        lines = [f"{self.origins.get((e.kind, e.namespace or '', e.name or ''), self.path)}: {e}"
+                 for e in errors[:MAX_ERROR_LINES]]
+        if len(errors) > MAX_ERROR_LINES:
+            lines[-1] += f" (and {len(errors) - MAX_ERROR_LINES} more)"
+        raise InputErrors(lines)
 
 
 def file_store(path: str) -> Store:

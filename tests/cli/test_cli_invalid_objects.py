@@ -1,0 +1,122 @@
+"""Objects in a --from file (or explain -f) that the API server would refuse are input errors that
+name the file, the object, the field and the rule, never judged as if they were valid."""
+
+import textwrap
+
+import pytest
+
+import allocator
+
+SLICE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {{name: {name}}}
+spec:
+  driver: gpu.example.com
+  pool: {{name: node-a, generation: 1, resourceSliceCount: 1}}
+{scope}
+{body}
+"""
+NODE_A = "  nodeName: node-a"
+DEVICES = "  devices:\n  - name: gpu-0\n    consumesCounters:\n    - counterSet: gpu-0\n      counters: {mem: {value: 1}}"
+COUNTERS = "  sharedCounters:\n  - name: gpu-0\n    counters: {mem: {value: 1}}"
+
+
+def _slice(name="s", scope=NODE_A, body=DEVICES) -> str:
+    return SLICE.format(name=name, scope=scope, body=body)
+
+
+def _write(tmp_path, *documents) -> str:
+    path = tmp_path / "objects.yaml"
+    path.write_text("---\n".join(documents))
+    return str(path)
+
+
+def test_devices_and_shared_counters_in_one_slice_are_refused_on_1_35(run_cli, tmp_path):
+    path = _write(tmp_path, _slice(body=DEVICES + "\n" + COUNTERS))
+    result = run_cli("--from", path, "pools")
+    assert result.status == 2 and result.stdout == ""
+    assert result.stderr == (f"error: {path}: ResourceSlice/s: spec: Invalid value: \"\": only one of "
+                             "`sharedCounters` or `devices` is allowed\n")
+
+
+def test_1_34_still_allowed_them_together(run_cli, tmp_path):
+    path = _write(tmp_path, _slice(body=DEVICES + "\n" + COUNTERS))
+    result = run_cli("--from", path, "--kubernetes-version", "1.34", "pools", "-o", "name")
+    assert (result.status, result.stdout) == (0, "pool/gpu.example.com/node-a\n"), result
+
+
+def test_each_problem_is_one_line_naming_the_document(run_cli, tmp_path):
+    path = _write(tmp_path, _slice(name="ok"), _slice(name="two-scopes", scope=NODE_A + "\n  allNodes: true"),
+                  _slice(name="dup", body=DEVICES + "\n  - name: gpu-0"))
+    result = run_cli("--from", path, "slices")
+    assert result.status == 2
+    assert result.stderr.splitlines() == [
+        f"error: {path} document 2: ResourceSlice/two-scopes: spec: Invalid value: \"{{`nodeName`, `allNodes`}}\": "
+        "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required, "
+        "but multiple fields are set",
+        f"error: {path} document 3: ResourceSlice/dup: spec.devices[1].name: Duplicate value: \"gpu-0\"",
+    ]
+
+
+def test_a_device_class_whose_selector_does_not_compile_is_refused(run_cli, tmp_path):
+    path = _write(tmp_path, textwrap.dedent("""\
+        apiVersion: resource.k8s.io/v1
+        kind: DeviceClass
+        metadata: {name: gpu}
+        spec:
+          selectors:
+          - cel: {expression: 'device.driver == '}
+        """))
+    result = run_cli("--from", path, "devices")
+    assert result.status == 2
+    assert result.stderr.startswith(f"error: {path}: DeviceClass/gpu: spec.selectors[0].cel.expression: Invalid value: ")
+
+
+def test_explain_f_refuses_an_invalid_slice_too(run_cli, tmp_path):
+    pod = textwrap.dedent("""\
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p, namespace: default}
+        spec:
+          containers: [{name: c, image: busybox}]
+        """)
+    path = _write(tmp_path, _slice(scope=""), pod)
+    result = run_cli("--demo", "explain", "-f", path)
+    assert result.status == 2
+    assert f"error: {path} document 1: ResourceSlice/s: spec: Required value: exactly one of `nodeName`" in result.stderr
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"driver": "gpu.example.com", "pool": {"name": "a//b", "resourceSliceCount": 1}, "allNodes": True},
+     "spec.pool.name: Invalid value: \"a//b\": a pool name must be one or more DNS subdomains separated by '/'"),
+    ({"driver": "gpu.example.com", "pool": {"name": "p", "resourceSliceCount": 1}, "allNodes": False},
+     "spec.allNodes: Invalid value: false: must be either unset or set to true"),
+    ({"driver": "gpu.example.com", "pool": {"name": "p", "resourceSliceCount": 1}, "allNodes": True,
+      "devices": [{"name": "d", "nodeName": "n"}]},
+     "spec.devices[0]: Invalid value: null: `nodeName`, `nodeSelector` and `allNodes` can only be set if "
+     "`perDeviceNodeSelection` is set to true in the ResourceSlice spec"),
+    ({"driver": "gpu.example.com", "pool": {"name": "p", "resourceSliceCount": 1}, "perDeviceNodeSelection": True,
+      "devices": [{"name": "d"}]},
+     "spec.devices[0]: Required value: exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required"),
+    ({"driver": "gpu.example.com", "pool": {"name": "p", "resourceSliceCount": 1}, "allNodes": True,
+      "devices": [{"name": f"d{i}"} for i in range(129)]},
+     "spec.devices: Too many: 129: must have at most 128 items"),
+    ({"driver": "gpu.example.com", "pool": {"name": "p", "resourceSliceCount": 1}, "allNodes": True,
+      "sharedCounters": [{"name": "Set", "counters": {"c": {"value": "1"}}}]},
+     "spec.sharedCounters[0].name: Invalid value: \"Set\": a lowercase RFC 1123 label"),
+])
+def test_slice_rules(spec, message):
+    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"}, "spec": spec}
+    errors = [f"{e.field}: {e.message}" for e in allocator.validate_object(obj, allocator.Features.for_version(37))]
+    assert errors and errors[0].startswith(message), errors
+
+
+def test_a_device_class_with_a_kubernetes_io_extended_resource_is_refused():
+    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "c"},
+           "spec": {"extendedResourceName": "kubernetes.io/gpu"}}
+    [error] = allocator.validate_object(obj, allocator.Features.for_version(37))
+    assert str(error) == ('DeviceClass/c: spec.extendedResourceName: Invalid value: "kubernetes.io/gpu": '
+                          "must be a valid extended resource name")
+    obj["spec"]["extendedResourceName"] = "example.com/gpu"
+    assert allocator.validate_object(obj, allocator.Features.for_version(37)) == []
