@@ -15,6 +15,7 @@ import click
 
 from kubectl_dra.errors import EXIT_USAGE_OR_INPUT, CommandError
 from kubectl_dra.options import global_options
+from kubectl_dra.terminal_text import safe_line
 
 PROG_NAME = "kubectl dra"
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -107,6 +108,6 @@ def main() -> None:
 
 
 def _fail(message: str) -> None:
-    for line in message.splitlines() or [message]:  # InputErrors: one line per problem
-        click.echo(f"error: {line}", err=True)
+    for line in message.split("\n"):  # InputErrors: one line per problem
+        click.echo(f"error: {safe_line(line)}", err=True)  # names and messages from the cluster or a file
     sys.exit(EXIT_USAGE_OR_INPUT)

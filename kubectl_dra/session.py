@@ -8,6 +8,7 @@ import sys
 from kubectl_dra.errors import InputError
 from kubectl_dra.sources.base import Source, SourceConfig, source_for
 from kubectl_dra.store import Store
+from kubectl_dra.terminal_text import safe_line
 
 OFFLINE_DEFAULT_NAMESPACE = "default"
 
@@ -47,7 +48,7 @@ class Session:
         self._collect_version_warning(store)
         self.store = store
         for warning in self.warnings:
-            print(f"Warning: {warning}", file=sys.stderr)
+            print(f"Warning: {safe_line(warning)}", file=sys.stderr)
         return store
 
     def _apply_version_override(self, store: Store) -> None:

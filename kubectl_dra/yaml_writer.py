@@ -16,9 +16,11 @@ def _dumper():
     return Dumper
 
 
-def yaml_text(document, *, multiple: bool = False, stream=None):
-    """Block style, keys in the given order, no anchors; several documents with `multiple`."""
+def yaml_text(document, *, multiple: bool = False, stream=None, ascii_only: bool = False):
+    """Block style, keys in the given order, no anchors; several documents with `multiple`;
+    `ascii_only` writes every other character as an escape in a double-quoted string."""
     import yaml
 
     dump = yaml.dump_all if multiple else yaml.dump
-    return dump(document, stream, Dumper=_dumper(), sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return dump(document, stream, Dumper=_dumper(), sort_keys=False, default_flow_style=False,
+                allow_unicode=not ascii_only)

@@ -14,6 +14,7 @@ import os
 import sys
 from typing import Callable, ClassVar, Iterable, TextIO
 
+from kubectl_dra.terminal_text import has_unsafe, json_escaped, safe_line, safe_text
 from kubectl_dra.yaml_writer import yaml_text
 
 API_VERSION = "kubectl-dra.io/v1alpha1"
@@ -97,7 +98,7 @@ def emit(view: ListView, fmt: str, *, no_headers: bool = False, out: TextIO | No
     elif fmt == "yaml":
         out.write(to_yaml(view.document()))
     elif fmt == "name":
-        out.writelines(view.name(r) + "\n" for r in view.records)
+        out.writelines(safe_line(view.name(r)) + "\n" for r in view.records)
     elif fmt in ("table", "wide"):
         if color is None:
             color = use_color(out)
@@ -112,7 +113,7 @@ def table(view: ListView, *, wide: bool, no_headers: bool, color: bool) -> str:
     rows = [[_cell(view.row(r)[i]) for i in indexes] for r in view.records]
     if view.namespaced and view.context.show_namespace:
         columns = [Column("NAMESPACE")] + columns
-        rows = [[view.namespace(r)] + row for r, row in zip(view.records, rows)]
+        rows = [[safe_line(view.namespace(r))] + row for r, row in zip(view.records, rows)]
     if not rows:
         return ""  # the command says "No ... found." on stderr, as kubectl does
     header = [c.header for c in columns]
@@ -131,9 +132,11 @@ def text_table(rows: list[list[str]]) -> str:
 
 
 def _cell(value) -> str:
+    """Every table cell passes here: cluster text made safe for the terminal (terminal_text), white
+    space runs one space."""
     if value is None or value == "":
         return NONE
-    return " ".join(str(value).split()) if isinstance(value, str) else str(value)
+    return " ".join(safe_text(value).split()) if isinstance(value, str) else str(value)
 
 
 def _line(values: list[str], widths: list[int], columns, color: bool) -> str:
@@ -155,11 +158,16 @@ def use_color(out: TextIO) -> bool:
 
 
 def to_json(document) -> str:
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    """JSON as kubectl writes it; the characters a terminal would act on are \\u escapes."""
+    return json_escaped(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
 
 
 def to_yaml(document) -> str:
-    return yaml_text(document)
+    """YAML as kubectl writes it. PyYAML escapes control characters but writes bidi and other
+    format characters raw when it may write Unicode: a document holding one is written all-ASCII
+    (escapes in double-quoted strings, the same value)."""
+    text = yaml_text(document)
+    return yaml_text(document, ascii_only=True) if has_unsafe(text) else text
 
 
 # ---------------------------------------------------------------- shared cell helpers

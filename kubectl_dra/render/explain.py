@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from kubectl_dra.terminal_text import safe_line
+
 DEVICES_PER_REASON = 3
 """Rejected devices named per reason; the rest are counted."""
 DETAILED_NODES = 20
@@ -54,7 +56,7 @@ def explain_text(exp, focused: bool = False) -> str:
         lines.append(f"Not checked: {', '.join(exp.not_checked)}")
     lines.extend(f"Warning: {w}" for w in exp.warnings)
     lines.extend(remedies_lines(getattr(exp, "remedies", ())))
-    return "\n".join(lines) + "\n"
+    return "".join(safe_line(line) + "\n" for line in lines)  # names, messages and CEL come from the cluster
 
 
 def _verdict_line(exp) -> str:

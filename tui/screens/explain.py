@@ -23,6 +23,7 @@ from kubectl_dra import scheduling
 from tui.dashboard import Dashboard
 from tui.format import VERDICT_STYLES, plural
 from tui.refs import ExplainTarget
+from tui.widgets.terminal_safe import safe_label
 
 DEVICES_PER_REASON = 50
 VERDICT_MARKS = {"Fits": "✔", "Unschedulable": "✘", "Error": "!"}
@@ -122,6 +123,8 @@ def fill_request(branch: TreeNode, request) -> None:
 
 
 class ExplainTree(Tree):
+    """Node names, devices and messages in every label come from the cluster."""
+
     BINDINGS = [
         Binding("j", "cursor_down", "Down", show=False),
         Binding("k", "cursor_up", "Up", show=False),
@@ -130,6 +133,9 @@ class ExplainTree(Tree):
         Binding("g", "scroll_home", "Top", show=False),
         Binding("G", "scroll_end", "Bottom", show=False),
     ]
+
+    def process_label(self, label) -> Text:
+        return safe_label(label)
 
     def action_expand_node(self) -> None:
         if self.cursor_node is not None:
@@ -163,7 +169,7 @@ class ExplainScreen(Screen):
         self._unfilled: dict[int, object] = {}
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(f"Explaining {self.target.kind} {self.target.namespace}/{self.target.name} …"),
+        yield Static(safe_label(f"Explaining {self.target.kind} {self.target.namespace}/{self.target.name} …"),
                      id="explain-title")
         yield LoadingIndicator()
         yield Footer()
@@ -184,7 +190,7 @@ class ExplainScreen(Screen):
         if not self.is_attached:
             return  # the user left before the allocator finished
         self.query_one(LoadingIndicator).remove()
-        self.query_one("#explain-title", Static).update(Text(message, style="bold red"))
+        self.query_one("#explain-title", Static).update(safe_label(Text(message, style="bold red")))
 
     def _show(self, explanation) -> None:
         if not self.is_attached:
@@ -200,7 +206,7 @@ class ExplainScreen(Screen):
             title.append(f"\nscheduler: {summary.scheduler_message}", style="dim")
         for warning in explanation.warnings:
             title.append(f"\nwarning: {warning}", style="yellow")
-        self.query_one("#explain-title", Static).update(title)
+        self.query_one("#explain-title", Static).update(safe_label(title, multiline=True))
 
         tree = ExplainTree(Text(f"{plural(len(explanation.nodes), 'node')}, fitting first, then the closest",
                                 style="bold"))

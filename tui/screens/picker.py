@@ -8,6 +8,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from tui.widgets.terminal_safe import safe_label
+
 
 class PickerScreen(ModalScreen[str | None]):
     """Dismisses with the chosen option's id, or None when cancelled."""
@@ -34,7 +36,7 @@ class PickerScreen(ModalScreen[str | None]):
         self.current = current
 
     def compose(self) -> ComposeResult:
-        options = OptionList(*(Option(label, id=choice_id) for choice_id, label in self.choices))
+        options = OptionList(*(Option(safe_label(label), id=choice_id) for choice_id, label in self.choices))
         options.border_title = self.title_text
         yield options
 

@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from kubectl_dra.errors import object_ref
+from kubectl_dra.terminal_text import safe_line
 
 
 class YamlScreen(Screen):
@@ -34,7 +35,7 @@ class YamlScreen(Screen):
         self.text = yaml.safe_dump(obj, sort_keys=False, default_flow_style=False)
 
     def compose(self) -> ComposeResult:
-        yield Static(self.title_text, id="yaml-title", markup=False)
+        yield Static(safe_line(self.title_text), id="yaml-title", markup=False)
         with VerticalScroll(id="yaml-body"):
             yield Static(Syntax(self.text, "yaml", theme="ansi_dark", background_color="default"))
         yield Footer()

@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from tui.dashboard import Dashboard
 from tui.refs import ExplainTarget, ObjectRef
+from tui.widgets.terminal_safe import TerminalSafe
 from tui.widgets.virtual_table import Column, Row, VirtualTable, measure_widths, widest
 
 
@@ -137,4 +138,4 @@ class View(Vertical):
             lines.append(Text.assemble(("unreadable ", "bold"), str(error)))
         if len(errors) > MAX_ERRORS_SHOWN:
             lines.append(Text(f"… and {len(errors) - MAX_ERRORS_SHOWN} more unreadable objects"))
-        self.query_one(".banner", Static).update(Text("\n").join(lines))
+        self.query_one(".banner", Static).update(TerminalSafe(Text("\n").join(lines)))  # names and messages from the cluster

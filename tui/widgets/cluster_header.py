@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from kubectl_dra.terminal_text import safe_line
 from tui.format import clock_time
 
 
@@ -47,7 +48,7 @@ def connection_state(connection) -> Text:
 
 def _field(text: Text, label: str, value: str) -> None:
     text.append(f"{label} ", style="dim")
-    text.append(value, style="bold")
+    text.append(safe_line(value), style="bold")  # the context is a file's, the version the server's
     text.append("  ")
 
 

@@ -6,6 +6,8 @@ from rich.console import RenderableType
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from tui.widgets.terminal_safe import TerminalSafe
+
 
 class DetailPane(VerticalScroll, can_focus=True):
     """Holds one Rich renderable; replacing it keeps the scroll position when the object is the
@@ -37,4 +39,4 @@ class DetailPane(VerticalScroll, can_focus=True):
         if subject != self._subject:
             self.scroll_home(animate=False, immediate=True)
         self._subject = subject
-        self._body.update(renderable)
+        self._body.update(TerminalSafe(renderable))  # every detail pane shows cluster text

@@ -1,0 +1,92 @@
+"""Cluster and file text made safe for a terminal: the one place both faces (CLI and dashboard) ask.
+
+Any driver or node plugin that can write a ResourceSlice chooses the strings an admin sees. A
+terminal obeys control characters (ESC starts an escape sequence that clears the screen or sets
+the window title, BEL rings, CR rewrites the line, 8-bit C1 codes such as CSI act like ESC [) and
+Unicode's bidi overrides and isolates reorder what follows them, so a value could forge other rows.
+Such characters are shown as the escapes Python writes (`\\x1b`, `\\u202e`), so they are visible
+and nothing reaches the terminal raw. Markup (Rich's `[red]`) is not this module's concern: the
+dashboard never reads cluster text as markup (Text objects), the CLI prints no markup at all.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Cc (C0, DEL, C1), Cf (bidi embeddings, overrides and isolates, zero-width characters, the BOM,
+# soft hyphen, interlinear annotations, tag characters ...), Zl/Zp (line and paragraph separators
+# that some terminals break lines on) and lone surrogates (Python keeps them from JSON's \ud800;
+# they cannot even be encoded for output). tests/test_terminal_text.py checks this list against
+# unicodedata's categories for every code point.
+_UNSAFE_RANGES = (
+    "\x00-\x1f\x7f-\x9f"
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e"
+    "\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f"
+    "\ud800-\udfff\ufeff\ufff9-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+)
+UNSAFE = re.compile(f"[{_UNSAFE_RANGES}]")
+"""One character a terminal could act on, or that hides or reorders text."""
+
+UNSAFE_IN_LINES = re.compile(f"(?![\\t\\n]){UNSAFE.pattern}")
+"""UNSAFE but for tab and newline, which a multi-line text lays out itself."""
+
+_SHORT_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def escape(character: str) -> str:
+    """The visible form of one unsafe character, as Python writes it: `\\r`, `\\x1b`, `\\u202e`."""
+    if character in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[character]
+    code = ord(character)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def _escape_match(match: re.Match) -> str:
+    return escape(match.group())
+
+
+def safe_text(text: str) -> str:
+    """A multi-line text (a message, an explanation) with every unsafe character shown as its
+    escape; tabs and newlines are kept, the caller lays out the lines."""
+    if text.isascii() and text.isprintable():
+        return text  # the common case, without a regular expression
+    return UNSAFE_IN_LINES.sub(_escape_match, text)
+
+
+def safe_line(text: str) -> str:
+    """One line (a table cell, a label, a title): every unsafe character shown as its escape,
+    tabs and newlines included, so nothing can start another line or row."""
+    if text.isascii() and text.isprintable():
+        return text
+    return UNSAFE.sub(_escape_match, text)
+
+
+def has_unsafe(text: str) -> bool:
+    """Whether safe_text would change `text`."""
+    return not (text.isascii() and text.isprintable()) and UNSAFE_IN_LINES.search(text) is not None
+
+
+def json_escaped(json_text: str) -> str:
+    """JSON written with ensure_ascii=False, with the unsafe characters it leaves raw (DEL, C1,
+    bidi and other format characters, lone surrogates) as \\u escapes: the same JSON value.
+
+    json.dumps escapes C0 itself; outside strings it writes only ASCII, so every match is inside a
+    string, where a \\u escape is always valid."""
+    if json_text.isascii() and "\x7f" not in json_text:
+        return json_text
+    return UNSAFE_IN_LINES.sub(_json_escape, json_text)
+
+
+def _json_escape(match: re.Match) -> str:
+    code = ord(match.group())
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # astral characters (tag characters) as a UTF-16 surrogate pair, as JSON wants
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
