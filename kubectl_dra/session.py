@@ -75,9 +75,18 @@ class Session:
                                  f"1.{store.kubernetes_minor()}, the closest kubectl-dra knows")
 
     def _collect_kind_warnings(self, store: Store) -> None:
+        """One line per kind that could not be read; an unreadable kind (forbidden, failed) also
+        says that what depends on it is Unknown (model.knowledge), a kind not served does not."""
+        from kubectl_dra.model.knowledge import unreadable_kinds
+
+        unknown = {missing.kind: missing for missing in unreadable_kinds(store.kind_status)}
         for kind, status in store.kind_status.items():
-            if status.state != "ok":
-                self.warnings.append(f"{kind}: {status.state}: {status.message}")
+            if status.state == "ok":
+                continue
+            line = f"{kind}: {status.state}: {' '.join(status.message.split())}"
+            if kind in unknown:
+                line += f"; {unknown[kind].reason}: what depends on them is Unknown (?)"
+            self.warnings.append(line)
 
     def namespace(self) -> str | None:
         """The namespace to show; None with -A."""

@@ -10,7 +10,7 @@ import datetime
 import re
 
 from kubectl_dra.errors import InputError
-from kubectl_dra.store import KINDS, ConnectionInfo, Store
+from kubectl_dra.store import KIND_STATES, KINDS, ConnectionInfo, KindStatus, Store
 
 API_VERSION = "kubectl-dra.io/v1alpha1"
 SNAPSHOT_KIND = "DRASnapshot"
@@ -29,7 +29,10 @@ def kubernetes_minor(version: str | None) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def header(connection: ConnectionInfo, saved_at: datetime.datetime | None = None) -> dict:
+def header(connection: ConnectionInfo, saved_at: datetime.datetime | None = None,
+           missing: list[KindStatus] = ()) -> dict:
+    """`missing`: the kinds that could not be read, recorded as `missingKinds` so that --from shows
+    the same Unknowns (the file holds none of their objects, which is not "there are none")."""
     saved_at = saved_at or datetime.datetime.now(datetime.timezone.utc)
     doc = {
         "apiVersion": API_VERSION,
@@ -45,7 +48,42 @@ def header(connection: ConnectionInfo, saved_at: datetime.datetime | None = None
         doc["resourceAPIVersion"] = connection.resource_api_version
     if connection.context:
         doc["context"] = connection.context
+    if missing:
+        doc["missingKinds"] = [_missing_entry(status) for status in missing]
     return doc
+
+
+def _missing_entry(status: KindStatus) -> dict:
+    entry = {"kind": status.kind, "state": status.state, "message": status.message}
+    if status.namespace:
+        entry["namespace"] = status.namespace  # the one namespace that was read
+    return entry
+
+
+def missing_kinds(store: Store) -> list[KindStatus]:
+    """The kinds of `store` whose objects are not all there (forbidden, failed or not served)."""
+    return [status for status in store.kind_status.values() if status.state != "ok"]
+
+
+def missing_kinds_from_header(doc: dict, origin: str) -> list[KindStatus]:
+    """The header's `missingKinds` back as KindStatus; a malformed entry is an input error."""
+    entries = doc.get("missingKinds") or []
+    if not isinstance(entries, list):
+        raise InputError(f"{origin}: {SNAPSHOT_KIND}: field missingKinds: must be a list")
+    statuses = []
+    for index, entry in enumerate(entries):
+        where = f"{origin}: {SNAPSHOT_KIND}: field missingKinds[{index}]"
+        if not isinstance(entry, dict):
+            raise InputError(f"{where}: must be an object with kind, state and message")
+        kind, state = entry.get("kind"), entry.get("state")
+        if kind not in KINDS:
+            raise InputError(f"{where}.kind: {kind!r} is not one of {', '.join(KINDS)}")
+        if state not in KIND_STATES or state == "ok":
+            raise InputError(f"{where}.state: {state!r} is not one of forbidden, not-served, error")
+        namespace = entry.get("namespace")
+        statuses.append(KindStatus(kind, state, str(entry.get("message") or ""), None,
+                                   str(namespace) if namespace else None))
+    return statuses
 
 
 def connection_from_header(doc: dict, origin: str) -> dict:
@@ -73,7 +111,7 @@ def connection_from_header(doc: dict, origin: str) -> dict:
 
 def snapshot_documents(store: Store) -> list[dict]:
     """Header first, then every object in apply order; objects get kind/apiVersion if missing."""
-    documents = [header(store.connection)]
+    documents = [header(store.connection, missing=missing_kinds(store))]
     for kind in SAVE_ORDER:
         documents.extend(store.items(kind))
     return documents

@@ -1,6 +1,6 @@
 import click
 
-from kubectl_dra.commands.common import in_namespace, open_session, render_context, show
+from kubectl_dra.commands.common import in_namespace, open_session, render_context, require_readable, show
 from kubectl_dra.options import global_options, output_options
 
 
@@ -22,6 +22,7 @@ def claims(ctx, output, no_headers, selector, pending):
     matches_labels = parse_selector(selector)
     session = open_session(ctx)
     namespace = session.namespace()
+    require_readable(session, "ResourceClaim", namespace=namespace)
     objs = session.store.object_set()
     records = [claim for (ns, _), claim in sorted(objs.claims.items())
                if (namespace is None or ns == namespace) and matches_labels(labels_of(claim))

@@ -1,7 +1,7 @@
 import click
 
 from kubectl_dra import completers
-from kubectl_dra.commands.common import open_session, render_context, show
+from kubectl_dra.commands.common import open_session, render_context, require_readable, show
 from kubectl_dra.options import global_options, output_options
 
 
@@ -24,10 +24,11 @@ def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tai
     """Devices of the newest pool generations: state, holders; -o wide adds pods, taints, capacity,
     status (conditions, network data) and attributes."""
     from kubectl_dra.errors import InputError
-    from kubectl_dra.model import FREE, ClusterModel, device_state
+    from kubectl_dra.model import FREE, UNKNOWN, ClusterModel
     from kubectl_dra.render.devices import DevicesView
 
     session = open_session(ctx)
+    require_readable(session, "ResourceSlice")
     model = ClusterModel.from_store(session.store)
     records = model.devices
     if driver:
@@ -35,22 +36,25 @@ def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tai
     if pool:
         records = [d for d in records if d.pool == pool]
     if node:
+        require_readable(session, "Node")
         entry = model.node_reach.entry(node)
         if entry is None or entry.node is None:
             raise InputError(f"Node/{node} not found")
         reaching = {d.id for d in entry.devices}
         records = [d for d in records if d.id in reaching]
     if device_class:
+        require_readable(session, "DeviceClass")
         if device_class not in model.objects.device_classes:
             raise InputError(f"DeviceClass/{device_class} not found")
         members = model.classes.of(device_class)
         records = [d for d in records if d.id in members]
         _warn(model.classes.errors)
     if free:
-        records = [d for d in records if device_state(d) == FREE]
+        records = [d for d in records if model.device_state(d) == FREE]
     if tainted:
         records = [d for d in records if d.tainted]
-    show(DevicesView(records, render_context(session)), output, no_headers, "No devices found.")
+    unknown = model.blind.unreadable() if any(model.device_state(d) == UNKNOWN for d in records) else []
+    show(DevicesView(records, render_context(session, unknown), model.blind), output, no_headers, "No devices found.")
 
 
 def _warn(messages):

@@ -62,6 +62,7 @@ def explain(ctx, target, filenames, recursive, node, feature_gates, output):
             features = allocator.Features.for_version(features.minor, allocator.parse_gate_overrides(feature_gates))
     except allocator.FeatureError as error:
         raise click.UsageError(f"--feature-gates: {error}") from None
+    _refuse_missing_inputs(ctx, session, parsed, namespace, features, output)
     if parsed:
         kind, name = parsed
         explanations = [build_explanation(objs, (kind, namespace, name), features, node)]
@@ -70,6 +71,35 @@ def explain(ctx, target, filenames, recursive, node, feature_gates, output):
     _emit(explanations, output, focused=node is not None)
     fits = all(exp.verdict == "Fits" for exp in explanations)
     ctx.exit(EXIT_OK if fits else EXIT_DOES_NOT_FIT)
+
+
+VERDICT_UNKNOWN = "Unknown"
+
+
+def _refuse_missing_inputs(ctx, session, parsed, namespace, features, output) -> None:
+    """An input the judgement needs could not be read (forbidden, failed): the verdict is Unknown,
+    naming what it lacked, and the exit status 2 (CONVENTIONS.md), instead of a guess from partial
+    objects. A target that cannot be read is named as forbidden, never as not found."""
+    from kubectl_dra.errors import EXIT_USAGE_OR_INPUT
+    from kubectl_dra.model.knowledge import explain_inputs
+    from kubectl_dra.render.base import API_VERSION, to_json, to_yaml
+    from kubectl_dra.terminal_text import safe_line
+
+    kind, name = parsed if parsed else ("Pod", None)
+    missing = explain_inputs(session.store.kind_status, features, kind)
+    if not missing:
+        return
+    message = "cannot judge without " + "; ".join(m.detail() for m in missing)
+    if output == "text":
+        target = f"{kind} {namespace}/{name}" if name else "What-if"
+        click.echo(safe_line(f"{target}") + "\n" + safe_line(f"Verdict: {VERDICT_UNKNOWN} — {message}"))
+    else:
+        document = {"kind": "DRAExplanation", "apiVersion": API_VERSION,
+                    "target": {"kind": kind, "namespace": namespace, "name": name, "whatIf": not parsed},
+                    "kubernetesVersion": f"1.{features.minor}", "verdict": VERDICT_UNKNOWN, "message": message,
+                    "missingInputs": [m.to_dict() for m in missing]}
+        click.echo(to_json(document) if output == "json" else to_yaml(document), nl=False)
+    ctx.exit(EXIT_USAGE_OR_INPUT)
 
 
 def build_explanation(objs, target, features, node):

@@ -1,6 +1,6 @@
 import click
 
-from kubectl_dra.commands.common import open_session, render_context, show
+from kubectl_dra.commands.common import open_session, render_context, require_readable, show
 from kubectl_dra.options import global_options, output_options
 
 
@@ -20,6 +20,7 @@ def nodes(ctx, output, no_headers, selector):
 
     matches_labels = parse_selector(selector)
     session = open_session(ctx)
+    require_readable(session, "Node")
     model = ClusterModel.from_store(session.store)
     by_class = output in ("wide", "json", "yaml")
     records = []
@@ -30,4 +31,5 @@ def nodes(ctx, output, no_headers, selector):
     if by_class:
         for message in dict.fromkeys(model.classes.errors):
             click.echo(f"Warning: {message}", err=True)
-    show(NodesView(records, render_context(session)), output, no_headers, "No nodes found.")
+    unknown = model.blind.unreadable() if any(r.entry.counts.unknown for r in records) else []
+    show(NodesView(records, render_context(session, unknown)), output, no_headers, "No nodes found.")

@@ -1,7 +1,7 @@
 import click
 
 from kubectl_dra import completers
-from kubectl_dra.commands.common import open_session, render_context, show
+from kubectl_dra.commands.common import open_session, render_context, require_readable, show
 from kubectl_dra.options import global_options, output_options
 
 
@@ -23,6 +23,8 @@ def pools(ctx, output, no_headers, driver):
     from kubectl_dra.render.pools import PoolRecord, PoolsView
 
     session = open_session(ctx)
+    require_readable(session, "ResourceSlice")
     model = ClusterModel.from_store(session.store)
     records = [PoolRecord(p, model.pool_counts(p)) for p in model.pools if not driver or p.driver == driver]
-    show(PoolsView(records, render_context(session)), output, no_headers, "No resource pools found.")
+    unknown = model.blind.unreadable() if any(r.counts.unknown for r in records) else []
+    show(PoolsView(records, render_context(session, unknown)), output, no_headers, "No resource pools found.")

@@ -1,7 +1,7 @@
 import click
 
 from kubectl_dra import completers
-from kubectl_dra.commands.common import open_session, render_context, show
+from kubectl_dra.commands.common import open_session, render_context, require_readable, show
 from kubectl_dra.options import global_options, output_options
 
 
@@ -25,9 +25,11 @@ def slices(ctx, output, no_headers, selector, driver, pool, node):
 
     matches_labels = parse_selector(selector)
     session = open_session(ctx)
+    require_readable(session, "ResourceSlice")
     model = ClusterModel.from_store(session.store)
     reaching_slices = None
     if node:
+        require_readable(session, "Node")
         entry = model.node_reach.entry(node)
         if entry is None or entry.node is None:
             raise InputError(f"Node/{node} not found")

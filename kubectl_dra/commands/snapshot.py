@@ -27,8 +27,25 @@ def save(ctx, file):
     from kubectl_dra.commands.common import open_session
 
     session = open_session(ctx)
+    _refuse_nothing_readable(session)
     count = snapshot_format.save(session.store, file)
     connection = session.store.connection
     where = f"context {connection.context}" if connection.context else connection.source
     destination = "standard output" if file == "-" else file
     click.echo(f"Saved {count} objects from {where} to {destination}", err=True)
+
+
+def _refuse_nothing_readable(session) -> None:
+    """A snapshot of an identity that can read nothing would read back as an empty cluster: say
+    what the API server refused, as kubectl does (exit 1), and write nothing."""
+    from kubectl_dra.commands.common import unreadable_line
+    from kubectl_dra.errors import EXIT_SERVER_REFUSED
+    from kubectl_dra.model.knowledge import unreadable_kinds
+    from kubectl_dra.terminal_text import safe_line
+
+    if any(status.state == "ok" for status in session.store.kind_status.values()):
+        return
+    # Nodes, Pods and Namespaces are always served: nothing read means refused or failed.
+    for line in dict.fromkeys(unreadable_line(m) for m in unreadable_kinds(session.store.kind_status)):
+        click.echo(safe_line(line), err=True)  # the API server's words
+    click.get_current_context().exit(EXIT_SERVER_REFUSED)

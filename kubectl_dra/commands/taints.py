@@ -1,6 +1,6 @@
 import click
 
-from kubectl_dra.commands.common import open_session, render_context, show
+from kubectl_dra.commands.common import open_session, render_context, require_readable, show
 from kubectl_dra.options import global_options, output_options
 
 
@@ -20,5 +20,10 @@ def taints(ctx, output, no_headers, selector):
 
     matches_labels = parse_selector(selector)
     session = open_session(ctx)
-    records = [group for group in ClusterModel.from_store(session.store).taints if matches_labels(group.labels)]
-    show(TaintsView(records, render_context(session)), output, no_headers, "No device taints found.")
+    require_readable(session, "ResourceSlice")
+    model = ClusterModel.from_store(session.store)
+    if model.features.device_taint_rules:
+        require_readable(session, "DeviceTaintRule")
+    records = [group for group in model.taints if matches_labels(group.labels)]
+    unknown = model.unreadable(("ResourceClaim",))  # the claims a taint affects
+    show(TaintsView(records, render_context(session, unknown)), output, no_headers, "No device taints found.")

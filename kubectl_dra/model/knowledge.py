@@ -10,10 +10,13 @@ it is known to be empty. DeviceTaintRules matter only where the DRA rules applie
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import allocator
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from kubectl_dra.store import KindStatus
+
+if TYPE_CHECKING:
+    import allocator
 
 UNREADABLE_STATES = ("forbidden", "error")
 """KindStatus states whose objects are unknown ("not-served" kinds are known to be empty)."""
@@ -35,16 +38,22 @@ class Unreadable:
     status: KindStatus
 
     @property
+    def noun(self) -> str:
+        """The kind as a reason names it: "claims", "DeviceTaintRules"."""
+        return READ_AS.get(self.kind, self.kind)
+
+    @property
     def reason(self) -> str:
-        return f"{READ_AS.get(self.kind, self.kind)} not readable"
+        return f"{self.noun} not readable"
 
     @property
     def forbidden(self) -> bool:
         return self.status.state == "forbidden"
 
     def detail(self) -> str:
-        """The reason with the API server's words: `claims not readable (forbidden: ...)`."""
-        return f"{self.reason} ({self.status.state}: {self.status.message})" if self.status.message else self.reason
+        """The kind with the API server's words: `claims (forbidden: resourceclaims... is forbidden: ...)`."""
+        message = " ".join(self.status.message.split())
+        return f"{self.noun} ({self.status.state}: {message})" if message else f"{self.noun} ({self.status.state})"
 
     def to_dict(self) -> dict:
         """An entry of `unknown` in the JSON list envelope and of a snapshot's `missingKinds`."""
@@ -70,7 +79,7 @@ class Blind:
     def of(cls, kind_status: dict[str, KindStatus], features: allocator.Features) -> Blind:
         missing = {u.kind: u for u in unreadable_kinds(kind_status, ("ResourceClaim", "DeviceTaintRule"))}
         rules = missing.get("DeviceTaintRule") if features.device_taint_rules else None
-        return cls(missing.get("ResourceClaim"), rules)
+        return _blind(missing.get("ResourceClaim"), rules)
 
     def __bool__(self) -> bool:
         return self.claims is not None or self.taint_rules is not None
@@ -80,6 +89,12 @@ class Blind:
 
 
 SEES_ALL = Blind()
+
+
+@lru_cache(maxsize=16)
+def _blind(claims: Unreadable | None, taint_rules: Unreadable | None) -> Blind:
+    """One Blind per set of unreadable kinds, so that row caches can compare them by identity."""
+    return Blind(claims, taint_rules) if claims or taint_rules else SEES_ALL
 
 
 def explain_inputs(kind_status: dict[str, KindStatus], features: allocator.Features,

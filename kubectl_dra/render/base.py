@@ -49,6 +49,9 @@ class RenderContext:
     """Partial-data warnings (forbidden or unserved kinds), also put into JSON metadata."""
     kubernetes_version: str | None = None
     """The Kubernetes minor whose rules were applied, e.g. "1.37"."""
+    unknown: list[dict] = dataclasses.field(default_factory=list)
+    """The unreadable kinds that made values of this output Unknown (`?`, null): the list
+    envelope's `unknown`, present only when not empty."""
 
 
 class ListView:
@@ -82,10 +85,12 @@ class ListView:
         if self.context.kubernetes_version:
             metadata["kubernetesVersion"] = self.context.kubernetes_version
         metadata["warnings"] = list(self.context.warnings)
+        unknown = {"unknown": list(self.context.unknown)} if self.context.unknown else {}
         return {
             "apiVersion": API_VERSION,
             "kind": self.list_kind,
             "metadata": metadata,
+            **unknown,
             "items": [{"apiVersion": API_VERSION, "kind": self.item_kind, **self.item(r)} for r in self.records],
         }
 

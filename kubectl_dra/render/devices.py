@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import allocator
 
-from kubectl_dra.model.states import FREE, device_state, tone
+from kubectl_dra.model.knowledge import SEES_ALL, Blind
+from kubectl_dra.model.states import FREE, UNKNOWN, device_state_why, state_text, tone
 from kubectl_dra.model.words import holder_text, short_name, status_text
 from kubectl_dra.render.base import Column, ListView, joined
 
@@ -26,6 +27,11 @@ class DevicesView(ListView):
         Column("ATTRIBUTES", wide=True),
     )
 
+    def __init__(self, records, context, blind: Blind = SEES_ALL) -> None:
+        super().__init__(records, context)
+        self.blind = blind
+        """Unreadable kinds: devices whose state depends on them are Unknown."""
+
     def row(self, device: allocator.DeviceReport) -> tuple:
         pods = [f"{ns}/{name}" for holder in device.allocated_by for ns, name in holder.pods]
         capacity = []
@@ -34,7 +40,7 @@ class DevicesView(ListView):
             text = f"{short_name(device.driver, name)}={value}"
             capacity.append(f"{text} ({consumed} used)" if consumed else text)
         return (
-            device.driver, device.pool, device.name, str(device.node_scope), device_state(device),
+            device.driver, device.pool, device.name, str(device.node_scope), state_text(device, self.blind),
             joined(holder_text(h) for h in device.allocated_by),
             joined(dict.fromkeys(pods)),
             joined(str(t) for t in device.taints),
@@ -44,11 +50,24 @@ class DevicesView(ListView):
         )
 
     def item(self, device: allocator.DeviceReport) -> dict:
-        state = device_state(device)
-        return {**device.to_dict(), "free": state == FREE, "state": state}
+        state, missing = device_state_why(device, self.blind)
+        item = {**device.to_dict(), "free": state == FREE, "state": state}
+        if state == UNKNOWN:
+            # what the unreadable kind decides is not known either
+            unknown_fields = UNKNOWN_FIELDS[missing]
+            item.update({key: None for key in unknown_fields})
+            item["stateReason"] = next(u.reason for u in self.blind.unreadable() if u.kind == missing)
+        return item
 
     def name(self, device: allocator.DeviceReport) -> str:
         return f"device/{device.driver}/{device.pool}/{device.name}"
+
+
+UNKNOWN_FIELDS = {
+    "ResourceClaim": ("free", "allocated", "countersBlocked", "capacityBlocked"),
+    "DeviceTaintRule": ("free", "tainted"),
+}
+"""The JSON fields of an Unknown device that the unreadable kind decides: null, not false."""
 
 
 def _value(value) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from kubectl_dra.model.nodes import NodeEntry
-from kubectl_dra.model.states import NODE_NOT_READY, NODE_READY, NODE_UNKNOWN, StateCounts, tone
+from kubectl_dra.model.states import NODE_NOT_READY, NODE_READY, NODE_UNKNOWN, StateCounts, free_of_total, tone
 from kubectl_dra.render.base import Column, ListView, joined
 
 
@@ -31,8 +31,8 @@ class NodeRecord:
         return NODE_UNKNOWN
 
 
-def free_of_total(counts: dict[str, StateCounts]) -> str:
-    return joined(f"{name}={c.free}/{c.total}" for name, c in counts.items())
+def free_of_total_by(counts: dict[str, StateCounts]) -> str:
+    return joined(f"{name}={free_of_total(c)}" for name, c in counts.items())
 
 
 class NodesView(ListView):
@@ -53,9 +53,9 @@ class NodesView(ListView):
         counts = record.entry.counts
         unschedulable = (record.node.get("spec") or {}).get("unschedulable")
         return (
-            record.name, record.ready, len(record.entry.reach), f"{counts.free}/{counts.total}",
-            free_of_total(record.entry.by_driver()), "false" if unschedulable else "true",
-            joined(f"{r.pool.driver}/{r.pool.pool}" for r in record.entry.reach), free_of_total(record.classes),
+            record.name, record.ready, len(record.entry.reach), free_of_total(counts),
+            free_of_total_by(record.entry.by_driver()), "false" if unschedulable else "true",
+            joined(f"{r.pool.driver}/{r.pool.pool}" for r in record.entry.reach), free_of_total_by(record.classes),
         )
 
     def item(self, record: NodeRecord) -> dict:

@@ -6,7 +6,7 @@ import dataclasses
 
 import allocator
 
-from kubectl_dra.model.states import COUNT_COLUMNS, StateCounts, tone
+from kubectl_dra.model.states import COUNT_COLUMNS, StateCounts, count_text, tone
 from kubectl_dra.render.base import Column, ListView, joined
 
 
@@ -37,7 +37,7 @@ class PoolsView(ListView):
         pool, counts = record.pool, record.counts
         return (
             pool.driver, pool.pool, pool.generation, f"{pool.slices_seen}/{pool.slices_expected}",
-            pool.state, str(pool.node_scope), counts.total, *counts.columns(),
+            pool.state, str(pool.node_scope), counts.total, *(count_text(c) for c in counts.columns()),
             pool.reason, counters_in_use(pool.counter_sets), joined(pool.stale_slice_names),
         )
 

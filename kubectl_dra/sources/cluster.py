@@ -120,9 +120,9 @@ class ClusterSource(Source):
         store.set_kind_status(KindStatus(
             kind, "forbidden",
             f"listing {served.resource.plural} in all namespaces is forbidden; showing namespace "
-            f"{namespace} only, so devices held from other namespaces look free "
+            f"{namespace} only "
             f"({cluster_wide_error.message or cluster_wide_error.reason})",
-            served.api_version))
+            served.api_version, namespace))
         self.informers[kind] = informer
 
     async def _watch_forever(self, server: ApiServer, store: Store, informer: Informer) -> None:

@@ -31,6 +31,8 @@ class FileSource(Source):
         self.ignored_kinds: collections.Counter[str] = collections.Counter()
         """Objects of kinds DRA views do not use (Deployments, Secrets...): counted, never kept."""
         self.kept_kinds: collections.Counter[str] = collections.Counter()
+        self.missing_kinds: list = []
+        """[KindStatus] of the kinds a snapshot's cluster could not read: Unknown again here."""
 
     def open(self) -> Store:
         connection = {"mode": self.mode, "source": "built-in demo" if self.mode == "demo" else self.path}
@@ -42,6 +44,8 @@ class FileSource(Source):
             for kind, items in by_kind.items():
                 if items:
                     store.replace_kind(kind, items)
+            for status in self.missing_kinds:
+                store.set_kind_status(status)
         return store
 
     def _collect(self, by_kind: dict[str, list[dict]], connection: dict) -> None:
@@ -49,6 +53,7 @@ class FileSource(Source):
             kind = document.obj["kind"]
             if kind == snapshot.SNAPSHOT_KIND:
                 connection.update(snapshot.connection_from_header(document.obj, document.origin))
+                self.missing_kinds = snapshot.missing_kinds_from_header(document.obj, document.origin)
                 continue
             if kind not in KINDS:
                 self.ignored_kinds[kind] += 1
