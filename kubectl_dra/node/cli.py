@@ -10,6 +10,7 @@ import click
 from kubectl_dra.node.defaults import (DEFAULT_CDI_ROOT, DEFAULT_DRIVER, DEFAULT_PROC_ROOT,
                                        DEFAULT_VENDOR, NVIDIA_DRIVER)
 from kubectl_dra.options import global_options, options_of
+from kubectl_dra.terminal_text import safe_line
 
 NODE_HELP = """Node mode: inspect this node's NVIDIA GPUs (NVML), publish them as ResourceSlices,
 and prepare or unprepare claims with CDI specs, as a DRA driver's kubelet plugin would.
@@ -125,11 +126,15 @@ def inventory_command(node_name, xid_seconds, output):
               help="Publish MIG devices as partitionable devices consuming per-GPU counter sets "
                    "(needs DRAPartitionableDevices, Kubernetes 1.35+ format).")
 @click.option("--apply", "apply_", is_flag=True,
-              help="Publish with server-side apply (field manager kubectl-dra); a pool that did "
-                   "not change is left alone, a changed one gets the next generation.")
+              help="Publish with server-side apply (field manager kubectl-dra), after printing "
+                   "what changes; a pool that did not change is left alone, a changed one gets "
+                   "the next generation. Only slices kubectl-dra published are replaced.")
+@click.option("--take-over", is_flag=True,
+              help="With --apply: replace the pool's slices even where another publisher (a "
+                   "driver) wrote them.")
 @_output_option(("yaml", "json"), "yaml")
 @click.pass_context
-def slices_command(ctx, node_name, driver, pool, counters, apply_, output):
+def slices_command(ctx, node_name, driver, pool, counters, apply_, take_over, output):
     """The ResourceSlices this node's devices would be published as."""
     from kubectl_dra.node import slices
 
@@ -139,8 +144,12 @@ def slices_command(ctx, node_name, driver, pool, counters, apply_, output):
     slices.validate_pool(pool)
     found = slices.node_devices(_read_system(), counters=counters)
     for line in found.skipped:
-        click.echo(f"warning: not published: {line}", err=True)
+        click.echo(f"warning: not published: {safe_line(line)}", err=True)
     desired = slices.build_slices(found, node_name, driver, pool)
+    if take_over and not apply_:
+        from kubectl_dra.errors import InputError
+
+        raise InputError("--take-over is an option of --apply: it says which slices --apply may replace")
     if not apply_:
         _emit({"apiVersion": "v1", "kind": "List", "items": desired}, output)
         return
@@ -153,7 +162,11 @@ def slices_command(ctx, node_name, driver, pool, counters, apply_, output):
     async def run():
         async with _connect(ctx) as cluster:
             node_obj = await cluster.get(clusterio.node_path(node_name))
-            return await slices.publish(cluster, desired, driver, pool, node_obj)
+            plan = await slices.plan_pool(cluster, desired, driver, pool, take_over)
+            for change in plan.changes:  # what is about to be written, before it is
+                click.echo(change.line(), err=True)
+            actions, warnings = await slices.write_plan(cluster, plan, desired, node_obj)
+            return plan, actions, warnings
 
     import asyncio
 
@@ -163,7 +176,7 @@ def slices_command(ctx, node_name, driver, pool, counters, apply_, output):
     click.echo(f"pool {driver}/{pool}: generation {plan.generation}"
                f"{' (unchanged)' if plan.unchanged else ''}", err=True)
     for warning in warnings:
-        click.echo(f"warning: {warning}", err=True)
+        click.echo(f"warning: {safe_line(warning)}", err=True)
 
 
 # -- match --------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ instances.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from dataclasses import dataclass
@@ -230,6 +231,26 @@ def build_slices(found: NodeDevices, node: str, driver: str, pool: str,
 
 
 # -- publishing ---------------------------------------------------------------------------------
+#
+# What `--apply` may replace: only slices this tool published. They carry the MANAGED_BY label,
+# and an owner reference to their Node (as k8s.io/dynamic-resource-allocation's resourceslice
+# controller sets it for node-local pools, resourceslice/resourceslicecontroller.go), so they go
+# away with the Node. A slice of the same driver and pool without the label is another
+# publisher's (a real driver's kubelet plugin): refused unless the user says --take-over.
+
+def is_ours(slice_obj: dict) -> bool:
+    labels = (slice_obj.get("metadata") or {}).get("labels") or {}
+    return all(labels.get(key) == value for key, value in MANAGED_BY.items())
+
+
+def contents(slice_obj: dict) -> str:
+    """"4 devices", "1 counter set": what a slice holds, for the diff."""
+    spec = slice_obj.get("spec") or {}
+    devices, counter_sets = len(spec.get("devices") or []), len(spec.get("sharedCounters") or [])
+    if counter_sets and not devices:
+        return f"{counter_sets} counter set{'s' if counter_sets != 1 else ''}"
+    return f"{devices} device{'s' if devices != 1 else ''}"
+
 
 def _comparable(slice_obj: dict) -> dict:
     spec = dict(slice_obj.get("spec") or {})
@@ -238,32 +259,71 @@ def _comparable(slice_obj: dict) -> dict:
 
 
 @dataclass(frozen=True)
+class SliceChange:
+    """One line of the diff shown before writing."""
+
+    name: str
+    action: str  # "create", "update", "delete"
+    before: str | None  # contents(); None: the slice does not exist yet
+    after: str | None  # contents(); None: the slice is deleted
+
+    def line(self) -> str:
+        mark = {"create": "+", "update": "~", "delete": "-"}[self.action]
+        if self.before and self.after and self.before != self.after:
+            held = f"{self.before} -> {self.after}"
+        else:
+            held = self.after or self.before
+        return f"{mark} ResourceSlice/{self.name} ({self.action}, {held})"
+
+
+@dataclass(frozen=True)
 class PublishPlan:
     generation: int
     apply: list[dict]  # full desired objects, generation set; empty when unchanged
     delete: list[str]  # names of this pool's slices that are no longer wanted
     unchanged: bool
+    changes: list[SliceChange] = dataclasses.field(default_factory=list)
+    existing: frozenset[str] = frozenset()
+    """Names of the pool's published slices (to say "created" or "configured")."""
 
 
 def plan_publish(desired: list[dict], published: list[dict]) -> PublishPlan:
     """Compare the wanted pool with the published one (same driver and pool, any generation).
 
-    Unchanged means: every published slice is at one generation and the set of names and specs
-    (ignoring the generation) is exactly what we want. Anything else bumps the generation of all
-    slices past the highest published one, so consumers never mix old and new devices.
+    Unchanged means: every published slice is ours, at one generation, and the set of names and
+    specs (ignoring the generation) is exactly what we want. Anything else bumps the generation of
+    all slices past the highest published one, so consumers never mix old and new devices.
     """
     generations = {(s.get("spec", {}).get("pool") or {}).get("generation", 0) for s in published}
     current = {s["metadata"]["name"]: _comparable(s) for s in published}
     wanted = {s["metadata"]["name"]: _comparable(s) for s in desired}
-    if published and len(generations) == 1 and current == wanted:
-        return PublishPlan(generations.pop(), [], [], True)
+    existing = frozenset(current)
+    if published and len(generations) == 1 and current == wanted and all(map(is_ours, published)):
+        return PublishPlan(generations.pop(), [], [], True, [], existing)
     generation = max(generations, default=0) + 1
     objects = []
     for s in desired:
         obj = {**s, "spec": {**s["spec"], "pool": {**s["spec"]["pool"], "generation": generation}}}
         objects.append(obj)
     delete = sorted(set(current) - set(wanted))
-    return PublishPlan(generation, objects, delete, False)
+    before = {s["metadata"]["name"]: contents(s) for s in published}
+    changes = [SliceChange(s["metadata"]["name"], "update" if s["metadata"]["name"] in before else "create",
+                           before.get(s["metadata"]["name"]), contents(s)) for s in desired]
+    changes += [SliceChange(name, "delete", before[name], None) for name in delete]
+    return PublishPlan(generation, objects, delete, False, changes, existing)
+
+
+def refuse_foreign(published: list[dict], driver: str, pool: str) -> None:
+    """Raises when another publisher's slices are in the pool (--take-over replaces them)."""
+    foreign = sorted(s["metadata"]["name"] for s in published if not is_ours(s))
+    if not foreign:
+        return
+    label = ",".join(f"{key}={value}" for key, value in MANAGED_BY.items())
+    shown = ", ".join(f"ResourceSlice/{name}" for name in foreign[:3])
+    more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+    raise CommandError(f"pool {driver}/{pool} is published by another publisher ({shown}{more} "
+                       f"without the label {label}): not replacing it; --take-over replaces its "
+                       f"slices with this node's")
 
 
 def dropped_fields(sent: dict, stored: dict, path: str = "") -> list[str]:
@@ -282,17 +342,26 @@ def dropped_fields(sent: dict, stored: dict, path: str = "") -> list[str]:
     return missing
 
 
-async def publish(cluster, desired: list[dict], driver: str, pool: str,
-                  node_obj: dict | None) -> tuple[PublishPlan, list[tuple[str, str]], list[str]]:
-    """Server-side apply the pool if it changed; returns the plan, (slice, action) and warnings."""
+async def plan_pool(cluster, desired: list[dict], driver: str, pool: str,
+                    take_over: bool = False) -> PublishPlan:
+    """Reads the pool as published and plans what --apply writes; nothing is written. Refuses
+    another publisher's pool unless `take_over`."""
     from kubectl_dra.node import clusterio
 
     listed = await cluster.list(clusterio.SLICES_PATH, clusterio.field_selector(**{"spec.driver": driver}))
     published = [s for s in listed if ((s.get("spec") or {}).get("pool") or {}).get("name") == pool]
-    plan = plan_publish(desired, published)
+    if not take_over:
+        refuse_foreign(published, driver, pool)
+    return plan_publish(desired, published)
+
+
+async def write_plan(cluster, plan: PublishPlan, desired: list[dict],
+                     node_obj: dict | None) -> tuple[list[tuple[str, str]], list[str]]:
+    """Server-side apply the plan; returns (slice, action) and warnings."""
+    from kubectl_dra.node import clusterio
+
     if plan.unchanged:
-        return plan, [(s["metadata"]["name"], "unchanged") for s in desired], []
-    existing = {s["metadata"]["name"] for s in published}
+        return [(s["metadata"]["name"], "unchanged") for s in desired], []
     owner = None
     if node_obj and (node_obj.get("metadata") or {}).get("uid"):
         # Like the kubelet plugin helper: slices go away with their Node.
@@ -304,7 +373,7 @@ async def publish(cluster, desired: list[dict], driver: str, pool: str,
             obj = {**obj, "metadata": {**obj["metadata"], "ownerReferences": owner}}
         name = obj["metadata"]["name"]
         stored = await cluster.apply(clusterio.slice_path(name), obj, FIELD_MANAGER)
-        actions.append((name, "configured" if name in existing else "created"))
+        actions.append((name, "configured" if name in plan.existing else "created"))
         lost = dropped_fields(obj["spec"], stored.get("spec") or {}, "spec")
         if lost:
             warnings.append(f"ResourceSlice/{name}: the API server dropped {', '.join(lost[:3])}"
@@ -313,4 +382,5 @@ async def publish(cluster, desired: list[dict], driver: str, pool: str,
     for name in plan.delete:
         if await cluster.delete(clusterio.slice_path(name)):
             actions.append((name, "deleted"))
-    return plan, actions, warnings
+    return actions, warnings
+

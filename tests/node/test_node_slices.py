@@ -12,6 +12,7 @@ import yaml
 
 from fakenvml import NODE, FakeMig, a100_mig, h100
 from kubectl_dra.node import clusterio, nvml, slices
+from kubectl_dra.errors import CommandError
 from kubectl_dra.node.defaults import DEFAULT_DRIVER
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -195,9 +196,20 @@ class FakeCluster:
         return self.slices.pop(name, None) is not None
 
 
-def _publish(cluster, desired):
-    return asyncio.run(slices.publish(cluster, desired, DEFAULT_DRIVER, NODE,
-                                      cluster.nodes[NODE]))
+def _publish(cluster, desired, take_over=False):
+    async def run():
+        plan = await slices.plan_pool(cluster, desired, DEFAULT_DRIVER, NODE, take_over)
+        actions, warnings = await slices.write_plan(cluster, plan, desired, cluster.nodes[NODE])
+        return plan, actions, warnings
+
+    return asyncio.run(run())
+
+
+def _foreign(slice_obj: dict, name: str) -> dict:
+    """The same pool's slice as a driver's kubelet plugin would publish it: no kubectl-dra label."""
+    foreign = copy.deepcopy(slice_obj)
+    foreign["metadata"] = {"name": name, "labels": {"app.kubernetes.io/managed-by": "gpu-driver"}}
+    return foreign
 
 
 def test_publish_is_idempotent_and_bumps_generation_only_on_change(machine):
@@ -239,6 +251,51 @@ def test_foreign_slice_of_the_pool_is_deleted(machine):
     assert plan.delete == ["old-name"] and plan.generation == 2
 
 
+def test_the_plan_lists_created_updated_and_deleted_slices_with_device_counts(machine):
+    cluster = FakeCluster()
+    plan, _, _ = _publish(cluster, _desired(machine))
+    assert [change.line() for change in plan.changes] == [
+        f"+ ResourceSlice/{NODE}-node.kubectl-dra.io-0 (create, 1 counter set)",
+        f"+ ResourceSlice/{NODE}-node.kubectl-dra.io-1 (create, 4 devices)"]
+    plan = asyncio.run(slices.plan_pool(cluster, _desired(machine, [h100(0), h100(1)]), DEFAULT_DRIVER, NODE))
+    assert [change.line() for change in plan.changes] == [
+        f"~ ResourceSlice/{NODE}-node.kubectl-dra.io-0 (update, 1 counter set -> 2 devices)",
+        f"- ResourceSlice/{NODE}-node.kubectl-dra.io-1 (delete, 4 devices)"]
+    assert cluster.writes == [("apply", f"{NODE}-node.kubectl-dra.io-0"), ("apply", f"{NODE}-node.kubectl-dra.io-1")]
+
+
+def test_another_publishers_pool_is_refused_and_nothing_is_written(machine):
+    cluster = FakeCluster()
+    desired = _desired(machine)
+    driver_slice = _foreign(desired[1], "driver-written-slice")
+    cluster.slices["driver-written-slice"] = driver_slice
+    with pytest.raises(CommandError) as refused:
+        _publish(cluster, desired)
+    assert str(refused.value) == (
+        f"pool {DEFAULT_DRIVER}/{NODE} is published by another publisher (ResourceSlice/driver-written-slice "
+        "without the label app.kubernetes.io/managed-by=kubectl-dra): not replacing it; --take-over "
+        "replaces its slices with this node's")
+    assert cluster.writes == [] and cluster.slices == {"driver-written-slice": driver_slice}
+
+
+def test_take_over_replaces_another_publishers_slices_and_marks_them_ours(machine):
+    cluster = FakeCluster()
+    desired = _desired(machine)
+    cluster.slices["driver-written-slice"] = _foreign(desired[1], "driver-written-slice")
+    plan, actions, _ = _publish(cluster, desired, take_over=True)
+    assert ("driver-written-slice", "deleted") in actions
+    assert set(cluster.slices) == {s["metadata"]["name"] for s in desired}
+    assert all(slices.is_ours(s) and s["metadata"]["ownerReferences"][0]["kind"] == "Node"
+               for s in cluster.slices.values())
+
+
+def test_same_named_foreign_slices_identical_to_ours_are_not_unchanged(machine):
+    desired = _desired(machine)
+    published = [_foreign(s, s["metadata"]["name"]) for s in desired]
+    plan = slices.plan_publish(desired, published)
+    assert not plan.unchanged and plan.generation == 2  # taken over: re-applied with our label
+
+
 def test_dropped_counters_are_reported(machine):
     cluster = FakeCluster(drop=("sharedCounters",))
     _, _, warnings = _publish(cluster, _desired(machine))
@@ -262,13 +319,38 @@ def test_apply_from_the_cli(machine, run_node, monkeypatch):
     assert first.stdout.splitlines() == [
         f"resourceslice.resource.k8s.io/{NODE}-node.kubectl-dra.io-0 created",
         f"resourceslice.resource.k8s.io/{NODE}-node.kubectl-dra.io-1 created"]
-    assert f"pool node.kubectl-dra.io/{NODE}: generation 1" in first.stderr
+    assert first.stderr.splitlines() == [
+        f"+ ResourceSlice/{NODE}-node.kubectl-dra.io-0 (create, 1 counter set)",
+        f"+ ResourceSlice/{NODE}-node.kubectl-dra.io-1 (create, 4 devices)",
+        f"pool node.kubectl-dra.io/{NODE}: generation 1"]
     again = run_node(*args)
     assert again.stdout.count(" unchanged") == 2 and "(unchanged)" in again.stderr
     assert yaml.safe_load(run_node("slices", "--node-name", NODE).stdout)["items"] == [
         {**s, "metadata": {k: v for k, v in s["metadata"].items() if k != "ownerReferences"}}
         for s in cluster.slices.values()]
 
+
+
+def test_apply_refuses_another_publishers_pool_from_the_cli(machine, run_node, monkeypatch):
+    machine()
+    cluster = FakeCluster()
+    desired = _desired(machine)
+    cluster.slices["driver-written-slice"] = _foreign(desired[1], "driver-written-slice")
+
+    @contextlib.asynccontextmanager
+    async def connect(kubeconfig, context, request_timeout):
+        yield cluster
+
+    monkeypatch.setattr(clusterio, "connect", connect)
+    args = ("slices", "--node-name", NODE, "--apply")
+    refused = run_node(*args)
+    assert refused.exit_code == 2 and refused.stdout == "" and cluster.writes == []
+    assert refused.stderr.startswith(f"error: pool node.kubectl-dra.io/{NODE} is published by another publisher")
+    taken = run_node(*args, "--take-over")
+    assert taken.exit_code == 0, taken.output
+    assert "- ResourceSlice/driver-written-slice (delete, 4 devices)" in taken.stderr
+    assert "resourceslice.resource.k8s.io/driver-written-slice deleted" in taken.stdout
+    assert run_node("slices", "--node-name", NODE, "--take-over").exit_code == 2
 
 
 def test_gpu_without_reported_memory_has_no_memory_capacity(machine):

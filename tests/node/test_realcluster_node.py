@@ -102,3 +102,46 @@ def test_published_slices_are_accepted_allocated_and_prepared(cluster, kube, nam
     finally:
         for name in _slices(kube, driver):
             kube.delete(RESOURCE, "ResourceSlice", name)
+
+
+def test_apply_refuses_a_pool_another_publisher_wrote_until_told_to_take_it_over(cluster, kube, machine, run_node):
+    sys.path.insert(0, str(Path(__file__).parents[1]))
+    from e2e.controlplane import create_ready_node
+
+    suffix = uuid.uuid4().hex[:6]
+    node, driver = f"gpu-{suffix}", f"node-{suffix}.kubectl-dra.io"
+    create_ready_node(kube, node)
+    # What a real driver's kubelet plugin publishes: the same driver and pool, no kubectl-dra label.
+    kube.create({"apiVersion": RESOURCE, "kind": "ResourceSlice",
+                 "metadata": {"name": f"{node}-{driver}-abcde", "labels": {"app.kubernetes.io/managed-by": "gpu-driver"}},
+                 "spec": {"driver": driver, "nodeName": node,
+                          "pool": {"name": node, "generation": 7, "resourceSliceCount": 1},
+                          "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}]}})
+    publish = ("slices", "--apply", "--driver", driver, "--kubeconfig", cluster.kubeconfig, "--node-name", node)
+    machine([h100(0)])
+    try:
+        refused = run_node(*publish)
+        assert refused.exit_code == 2 and refused.stdout == "", refused.output
+        assert refused.stderr == (
+            f"error: pool {driver}/{node} is published by another publisher (ResourceSlice/{node}-{driver}-abcde "
+            "without the label app.kubernetes.io/managed-by=kubectl-dra): not replacing it; --take-over replaces "
+            "its slices with this node's\n")
+        assert list(_slices(kube, driver)) == [f"{node}-{driver}-abcde"]
+
+        taken = run_node(*publish, "--take-over")
+        assert taken.exit_code == 0, taken.output
+        assert taken.stderr.splitlines()[:2] == [
+            f"+ ResourceSlice/{node}-{driver}-0 (create, 1 device)",
+            f"- ResourceSlice/{node}-{driver}-abcde (delete, 2 devices)"]
+        published = _slices(kube, driver)
+        assert list(published) == [f"{node}-{driver}-0"]
+        mine = published[f"{node}-{driver}-0"]
+        assert mine["spec"]["pool"]["generation"] == 8  # past the other publisher's
+        assert mine["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "kubectl-dra"}
+        assert [(o["kind"], o["name"]) for o in mine["metadata"]["ownerReferences"]] == [("Node", node)]
+
+        again = run_node(*publish)  # ours now: no --take-over needed, nothing changes
+        assert again.exit_code == 0 and again.stdout.count(" unchanged") == 1, again.output
+    finally:
+        for name in _slices(kube, driver):
+            kube.delete(RESOURCE, "ResourceSlice", name)
