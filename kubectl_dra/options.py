@@ -8,6 +8,8 @@ session and sources take); a flag given on the command wins over the same flag g
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 from typing import Callable
 
@@ -19,6 +21,34 @@ from kubectl_dra.render.base import FORMATS
 from kubectl_dra.sources.base import SourceConfig
 
 META_KEY = "kubectl_dra.options"
+LISTING_KEY = "kubectl_dra.listing"
+TEMPLATE_FORMATS = ("jsonpath", "jsonpath-as-json", "jsonpath-file", "custom-columns", "custom-columns-file")
+
+
+@dataclasses.dataclass
+class Listing:
+    """How a list command picks and orders its rows (kubectl's -l, --field-selector, --sort-by, -w)."""
+
+    selector: str | None = None
+    field_selector: str | None = None
+    sort_by: str | None = None
+    watch: bool = False
+
+
+def listing_of(ctx: click.Context) -> Listing:
+    root = ctx.find_root()
+    if LISTING_KEY not in root.meta:
+        root.meta[LISTING_KEY] = Listing()
+    return root.meta[LISTING_KEY]
+
+
+def _remember_listing(field: str) -> Callable:
+    def callback(ctx: click.Context, param: click.Parameter, value):
+        if ctx.get_parameter_source(param.name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
+            setattr(listing_of(ctx), field, value)
+        return value
+
+    return callback
 
 
 def options_of(ctx: click.Context) -> SourceConfig:
@@ -65,29 +95,76 @@ def global_options(command: Callable) -> Callable:
         click.option("-A", "--all-namespaces", is_flag=True, expose_value=False, callback=_remember("all_namespaces"),
                      help="Show objects of every namespace."),
         click.option("--request-timeout", metavar="DURATION", expose_value=False, callback=_duration,
-                     help="Time limit for one API request, e.g. 30s (0: none)."),
+                     help="Time limit for one API request, e.g. 30s (default: 0, no limit; a watch is never cut)."),
         click.option("--from", "from_file", metavar="FILE", expose_value=False, callback=_remember("from_file"),
                      type=click.Path(), help="Read a snapshot, a directory of manifests or `kubectl get -o yaml` output instead of a cluster."),
         click.option("--demo", is_flag=True, expose_value=False, callback=_remember("demo"),
                      help="Use the built-in demo cluster (no cluster needed)."),
         click.option("--kubernetes-version", metavar="1.N", expose_value=False, callback=_remember("kubernetes_version"),
                      help="Judge with the rules of this Kubernetes minor (default: the cluster's, else the newest known)."),
+        click.option("-l", "--selector", "selector_flag", metavar="SELECTOR", expose_value=False,
+                     callback=_remember_listing("selector"),
+                     help="Label selector, e.g. -l team=ml,zone in (a,b); pools and devices match by their slices' labels."),
+        click.option("--field-selector", metavar="SELECTOR", expose_value=False,
+                     callback=_remember_listing("field_selector"),
+                     help="Field selector, e.g. --field-selector metadata.name=a,spec.driver!=b (see CONVENTIONS.md)."),
     ]
     for decorator in reversed(decorators):
         command = decorator(command)
     return command
 
 
+def output_format(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """table, wide, json, yaml, name, or kubectl's TEMPLATE_FORMATS with `=`: checked here, before
+    anything is read, so a typo in a template costs no cluster round trip."""
+    kind, equals, argument = value.partition("=")
+    if not equals and value in FORMATS:
+        return value
+    if kind not in TEMPLATE_FORMATS or not equals:
+        allowed = ", ".join((*FORMATS, *(f"{t}=..." for t in TEMPLATE_FORMATS)))
+        raise click.BadParameter(f"{value!r} is not one of {allowed}")
+    from kubectl_dra.errors import InputError
+    from kubectl_dra.render import templates
+
+    try:
+        templates.check_format(kind, argument)
+    except InputError as error:
+        raise click.BadParameter(str(error)) from None
+    return value
+
+
+def _output_candidates(ctx, param, incomplete: str) -> list:
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(value) for value in (*FORMATS, *(f"{t}=" for t in TEMPLATE_FORMATS))
+            if value.startswith(incomplete)]
+
+
 def output_options(selector: bool = True) -> Callable:
-    """-o, --no-headers and (where objects have labels) -l."""
+    """-o, --no-headers, --sort-by and -w; `selector`: the command takes the -l value (given before
+    or after its name) as its `selector` argument and filters by its objects' own labels; other
+    commands' rows are matched by commands.common.show."""
 
     def decorate(command: Callable) -> Callable:
-        command = click.option("--no-headers", is_flag=True, help="Omit the header row of tables.")(command)
-        command = click.option("-o", "--output", type=click.Choice(FORMATS), default="table", show_default=True,
-                               help="Output format.")(command)
         if selector:
-            command = click.option("-l", "--selector", metavar="SELECTOR",
-                                   help="Label selector, e.g. -l team=ml,zone in (a,b).")(command)
+            command = _with_selector(command)
+        command = click.option("-w", "--watch", is_flag=True, expose_value=False, callback=_remember_listing("watch"),
+                               help="After listing, print rows as they change (a live cluster only).")(command)
+        command = click.option("--sort-by", metavar="PATH", expose_value=False, callback=_remember_listing("sort_by"),
+                               help="Sort rows by a JSONPath into each -o json item, e.g. --sort-by=.devices.free")(command)
+        command = click.option("--no-headers", is_flag=True, help="Omit the header row of tables.")(command)
+        command = click.option("-o", "--output", metavar="FORMAT", default="table", show_default=True,
+                               callback=output_format, shell_complete=_output_candidates,
+                               help="table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE, "
+                                    "jsonpath-file=FILE, custom-columns=SPEC, custom-columns-file=FILE.")(command)
         return command
 
     return decorate
+
+
+def _with_selector(command: Callable) -> Callable:
+    @functools.wraps(command)
+    def with_selector(*args, **kwargs):
+        return command(*args, selector=listing_of(click.get_current_context()).selector, **kwargs)
+
+    return with_selector

@@ -31,7 +31,8 @@ def test_partial_command_and_flags():
     assert values("cl") == ["claims"]
     assert "--output" in values("pools", "--")
     assert "--context" in values("--co")
-    assert values("pools", "-o", "") == ["table", "wide", "json", "yaml", "name"]
+    assert values("pools", "-o", "") == ["table", "wide", "json", "yaml", "name", "jsonpath=", "jsonpath-as-json=",
+                                         "jsonpath-file=", "custom-columns=", "custom-columns-file="]
 
 
 def test_explain_target_kinds_keep_typing_without_a_space():
