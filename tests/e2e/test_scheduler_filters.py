@@ -362,3 +362,31 @@ def test_dra_combined_with_every_other_filter(kube, cluster, scenario, tmp_path)
     fitting = scenario.pod("q", claims=["pair-2"], requests={"cpu": "1"})
     _, outcome = judge(kube, cluster, scenario, fitting, tmp_path)
     assert outcome["spec"]["nodeName"] == free
+
+
+def test_every_node_selector_operator(kube, cluster, scenario, tmp_path):
+    scenario.node("small", labels={"gpus": "2", "tier": "batch"})
+    scenario.node("spot", labels={"gpus": "8", "tier": "batch", "spot": "true"})
+    scenario.node("prod", labels={"gpus": "8", "tier": "prod"})
+    wanted = scenario.node("big", labels={"gpus": "8", "tier": "batch"})
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "gpus", "operator": "Gt", "values": ["4"]},
+                              {"key": "tier", "operator": "NotIn", "values": ["prod"]},
+                              {"key": "tier", "operator": "Exists"},
+                              {"key": "spot", "operator": "DoesNotExist"}]}]}}}
+    _, outcome = judge(kube, cluster, scenario, scenario.pod("p", affinity=affinity), tmp_path)
+    assert outcome["spec"]["nodeName"] == wanted
+    none_left = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "gpus", "operator": "Lt", "values": ["2"]}]}]}}}
+    judge(kube, cluster, scenario, scenario.pod("q", affinity=none_left), tmp_path)
+
+
+def test_a_missing_device_class_rejects_every_node_in_prefilter(kube, cluster, scenario, tmp_path):
+    scenario.node("a")
+    scenario.node("b", unschedulable=True)
+    scenario.claim("orphan", f"sf-{scenario.id}-missing")
+    explanation, _ = judge(kube, cluster, scenario, scenario.pod("p", claims=["orphan"]), tmp_path)
+    # Whatever other nodes the shared cluster holds: one PreFilter message instead of per-node reasons.
+    assert f" nodes are available: request gpu: device class sf-{scenario.id}-missing does not exist. preemption: " \
+        in explanation["summary"]["schedulerMessage"]
+    assert explanation["summary"]["closest"] == []
