@@ -65,10 +65,17 @@ def watch(ctx: click.Context, session, view: ListView, output: str, no_headers: 
 async def _follow(ctx: click.Context, session, view: ListView, output: str) -> None:
     store = session.store
     changed = asyncio.Event()
-    unsubscribe = store.add_listener(lambda change: changed.set())
+    freshness = _Freshness(store)
+
+    def listener(change) -> None:
+        if change.connection_changed:
+            freshness.check()  # at once: a reconnect can be quicker than the next reprint
+        if change.kinds:
+            changed.set()
+
+    unsubscribe = store.add_listener(listener)
     source = asyncio.ensure_future(session.cluster_source.run(store))
     previous = _rows(view)
-    stale = bool(store.connection.stale)
     try:
         while True:
             waiter = asyncio.ensure_future(changed.wait())
@@ -79,7 +86,6 @@ async def _follow(ctx: click.Context, session, view: ListView, output: str) -> N
                 return
             await asyncio.sleep(COALESCE_S)
             changed.clear()
-            stale = _say_freshness(store, stale)
             current = _rebuild(ctx, session)
             _print_changes(current, previous, output)
             previous = _rows(current)
@@ -126,16 +132,23 @@ def _print_changes(view: ListView, previous: dict, output: str) -> None:
     sys.stdout.flush()
 
 
-def _say_freshness(store, was_stale: bool) -> bool:
-    connection = store.connection
-    stale = bool(connection.stale)
-    if stale and not was_stale:
-        since = _clock(connection.since)
-        click.echo(f"STALE: lost the watch on {connection.source or 'the cluster'}{since}; "
-                   "rows may be behind until it reconnects", err=True)
-    elif was_stale and not stale:
-        click.echo(f"LIVE: watching {connection.source or 'the cluster'} again", err=True)
-    return stale
+class _Freshness:
+    """Says on stderr when the watch is lost (rows may be behind) and when it is back."""
+
+    def __init__(self, store) -> None:
+        self.store = store
+        self.stale = bool(store.connection.stale)
+
+    def check(self) -> None:
+        connection = self.store.connection
+        stale = bool(connection.stale)
+        where = connection.source or "the cluster"
+        if stale and not self.stale:
+            click.echo(f"STALE: lost the watch on {where}{_clock(connection.since)}; rows may be behind "
+                       "until it reconnects", err=True)
+        elif self.stale and not stale:
+            click.echo(f"LIVE: watching {where} again", err=True)
+        self.stale = stale
 
 
 def _clock(moment) -> str:
