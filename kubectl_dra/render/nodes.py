@@ -8,6 +8,9 @@ from kubectl_dra.model.nodes import NodeEntry
 from kubectl_dra.model.states import NODE_NOT_READY, NODE_READY, NODE_UNKNOWN, StateCounts, free_of_total, tone
 from kubectl_dra.render.base import Column, ListView, joined
 
+SCHEDULING_DISABLED = "SchedulingDisabled"
+"""kubectl's word after the Ready condition for a cordoned node (`Ready,SchedulingDisabled`)."""
+
 
 @dataclasses.dataclass(frozen=True)
 class NodeRecord:
@@ -30,6 +33,20 @@ class NodeRecord:
                 return NODE_READY if condition.get("status") == "True" else NODE_NOT_READY
         return NODE_UNKNOWN
 
+    @property
+    def unschedulable(self) -> bool:
+        return bool((self.node.get("spec") or {}).get("unschedulable"))
+
+    @property
+    def status(self) -> str:
+        """STATUS as `kubectl get nodes` prints it."""
+        return f"{self.ready},{SCHEDULING_DISABLED}" if self.unschedulable else self.ready
+
+
+def status_tone(text: str) -> str | None:
+    """The Ready condition's tone; a cordoned node keeps it (SchedulingDisabled is a fact, not a fault)."""
+    return tone(text.split(",", 1)[0])
+
 
 def free_of_total_by(counts: dict[str, StateCounts]) -> str:
     return joined(f"{name}={free_of_total(c)}" for name, c in counts.items())
@@ -40,21 +57,18 @@ class NodesView(ListView):
     item_kind = "DRANode"
     columns = (
         Column("NAME"),
-        Column("STATUS", style=tone),
+        Column("STATUS", style=status_tone),
         Column("POOLS"),
-        Column("FREE/TOTAL"),
-        Column("BY DRIVER (FREE/TOTAL)"),
-        Column("SCHEDULABLE", wide=True),
+        # Per driver (per class with -o wide), never one sum: 3 GPUs, 14 MIG slices, 2 NICs and 3
+        # licence seats added up say nothing about whether a pod's request fits.
+        Column("FREE/TOTAL BY DRIVER"),
         Column("POOL NAMES", wide=True),
-        Column("BY CLASS (FREE/TOTAL)", wide=True),
+        Column("FREE/TOTAL BY CLASS", wide=True),
     )
 
     def row(self, record: NodeRecord) -> tuple:
-        counts = record.entry.counts
-        unschedulable = (record.node.get("spec") or {}).get("unschedulable")
         return (
-            record.name, record.ready, len(record.entry.reach), free_of_total(counts),
-            free_of_total_by(record.entry.by_driver()), "false" if unschedulable else "true",
+            record.name, record.status, len(record.entry.reach), free_of_total_by(record.entry.by_driver()),
             joined(f"{r.pool.driver}/{r.pool.pool}" for r in record.entry.reach), free_of_total_by(record.classes),
         )
 
@@ -63,7 +77,7 @@ class NodesView(ListView):
             "name": record.name,
             "labels": (record.node.get("metadata") or {}).get("labels") or {},
             "ready": record.ready,
-            "unschedulable": bool((record.node.get("spec") or {}).get("unschedulable")),
+            "unschedulable": record.unschedulable,
             "pools": [{"driver": r.pool.driver, "pool": r.pool.pool, "state": r.pool.state} for r in record.entry.reach],
             "devices": record.entry.counts.to_dict(),
             "byDriver": {k: {"free": c.free, "total": c.total} for k, c in record.entry.by_driver().items()},

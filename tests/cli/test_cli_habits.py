@@ -177,3 +177,21 @@ def test_help_documents_the_habits(run_cli):
     for flag in ("--sort-by", "-w, --watch", "-l, --selector", "--field-selector", "jsonpath=TEMPLATE",
                  "custom-columns=SPEC", "default: 0, no limit"):
         assert flag in text, flag
+
+
+def test_nodes_status_says_scheduling_disabled_like_kubectl(run_cli, tmp_path):
+    path = tmp_path / "nodes.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: cordoned}\nspec: {unschedulable: true}\n"
+        "status: {conditions: [{type: Ready, status: 'True'}]}\n---\n"
+        "apiVersion: v1\nkind: Node\nmetadata: {name: down}\nspec: {unschedulable: true}\n"
+        "status: {conditions: [{type: Ready, status: 'False'}]}\n---\n"
+        "apiVersion: v1\nkind: Node\nmetadata: {name: fine}\n"
+        "status: {conditions: [{type: Ready, status: 'True'}]}\n---\n" + LABELLED.format(
+            name="gpus", node="fine", labels="{}").split("---\n")[0])
+    result = run_cli("--from", str(path), "nodes")
+    assert result.status == 0, result
+    assert result.stdout == ("NAME       STATUS                        POOLS   FREE/TOTAL BY DRIVER\n"
+                             "cordoned   Ready,SchedulingDisabled      0       <none>\n"
+                             "down       NotReady,SchedulingDisabled   0       <none>\n"
+                             "fine       Ready                         1       gpu.example.com=2/2\n")
