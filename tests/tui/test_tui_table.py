@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import App, ComposeResult
 
-from tui.widgets.virtual_table import Column, Row, VirtualTable, measure_widths
+from tui.widgets.virtual_table import Column, Row, VirtualTable, fit_widths, measure_widths
 
 COLUMNS = (Column("NAME", max_width=12), Column("STATE"), Column("COUNT", align="right"))
 
@@ -164,3 +164,57 @@ async def test_click_highlights_and_a_second_click_opens():
 def test_widths_come_from_the_widest_cell_within_the_limit():
     measured = measure_widths(COLUMNS, [Row(1, ("x" * 30, "ok", "12345")), Row(2, ("ü" * 3, "allocated", "1"))])
     assert measured == [12, 9, 5]
+
+
+# A devices table: three identifying columns, then columns a narrow table may drop.
+FITTED = (Column("DRIVER", min_width=8), Column("POOL", min_width=8), Column("STATE"),
+          Column("CLAIMS", priority=2, min_width=10), Column("NODES", priority=3, min_width=20),
+          Column("ATTRIBUTES", priority=4, min_width=12))
+NATURAL = [14, 10, 9, 30, 20, 40]  # 134 cells with the gaps and the left margin
+
+
+def test_columns_fit_without_change_when_there_is_room():
+    assert fit_widths(FITTED, NATURAL, 134) == NATURAL
+    assert fit_widths(FITTED, NATURAL, 200) == NATURAL
+
+
+def test_the_least_important_column_is_cut_to_its_minimum_then_dropped():
+    assert fit_widths(FITTED, NATURAL, 124) == [14, 10, 9, 30, 20, 30]
+    assert fit_widths(FITTED, NATURAL, 106) == [14, 10, 9, 30, 20, 12]
+    assert fit_widths(FITTED, NATURAL, 105) == [14, 10, 9, 30, 20, 0]
+
+
+def test_nodes_are_dropped_whole_rather_than_cut_to_a_meaningless_stub():
+    # min_width 20 is its whole width: dropped, never `node gpu-n…`; claims keep their width.
+    assert fit_widths(FITTED, NATURAL, 90) == [14, 10, 9, 30, 0, 0]
+
+
+def test_identifying_columns_are_cut_only_when_everything_else_is_gone():
+    assert fit_widths(FITTED, NATURAL, 56) == [14, 10, 9, 16, 0, 0]
+    assert fit_widths(FITTED, NATURAL, 50) == [14, 10, 9, 10, 0, 0]  # claims at their minimum
+    assert fit_widths(FITTED, NATURAL, 45) == [14, 10, 9, 0, 0, 0]
+    assert fit_widths(FITTED, NATURAL, 33) == [9, 10, 9, 0, 0, 0]  # the widest loses its tail first
+    assert fit_widths(FITTED, NATURAL, 10) == [8, 8, 5, 0, 0, 0]  # at their floors: scrolls sideways
+
+
+async def test_a_narrow_table_drops_columns_and_marks_cuts_with_an_ellipsis():
+    columns = (Column("NAME", min_width=6), Column("STATE"), Column("NODES", priority=2, min_width=15))
+
+    class NarrowApp(App):
+        def compose(self) -> ComposeResult:
+            yield VirtualTable(columns)
+
+    app = NarrowApp()
+    async with app.run_test(size=(40, 6)) as pilot:
+        table = app.query_one(VirtualTable)
+        table.set_rows([Row("a", ("gpu.nvidia.com", "Free", "node gpu-node-1"))])
+        await pilot.pause()
+        assert line(table, 1) == " gpu.nvidia.com  Free   node gpu-node-1"
+        await pilot.resize_terminal(30, 6)
+        await pilot.pause()
+        assert table.shown_columns == ["NAME", "STATE"]
+        assert line(table, 1) == " gpu.nvidia.com  Free"
+        await pilot.resize_terminal(14, 6)
+        await pilot.pause()
+        assert line(table, 0) == " NAME    STATE"
+        assert line(table, 1) == " gpu.n…  Free"

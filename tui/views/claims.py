@@ -23,20 +23,20 @@ from tui.widgets.detail_pane import DetailPane
 from tui.widgets.virtual_table import Column, Row, VirtualTable
 
 CLAIM_COLUMNS = (
-    Column("NAMESPACE", max_width=24),
-    Column("NAME", max_width=40),
+    Column("NAMESPACE", max_width=24, min_width=10),
+    Column("NAME", max_width=40, min_width=16),
     Column("STATE"),
-    Column("REQUESTS", max_width=40),
-    Column("DEVICES", max_width=48),
-    Column("RESERVED FOR", max_width=40),
+    Column("REQUESTS", max_width=40, priority=3, min_width=16),
+    Column("DEVICES", max_width=48, priority=2, min_width=16),
+    Column("RESERVED FOR", max_width=40, priority=4, min_width=16),
 )
 
 POD_COLUMNS = (
-    Column("NAMESPACE", max_width=24),
-    Column("POD", max_width=40),
+    Column("NAMESPACE", max_width=24, min_width=10),
+    Column("POD", max_width=40, min_width=16),
     Column("STATE"),
-    Column("CLAIMS", max_width=48),
-    Column("NODE", max_width=32),
+    Column("CLAIMS", max_width=48, priority=3, min_width=16),
+    Column("NODE", max_width=32, priority=2, min_width=12),
 )
 
 

@@ -19,12 +19,12 @@ from tui.widgets.virtual_table import Column, Row, VirtualTable
 
 TAINT_COLUMNS = (
     Column("EFFECT"),
-    Column("KEY", max_width=40),
-    Column("VALUE", max_width=20),
-    Column("DEVICES", align="right"),
-    Column("CLAIMS", align="right"),
-    Column("PODS", align="right"),
-    Column("SOURCE", max_width=48),
+    Column("KEY", max_width=40, min_width=16),
+    Column("VALUE", max_width=20, priority=3, min_width=8),
+    Column("DEVICES", align="right", priority=2),
+    Column("CLAIMS", align="right", priority=2),
+    Column("PODS", align="right", priority=2),
+    Column("SOURCE", max_width=48, min_width=20),
 )
 DEVICES_LISTED = 40
 

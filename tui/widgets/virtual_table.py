@@ -3,7 +3,9 @@
 Textual's DataTable measures every cell of every row before its first frame (9.8 s at 40,000
 rows, see docs) and invalidates every cached row on each cell update. This table renders only the
 lines on screen (Line API: `render_line` returns one `Strip`), keeps rows as plain tuples of
-strings, and sizes columns from a single pass over the row strings.
+strings, and sizes columns from a single pass over the row strings. When the columns are wider
+than the table, it drops the least important ones before it truncates the ones that identify a row
+(a name cut to `node gpu-n` means nothing), and it marks every cut with an ellipsis.
 """
 
 from __future__ import annotations
@@ -29,13 +31,25 @@ COLUMN_GAP = 2
 ELLIPSIS = "…"
 
 
+IDENTIFYING = 1
+"""The priority of a column that says which object a row is (or its state): never dropped."""
+
+
 @dataclass(frozen=True, slots=True)
 class Column:
-    """One column: its header label and how wide it may grow."""
+    """One column: its header label, how wide it may grow, and what happens when space runs out.
+
+    `priority`: `IDENTIFYING` (1) columns are always shown; a narrow table drops the others, highest
+    number first, before it truncates an identifying column. `min_width`: how far the column may be
+    truncated (with an ellipsis) before it is dropped, or, for an identifying column, at all (the
+    header label's width when not given).
+    """
 
     label: str
     max_width: int = 48
     align: Literal["left", "right"] = "left"
+    priority: int = IDENTIFYING
+    min_width: int | None = None
 
 
 @dataclass(slots=True)
@@ -98,6 +112,58 @@ def measure_widths(columns: Sequence[Column], rows: Sequence[Row]) -> list[int]:
     return widths
 
 
+def fit_widths(columns: Sequence[Column], natural: Sequence[int], available: int) -> list[int]:
+    """Each column's width within `available` cells (0: dropped), from its `natural` width.
+
+    Least important priority first: the columns of that priority are truncated down to their
+    minimum, widest first, and if that is not enough they are dropped, rightmost first; identifying
+    columns are only truncated. Room left over after a drop goes back to truncated columns, most
+    important first. What still does not fit scrolls sideways.
+    """
+    floors = [min(width, _text_width(column.label) if column.min_width is None else column.min_width)
+              for column, width in zip(columns, natural)]
+    widths = list(natural)
+
+    def excess() -> int:
+        shown = [width for width in widths if width]
+        return sum(shown) + COLUMN_GAP * max(len(shown) - 1, 0) + 1 - available
+
+    for level in sorted({column.priority for column in columns}, reverse=True):
+        if excess() <= 0:
+            break
+        members = [index for index, column in enumerate(columns) if column.priority == level]
+        _truncate(widths, floors, members, excess())
+        if level <= IDENTIFYING:
+            break
+        for index in reversed(members):
+            if excess() <= 0:
+                break
+            widths[index] = 0
+    spare = -excess()
+    for index in sorted(range(len(columns)), key=lambda i: (columns[i].priority, i)):
+        if spare <= 0:
+            break
+        if widths[index]:
+            grow = min(spare, natural[index] - widths[index])
+            widths[index] += grow
+            spare -= grow
+    return widths
+
+
+def _truncate(widths: list[int], floors: Sequence[int], members: Sequence[int], excess: int) -> None:
+    """Takes up to `excess` cells from the `members` columns, widest first, none below its floor."""
+    while excess > 0:
+        candidates = sorted((i for i in members if widths[i] > floors[i]), key=lambda i: -widths[i])
+        if not candidates:
+            return
+        first = candidates[0]
+        next_width = widths[candidates[1]] if len(candidates) > 1 else 0
+        # Down to the next widest column (or the floor): long names lose their tails first.
+        cut = min(excess, widths[first] - max(floors[first], next_width)) or 1
+        widths[first] -= cut
+        excess -= cut
+
+
 def widest(widths: Sequence[Sequence[int]], columns: Sequence[Column]) -> list[int]:
     """Column-wise maximum of several `measure_widths` results (rows measured in groups)."""
     result = [_text_width(column.label) for column in columns]
@@ -111,18 +177,22 @@ def widest(widths: Sequence[Sequence[int]], columns: Sequence[Column]) -> list[i
 class VirtualTable(ScrollView, can_focus=True):
     """A scrollable table of `Row`s with a row cursor, a fixed header and a text filter."""
 
+    HELP_SECTION = "Table"
+    """The heading of these keys on the `?` screen."""
+
     BINDINGS = [
-        Binding("up,k", "cursor_up", "Up", show=False),
-        Binding("down,j", "cursor_down", "Down", show=False),
+        Binding("up,k", "cursor_up", "Up", show=False, tooltip="Previous row"),
+        Binding("down,j", "cursor_down", "Down", show=False, tooltip="Next row"),
         Binding("pageup,ctrl+b", "page_up", "Page up", show=False),
         Binding("pagedown,ctrl+f", "page_down", "Page down", show=False),
         Binding("ctrl+u", "half_page_up", "Half page up", show=False),
         Binding("ctrl+d", "half_page_down", "Half page down", show=False),
-        Binding("home,g", "first", "First", show=False),
-        Binding("end,G", "last", "Last", show=False),
-        Binding("left,h", "scroll_left", "Left", show=False),
-        Binding("right,l", "scroll_right", "Right", show=False),
-        Binding("enter", "select", "Open", show=False),
+        Binding("home,g", "first", "First", show=False, tooltip="First row"),
+        Binding("end,G", "last", "Last", show=False, tooltip="Last row"),
+        Binding("left,h", "scroll_left", "Left", show=False, tooltip="Scroll left (a table wider than the screen)"),
+        Binding("right,l", "scroll_right", "Right", show=False, tooltip="Scroll right"),
+        Binding("enter", "select", "Open", show=False,
+                tooltip="Open the row: a pool's devices, a device's claim, a claim's device, why a pending one waits"),
     ]
 
     COMPONENT_CLASSES = {
@@ -189,7 +259,11 @@ class VirtualTable(ScrollView, can_focus=True):
         self._all_rows: list[Row] = []
         self._rows: list[Row] = []
         self._filter_terms: tuple[str, ...] = ()
-        self._widths: list[int] = [_text_width(column.label) for column in self.columns]
+        self._natural: list[int] = [_text_width(column.label) for column in self.columns]
+        """Each column's width with nothing cut (from `measure_widths`)."""
+        self._widths: list[int] = list(self._natural)
+        """Each column's width on screen (0: dropped), fitted to `_fitted_for` cells."""
+        self._fitted_for: int | None = None
         self._line_cache: LRUCache[tuple[int, bool, bool], Strip] = LRUCache(256)
         self._last_posted_key: object = object()
 
@@ -216,7 +290,10 @@ class VirtualTable(ScrollView, can_focus=True):
         `widths` (from `measure_widths`, computed off the UI thread) saves a pass over the rows.
         """
         self._all_rows = rows
-        self._widths = list(widths) if widths is not None else measure_widths(self.columns, rows)
+        natural = list(widths) if widths is not None else measure_widths(self.columns, rows)
+        if natural != self._natural:
+            self._natural = natural
+            self._fitted_for = None
         self._apply_filter()
 
     def set_filter(self, text: str) -> None:
@@ -250,6 +327,7 @@ class VirtualTable(ScrollView, can_focus=True):
             matched = self._all_rows
         self._rows = matched
         self._line_cache.clear()
+        self._fit_columns()
         self.virtual_size = Size(self._total_width(), len(matched) + 1)
 
         cursor = None
@@ -268,7 +346,26 @@ class VirtualTable(ScrollView, can_focus=True):
         self._post_highlighted()
 
     def _total_width(self) -> int:
-        return sum(self._widths) + COLUMN_GAP * max(len(self._widths) - 1, 0) + 1
+        shown = [width for width in self._widths if width]
+        return sum(shown) + COLUMN_GAP * max(len(shown) - 1, 0) + 1
+
+    def _fit_columns(self) -> bool:
+        """Fits the columns to the width on screen; True when that changed them."""
+        available = self.scrollable_content_region.width
+        if available == self._fitted_for:
+            return False
+        self._fitted_for = available
+        widths = fit_widths(self.columns, self._natural, available) if available > 0 else list(self._natural)
+        if widths == self._widths:
+            return False
+        self._widths = widths
+        self._line_cache.clear()
+        return True
+
+    @property
+    def shown_columns(self) -> list[str]:
+        """The labels of the columns on screen (a narrow table drops the least important)."""
+        return [column.label for column, width in zip(self.columns, self._widths) if width]
 
     # Cursor -------------------------------------------------------------------------------
 
@@ -369,13 +466,21 @@ class VirtualTable(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self._line_cache.clear()
+        self._refit()
         self._scroll_cursor_into_view()
+
+    def _refit(self) -> None:
+        if self._fit_columns():
+            self.virtual_size = Size(self._total_width(), self.virtual_size.height)
+            self.refresh()
 
     # Rendering ----------------------------------------------------------------------------
 
     def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
+        if width != self._fitted_for:
+            self._refit()  # a scrollbar came or went: the region changed without a resize
+        scroll_x, scroll_y = self.scroll_offset
         base = self.rich_style
         if y == 0:
             strip = self._header_strip(base)
@@ -383,7 +488,10 @@ class VirtualTable(ScrollView, can_focus=True):
             index = scroll_y + y - 1
             if not self._rows and y == 1:
                 style = base + self.get_component_rich_style("virtual-table--empty")
-                strip = Strip([Segment(" " + self.empty_message, style)])
+                message = self.empty_message
+                if self._filter_terms and self._all_rows:
+                    message = f"No row matches the filter “{self.filter_text}” (escape clears it)."
+                strip = Strip([Segment(" " + message, style)])
             elif 0 <= index < len(self._rows):
                 strip = self._row_strip(index, base)
             else:
@@ -399,7 +507,7 @@ class VirtualTable(ScrollView, can_focus=True):
         gap = " " * COLUMN_GAP
         parts = [
             _fit(text, width, column.align)
-            for text, width, column in zip(cells, self._widths, self.columns)
+            for text, width, column in zip(cells, self._widths, self.columns) if width
         ]
         return " " + gap.join(parts)
 
@@ -430,9 +538,13 @@ class VirtualTable(ScrollView, can_focus=True):
         gap = Segment(" " * COLUMN_GAP, base)
         segments = [Segment(" ", base)]
         styles = row.styles or ()
+        first = True
         for position, (column, width) in enumerate(zip(self.columns, self._widths)):
-            if position:
+            if not width:
+                continue  # dropped: the table is too narrow for it
+            if not first:
                 segments.append(gap)
+            first = False
             text = row.cells[position] if position < len(row.cells) else ""
             cell_style = styles[position] if position < len(styles) else ""
             style = base + Style.parse(cell_style) if cell_style else base
