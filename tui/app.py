@@ -18,6 +18,7 @@ from typing import Iterable
 
 from textual import work
 from textual.app import App, SystemCommand
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
@@ -30,6 +31,7 @@ from tui.dashboard import Dashboard
 from tui.messages import DashboardReady, ExplainRequested, StoreChanged
 from tui.refs import ExplainTarget
 from tui.screens.explain import ExplainScreen
+from tui.screens.help import HelpScreen
 from tui.screens.main import DashboardScreen, view_id
 from tui.screens.picker import PickerScreen
 from tui.views import VIEWS
@@ -49,6 +51,8 @@ class DashboardOptions:
 class DraApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "kubectl dra"
+    # On every screen (modal ones bind it themselves: Textual stops at a modal screen).
+    BINDINGS = [Binding("question_mark", "help", "Keys", tooltip="The keys of this screen")]
 
     def __init__(self, store: Store, source=None, options: DashboardOptions | None = None) -> None:
         super().__init__()
@@ -163,6 +167,9 @@ class DraApp(App):
             self._rebuild_again = False
             self._request_rebuild()
 
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.screen))
+
     # Explanations, namespace, context -----------------------------------------------------
 
     def on_explain_requested(self, message: ExplainRequested) -> None:
@@ -241,7 +248,7 @@ class DraApp(App):
                                 lambda name=name: self.main_screen.action_show_view(name))
         yield SystemCommand("Namespace", "Pick the namespace of claims and pods (key n)", self.action_pick_namespace)
         yield SystemCommand("Context", "Switch kubeconfig context (key c)", self.action_pick_context)
-        yield SystemCommand("Help", "Every key (key ?)", self.main_screen.action_help)
+        yield SystemCommand("Help", "The keys of this screen (key ?)", self.action_help)
         if self.dashboard is None:
             return
         objects = self.dashboard.objects

@@ -13,6 +13,8 @@ from tui.screens.explain import ExplainScreen, ExplainTree
 from tui.screens.help import HelpScreen
 from tui.screens.picker import PickerScreen
 from tui.screens.yaml_view import YamlScreen
+from tui.refs import ExplainTarget
+from tui.widgets.filter_bar import FilterBar
 from tui.widgets.virtual_table import VirtualTable
 from tui_helpers import DEMO_SIZE, cells, settle, table_keys, until
 
@@ -55,19 +57,57 @@ async def test_a_pool_shows_its_slices_and_devices_and_enter_goes_to_a_device(st
         assert table(app, "devices-table").highlighted_row.key == ("device", "gpu.nvidia.com", "gpu-node-2", "gpu-1")
 
 
-async def test_slash_filters_the_devices_and_escape_clears(store):
+def filter_note(app: DraApp) -> str:
+    return str(app.main_screen.query_one("#filter-note").render())
+
+
+async def test_slash_filters_the_devices_shows_the_text_and_escape_clears(store):
     app = DraApp(store)
     async with app.run_test(size=DEMO_SIZE) as pilot:
         await settle(app, pilot)
         await pilot.press("2", "slash", *"Unavailable node-4")
         devices = table(app, "devices-table")
+        bar = app.main_screen.query_one("#devices-filter", FilterBar)
         assert table_keys(devices) == [("device", "gpu.nvidia.com", "gpu-node-4", f"gpu-{i}") for i in range(4)]
+        # What is typed is on screen, right above the table, and the header says a filter is on.
+        assert bar.display and bar.region.bottom == devices.region.y
+        assert bar.input.render_line(0).text.strip() == "Unavailable node-4"
+        assert filter_note(app).strip() == "filter  devices: unavailable node-4"
         await pilot.press("enter")
         assert app.focused is devices
-        assert app.main_screen.query_one("#filter").has_class("-visible")  # still filtered: say so
-        await pilot.press("escape")
+        assert bar.display and filter_note(app)  # still filtered: still said
+        await pilot.press("3")
+        assert not app.main_screen.query_one("#claims-filter", FilterBar).display and not filter_note(app)
+        await pilot.press("2", "escape")
         assert devices.row_count == sum(len(pool.devices) for pool in app.dashboard.pools)
-        assert not app.main_screen.query_one("#filter").has_class("-visible")
+        assert not bar.display and not filter_note(app)
+
+
+async def test_escape_in_the_filter_bar_clears_it_and_a_filter_matching_nothing_says_so(store):
+    app = DraApp(store)
+    async with app.run_test(size=DEMO_SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2", "slash", *"no-such-device")
+        devices = table(app, "devices-table")
+        assert devices.row_count == 0
+        assert devices.render_line(1).text.strip() == \
+            "No row matches the filter “no-such-device” (escape clears it)."
+        await pilot.press("escape")
+        assert app.focused is devices and devices.row_count > 0
+        assert not app.main_screen.query_one("#devices-filter", FilterBar).display
+
+
+async def test_the_filter_bar_follows_the_table_it_filters(store):
+    app = DraApp(store)
+    async with app.run_test(size=DEMO_SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3", "tab", "slash", *"research", "enter")
+        bar = app.main_screen.query_one("#claims-filter", FilterBar)
+        assert app.focused is table(app, "pods-table") and bar.input.value == "research"
+        assert filter_note(app).strip() == "filter  pods: research"
+        await pilot.press("shift+tab")
+        assert app.focused is table(app, "claims-table") and not bar.display
+        assert filter_note(app).strip() == "filter  pods: research"  # the other table still filtered
 
 
 async def test_y_shows_the_yaml_of_the_selected_object(store):
@@ -82,14 +122,34 @@ async def test_y_shows_the_yaml_of_the_selected_object(store):
         assert app.screen is app.main_screen
 
 
-async def test_help_lists_the_keys_and_closes(store):
+def help_keys(app: DraApp) -> dict[str, str]:
+    assert isinstance(app.screen, HelpScreen)
+    return {key: meaning for _, keys in app.screen.sections for key, meaning in keys}
+
+
+async def test_help_lists_the_keys_of_each_screen_and_closes(store):
     app = DraApp(store)
     async with app.run_test(size=DEMO_SIZE) as pilot:
         await settle(app, pilot)
         await pilot.press("question_mark")
-        assert isinstance(app.screen, HelpScreen)
+        keys = help_keys(app)
+        assert [title for title, _ in app.screen.sections] == ["Table", "This screen", "Everywhere"]
+        assert keys["/"] == "Filter the table: every word must match"
+        assert keys["↓ j"] == "Next row" and keys["2"] == "Devices view" and keys["?"] == "The keys of this screen"
         await pilot.press("escape")
         assert app.screen is app.main_screen
+
+        app.post_message(ExplainRequested(ExplainTarget("Pod", "research", "big-model-train")))
+        await until(pilot, lambda: getattr(app.screen, "explanation", None) is not None, "the explanation")
+        await pilot.pause()
+        await pilot.press("question_mark")
+        keys = help_keys(app)
+        assert keys["l"] == "Expand" and keys["esc q"] == "Back" and "/" not in keys
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, ExplainScreen)
+
+        await pilot.press("q", "n", "question_mark")
+        assert help_keys(app)["esc q"] == "Cancel"
 
 
 async def test_namespace_picker_narrows_claims_and_pods(store):
@@ -146,6 +206,7 @@ async def test_enter_on_a_pending_pod_explains_it_node_by_node(store):
         assert app.screen.explanation.verdict == "Unschedulable"
         nodes = [str(node.label) for node in tree.root.children]
         assert len(nodes) == 5 and all("Unschedulable" in label for label in nodes)
+        assert str(tree.root.label) == "5 nodes, none fits: the closest first"
         opened = tree.root.children[0]
         assert opened.is_expanded and str(opened.label).startswith("✘ gpu-node-2")  # the closest node
         assert tree.cursor_node is opened
@@ -169,6 +230,7 @@ async def test_e_on_a_claim_that_fits_on_one_node_shows_the_devices_it_would_get
         await until(pilot, lambda: getattr(app.screen, "explanation", None) is not None, "the explanation")
         tree = app.screen.query_one(ExplainTree)
         first = tree.root.children[0]
+        assert str(tree.root.label) == "5 nodes, 1 fitting first, then the closest"
         assert str(first.label).startswith("✔ gpu-node-2  Fits")
         assert all("Unschedulable" in str(node.label) for node in tree.root.children[1:])
         request = first.children[1].children[0]

@@ -122,6 +122,15 @@ def fill_request(branch: TreeNode, request) -> None:
         branch.allow_expand = False
 
 
+def tree_heading(nodes: int, fits: int) -> str:
+    """How the node branches are ordered; "fitting first" only when some node fits."""
+    if not fits:
+        return f"{plural(nodes, 'node')}, none fits: the closest first"
+    if fits == nodes:
+        return f"{plural(nodes, 'node')}, all fit"
+    return f"{plural(nodes, 'node')}, {fits} fitting first, then the closest"
+
+
 class ExplainTree(Tree):
     """Node names, devices and messages in every label come from the cluster."""
 
@@ -208,8 +217,7 @@ class ExplainScreen(Screen):
             title.append(f"\nwarning: {warning}", style="yellow")
         self.query_one("#explain-title", Static).update(safe_label(title, multiline=True))
 
-        tree = ExplainTree(Text(f"{plural(len(explanation.nodes), 'node')}, fitting first, then the closest",
-                                style="bold"))
+        tree = ExplainTree(Text(tree_heading(len(explanation.nodes), summary.fits), style="bold"))
         tree.show_root = True
         tree.root.expand()
         # Open the first fitting node, or, when nothing fits, the closest: the one to read first.

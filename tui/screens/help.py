@@ -1,67 +1,83 @@
-"""`?`: every key the dashboard understands."""
+"""`?`: the keys of the screen it was pressed on, read from that screen's bindings.
+
+The list is what Textual itself would run for each key (the focused widget's bindings, then its
+containers', the screen's and the app's), so it cannot drift from the code.
+"""
 
 from __future__ import annotations
 
+import re
+
 from rich.table import Table
-from textual.app import ComposeResult
+from rich.text import Text
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from textual.dom import DOMNode
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-KEYS = (
-    ("Views", (
-        ("1 .. 5", "Pools, Devices, Claims, Nodes, Taints"),
-        ("[ ]", "previous / next view"),
-        ("ctrl+p, :", "command palette (views, namespaces, explain a pending pod or claim)"),
-    )),
-    ("Moving", (
-        ("j k, down up", "next / previous row"),
-        ("g G, home end", "first / last row"),
-        ("ctrl+d ctrl+u", "half a page down / up"),
-        ("ctrl+f ctrl+b", "a page down / up"),
-        ("h l", "scroll left / right (in the explanation: close / open a branch)"),
-        ("tab, shift+tab", "next / previous pane (detail, second table)"),
-        ("mouse", "click a row; click it again to open it"),
-    )),
-    ("Acting", (
-        ("/", "filter the table (every word must match); escape clears"),
-        ("enter", "open: a pool's devices, a device, the explanation of a pending claim or pod"),
-        ("e", "explain the selected claim or pod (allocator verdict per node)"),
-        ("y", "YAML of the selected object"),
-        ("n", "namespace"),
-        ("c", "kubeconfig context"),
-        ("?", "this help"),
-        ("escape", "back"),
-        ("q", "quit (back on other screens)"),
-    )),
-)
+
+def section_title(node: DOMNode) -> str:
+    """"Everywhere" for the app, "This screen" for the screen, else the widget's HELP_SECTION or its
+    class in words."""
+    if isinstance(node, App):
+        return "Everywhere"
+    if isinstance(node, Screen):
+        return "This screen"
+    if getattr(node, "HELP_SECTION", None):
+        return node.HELP_SECTION
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", type(node).__name__).capitalize()
 
 
-def help_table() -> Table:
+def screen_keys(screen: Screen) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(section, [(keys, meaning)]) for every binding active on `screen`, keys of one action joined."""
+    app = screen.app
+    sections: dict[str, dict[tuple[int, str], tuple[list[str], str]]] = {}
+    for active in screen.active_bindings.values():
+        binding: Binding = active.binding
+        meaning = binding.tooltip or binding.description
+        if not meaning or binding.system:
+            continue
+        actions = sections.setdefault(section_title(active.node), {})
+        keys, _ = actions.setdefault((id(active.node), binding.action), ([], meaning))
+        key = app.get_key_display(binding)
+        if key not in keys:
+            keys.append(key)
+    return [(title, [(" ".join(keys), meaning) for keys, meaning in actions.values()])
+            for title, actions in sections.items()]
+
+
+def help_table(sections: list[tuple[str, list[tuple[str, str]]]]) -> Table:
     table = Table.grid(padding=(0, 2))
-    table.add_column(style="bold")
+    table.add_column(style="bold", no_wrap=True)
     table.add_column()
-    for section, keys in KEYS:
-        table.add_row(f"[u]{section}[/u]", "")
+    for section, keys in sections:
+        table.add_row(Text(section, style="underline"), "")
         for key, meaning in keys:
-            table.add_row(key, meaning)
+            table.add_row(Text(key), Text(meaning))  # Text: a "[" key is not markup
         table.add_row("", "")
     return table
 
 
 class HelpScreen(ModalScreen):
+    """The keys of `screen` (read when `?` is pressed, with the focus as it was)."""
+
     BINDINGS = [Binding("escape,q,question_mark", "app.pop_screen", "Close")]
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll {
-        width: 84; height: auto; max-height: 90%;
+        width: 84; max-width: 100%; height: auto; max-height: 90%;
         border: round $accent; background: $surface; padding: 0 1;
     }
     """
 
+    def __init__(self, screen: Screen) -> None:
+        super().__init__()
+        self.sections = screen_keys(screen)
+
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
-            scroll.border_title = "Keys"
-            yield Static(help_table())
+            scroll.border_title = "Keys (escape closes)"
+            yield Static(help_table(self.sections))

@@ -2,40 +2,57 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Input, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
 from tui.dashboard import Dashboard
 from tui.messages import ExplainRequested, Navigate
-from tui.screens.help import HelpScreen
 from tui.screens.yaml_view import YamlScreen
 from tui.views import VIEWS
 from tui.views.base import View
 from tui.widgets.cluster_header import ClusterHeader
+from tui.widgets.filter_bar import FilterBar, table_title
 from tui.widgets.virtual_table import VirtualTable
+
+
+NARROW_WIDTH = 120
+"""Below this many columns the detail panes go under their tables (app.tcss)."""
 
 
 def view_id(view_class: type[View]) -> str:
     return view_class.TITLE.lower()
 
 
+def filter_summary(tables: list[VirtualTable]) -> Text:
+    """The header's note of the filters on the tables of the view on screen (empty when none)."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    for table in tables:
+        if table.filter_text:
+            text.append(" filter ", style="bold reverse yellow")
+            text.append(f" {table_title(table)}: ", style="dim")
+            text.append(table.filter_text, style="bold")
+            text.append(" ")
+    return text
+
+
 class DashboardScreen(Screen):
     BINDINGS = [
         Binding("q", "app.quit", "Quit"),
-        Binding("question_mark", "help", "Help"),
-        Binding("slash", "filter", "Filter"),
+        Binding("slash", "filter", "Filter", tooltip="Filter the table: every word must match"),
         Binding("e", "explain", "Explain"),
         Binding("y", "yaml", "YAML"),
         Binding("n", "app.pick_namespace", "Namespace"),
         Binding("c", "app.pick_context", "Context"),
         Binding("colon", "app.command_palette", "Commands", show=False),
-        Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("escape", "clear_filter", "Clear the filter", show=False),
         Binding("left_square_bracket", "cycle_view(-1)", "Previous view", show=False),
         Binding("right_square_bracket", "cycle_view(1)", "Next view", show=False),
         *(
-            Binding(str(number), f"show_view('{view_id(view)}')", view.TITLE, show=False)
+            Binding(str(number), f"show_view('{view_id(view)}')", f"{view.TITLE} view", show=False)
             for number, view in enumerate(VIEWS, start=1)
         ),
     ]
@@ -43,20 +60,24 @@ class DashboardScreen(Screen):
     def __init__(self, initial_view: str) -> None:
         super().__init__()
         self.initial_view = initial_view
-        self._filter_target: VirtualTable | None = None
-        """The table the filter bar edits (the focused one when `/` was pressed)."""
 
     def compose(self) -> ComposeResult:
-        yield ClusterHeader(id="header")
+        with Horizontal(id="top-line"):
+            yield ClusterHeader(id="header")
+            yield Static("", id="filter-note")
         with TabbedContent(initial=self.initial_view, id="views"):
             for number, view in enumerate(VIEWS, start=1):
                 with TabPane(f"{number} {view.TITLE}", id=view_id(view)):
+                    # Right above the table, where the eyes are when `/` is pressed.
+                    yield FilterBar(id=f"{view_id(view)}-filter")
                     yield view(id=f"{view_id(view)}-view")
-        yield Input(placeholder="filter: every word must match", id="filter")
         yield Footer()
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.focus_current_table)
+
+    def on_resize(self, event) -> None:
+        self.set_class(event.size.width < NARROW_WIDTH, "-narrow")
 
     # Views --------------------------------------------------------------------------------
 
@@ -108,44 +129,48 @@ class DashboardScreen(Screen):
 
     # Filter -------------------------------------------------------------------------------
 
+    @property
+    def filter_bar(self) -> FilterBar:
+        """The filter bar of the view on screen."""
+        return self.query_one(f"#{self.active_view_id}-filter", FilterBar)
+
     def action_filter(self) -> None:
-        bar = self.query_one("#filter", Input)
-        table = self.current_view.focused_table
-        self._filter_target = table
-        bar.value = table.filter_text
-        bar.add_class("-visible")
-        bar.focus()
+        self.filter_bar.open(self.current_view.focused_table)
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id == "filter":
-            (self._filter_target or self.current_view.main_table).set_filter(event.value)
+        bar = event.input.parent
+        if isinstance(bar, FilterBar) and bar.target is not None:
+            bar.target.set_filter(event.value)
+            self._show_filter_note()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id == "filter":
-            (self._filter_target or self.current_view.main_table).focus()
+        bar = event.input.parent
+        if isinstance(bar, FilterBar) and bar.target is not None:
+            bar.target.focus()
             self._sync_filter_bar()
 
     def action_clear_filter(self) -> None:
-        table = self._filter_target or self.current_view.focused_table
+        bar = self.filter_bar
+        table = bar.target if bar.input.has_focus and bar.target is not None else self.current_view.focused_table
         table.set_filter("")
+        bar.input.value = ""
         table.focus()
-        self.query_one("#filter", Input).value = ""
         self._sync_filter_bar()
 
+    def on_descendant_focus(self, event) -> None:
+        if isinstance(event.widget, VirtualTable):
+            self._sync_filter_bar()  # the bar follows the table being worked in (Claims has two)
+
     def _sync_filter_bar(self) -> None:
-        """The bar stays visible while the current table is filtered, so nobody misses rows."""
-        bar = self.query_one("#filter", Input)
-        if bar.has_focus:
-            return
-        table = self.current_view.focused_table
-        self._filter_target = table
-        bar.value = table.filter_text
-        bar.set_class(bool(table.filter_text), "-visible")
+        self.filter_bar.show(self.current_view.focused_table)
+        self._show_filter_note()
+
+    def _show_filter_note(self) -> None:
+        """The header names every filter on the view on screen, so a short table is never a surprise."""
+        tables = list(self.current_view.query(VirtualTable))
+        self.query_one("#filter-note", Static).update(filter_summary(tables))
 
     # Actions ------------------------------------------------------------------------------
-
-    def action_help(self) -> None:
-        self.app.push_screen(HelpScreen())
 
     def action_yaml(self) -> None:
         ref = self.current_view.selected_object()

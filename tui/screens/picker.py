@@ -16,6 +16,7 @@ class PickerScreen(ModalScreen[str | None]):
 
     BINDINGS = [
         Binding("escape,q", "cancel", "Cancel"),
+        Binding("question_mark", "app.help", "Keys", tooltip="The keys of this screen"),
         Binding("j", "cursor('down')", "Down", show=False),
         Binding("k", "cursor('up')", "Up", show=False),
     ]
