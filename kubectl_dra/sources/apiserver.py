@@ -13,6 +13,8 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
+import ssl
 import urllib.parse
 from typing import AsyncIterator
 
@@ -22,6 +24,7 @@ from kubectl_dra import kubeconfig
 from kubectl_dra.kubeconfig import in_cluster, kubeconfig_paths, read_kubeconfig
 
 CONNECT_TIMEOUT_S = 30.0
+_URL_USER = re.compile(r"//[^/@\s]*@")
 
 
 @dataclasses.dataclass
@@ -66,15 +69,18 @@ class ApiServer:
 
         configuration = client.Configuration()
         paths = kubeconfig_paths(options.kubeconfig)
+        _quiet_client_logs()
         if paths:
             context = read_kubeconfig(paths).resolve(options.context)
+            where = f'kubeconfig context "{context.name}"'
             try:
                 loader = await config.load_kube_config(
                     config_file=":".join(paths), context=context.name,
                     client_configuration=configuration, persist_config=False)
             except Exception as error:  # the library raises assorted types for broken entries
-                raise InputError(f'kubeconfig context "{context.name}": {_first_line(error)}') from None
-            _refresh_exec_tokens(configuration, loader)
+                raise InputError(f"{where}: {_library_problem(error)}") from None
+            _refresh_exec_tokens(configuration, loader, where)
+            _token_over_url_credentials(configuration)
             target = Target(context.name, _public_url(configuration.host), context.namespace or "default")
         elif in_cluster():
             if options.context:
@@ -90,7 +96,12 @@ class ApiServer:
         else:
             raise InputError("no kubeconfig found (checked --kubeconfig, $KUBECONFIG and ~/.kube/config) "
                              "and not running in a pod; use --demo or --from FILE to work offline")
-        return cls(client.ApiClient(configuration=configuration), target, options.request_timeout)
+        try:
+            api_client = client.ApiClient(configuration=configuration)  # loads the TLS files
+        except (ssl.SSLError, OSError, ValueError) as error:
+            where = f'kubeconfig context "{target.context}"' if target.context else "in-cluster configuration"
+            raise InputError(f"{where}: cannot load its TLS certificates or key: {_first_line(error)}") from None
+        return cls(api_client, target, options.request_timeout)
 
     async def __aenter__(self) -> ApiServer:
         return self
@@ -126,7 +137,7 @@ class ApiServer:
                 path, method, query_params=list((query or {}).items()), header_params=headers, body=body,
                 auth_settings=["BearerToken"], _preload_content=False, _request_timeout=self._timeout())
             data = await response.read()
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as error:
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as error:
             raise self._unreachable(error) from None
         if response.status >= 400:
             raise status_error(response.status, response.reason or "", data, path)
@@ -173,7 +184,7 @@ class ApiServer:
             response = await self._api.call_api(
                 path, "GET", query_params=query_params, header_params={"Accept": "application/json"},
                 auth_settings=["BearerToken"], _preload_content=False, _request_timeout=timeout)
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as error:
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as error:  # ValueError: a URL aiohttp refuses
             raise self._unreachable(error) from None
         if response.status >= 400:
             try:
@@ -186,10 +197,15 @@ class ApiServer:
         return response
 
     def _unreachable(self, error: BaseException) -> ClusterError:
+        import aiohttp
+
         context = f" (context {self.target.context})" if self.target.context else ""
         detail = _first_line(error) or type(error).__name__
         if isinstance(error, asyncio.TimeoutError):
             detail = "timed out"
+        elif isinstance(error, aiohttp.InvalidURL):
+            detail = f"invalid URL {detail} (the cluster's server or proxy-url)"
+        detail = _URL_USER.sub("//", detail)  # a proxy-url's user:password never reaches the screen
         return ClusterError(f"cannot reach the cluster at {self.target.server}{context}: {detail}")
 
 
@@ -213,18 +229,50 @@ def status_error(status: int, reason: str, body: bytes, path: str) -> ApiStatusE
     return ApiStatusError(status, reason, " ".join(message.split()), path)
 
 
-def _refresh_exec_tokens(configuration, loader) -> None:
-    """Exec-plugin tokens expire (EKS: 15 minutes); re-run the plugin when they do."""
+def _refresh_exec_tokens(configuration, loader, where: str) -> None:
+    """Exec-plugin tokens expire (EKS: 15 minutes); re-run the plugin when they do. A plugin that
+    fails then is one line (ClusterError), as it is when the command starts."""
     user = getattr(loader, "_user", None)
     if not user or "exec" not in user:
         return
 
     async def refresh(_configuration) -> None:
-        await loader.load_from_exec_plugin()  # returns at once while the token is still valid
+        try:
+            await loader.load_from_exec_plugin()  # returns at once while the token is still valid
+        except Exception as error:
+            raise ClusterError(f"{where}: {_library_problem(error)}") from None
         if getattr(loader, "token", None):
             configuration.api_key["BearerToken"] = loader.token
 
     configuration.refresh_api_key_hook = refresh
+
+
+def _token_over_url_credentials(configuration) -> None:
+    """A server URL may carry user:password@. With a token (or exec plugin) as well, the token is
+    used and the URL's user dropped, as kubectl does (Go's HTTP client sends a URL's user only
+    when no Authorization header is set); aiohttp would refuse the request with both."""
+    parts = urllib.parse.urlsplit(configuration.host)
+    if (parts.username or parts.password) and (configuration.api_key.get("BearerToken")
+                                               or configuration.refresh_api_key_hook):
+        configuration.host = _public_url(configuration.host)
+
+
+def _quiet_client_logs() -> None:
+    """kubernetes-asyncio logs an exec plugin's failure before raising it; the raised error is
+    printed once, as the one error line, so its log record goes nowhere."""
+    import logging
+
+    library = logging.getLogger("kubernetes_asyncio")
+    if not library.handlers:
+        library.addHandler(logging.NullHandler())
+        library.propagate = False
+
+
+def _library_problem(error: BaseException) -> str:
+    """One line for what the client library raised about a kubeconfig entry; its bare asserts
+    say nothing, so say what they check."""
+    return _first_line(error) or (f"incomplete entry ({type(error).__name__} in the client library): "
+                                  "check its cluster's server and its user's credentials")
 
 
 def _public_url(url: str) -> str:
