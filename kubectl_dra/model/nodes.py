@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import allocator
 
 from kubectl_dra.model.knowledge import SEES_ALL, Blind
-from kubectl_dra.model.states import EMPTY_COUNTS, StateCounts
+from kubectl_dra.model.states import EMPTY_COUNTS, NODE_NOT_READY, NODE_READY, NODE_UNKNOWN, StateCounts
 
 
 @dataclass
@@ -50,6 +50,33 @@ class NodeEntry:
     @property
     def devices(self) -> list[allocator.DeviceReport]:
         return [device for reach in self.reach for device in reach.devices]
+
+    @property
+    def ready(self) -> str:
+        return node_ready(self.node)
+
+    @property
+    def status(self) -> str:
+        return node_status(self.node)
+
+
+SCHEDULING_DISABLED = "SchedulingDisabled"
+"""kubectl's word after the Ready condition for a cordoned node (`Ready,SchedulingDisabled`)."""
+
+
+def node_ready(node: dict | None) -> str:
+    """The Ready condition as kubectl words it: Ready when True, NotReady otherwise (the node
+    controller's Unknown included), Unknown without the condition (kubectl's printNode)."""
+    for condition in ((node or {}).get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Ready":
+            return NODE_READY if condition.get("status") == "True" else NODE_NOT_READY
+    return NODE_UNKNOWN
+
+
+def node_status(node: dict | None) -> str:
+    """STATUS as `kubectl get nodes` prints it: the Ready word, `,SchedulingDisabled` when cordoned."""
+    ready = node_ready(node)
+    return f"{ready},{SCHEDULING_DISABLED}" if ((node or {}).get("spec") or {}).get("unschedulable") else ready
 
 
 def _scope_key(scope: allocator.NodeScope) -> tuple:

@@ -5,11 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from kubectl_dra.model.nodes import NodeEntry
-from kubectl_dra.model.states import NODE_NOT_READY, NODE_READY, NODE_UNKNOWN, StateCounts, free_of_total, tone
+from kubectl_dra.model.states import StateCounts, free_of_total, tone
 from kubectl_dra.render.base import Column, ListView, joined
-
-SCHEDULING_DISABLED = "SchedulingDisabled"
-"""kubectl's word after the Ready condition for a cordoned node (`Ready,SchedulingDisabled`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,10 +25,7 @@ class NodeRecord:
 
     @property
     def ready(self) -> str:
-        for condition in (self.node.get("status") or {}).get("conditions") or []:
-            if condition.get("type") == "Ready":
-                return NODE_READY if condition.get("status") == "True" else NODE_NOT_READY
-        return NODE_UNKNOWN
+        return self.entry.ready
 
     @property
     def unschedulable(self) -> bool:
@@ -39,8 +33,8 @@ class NodeRecord:
 
     @property
     def status(self) -> str:
-        """STATUS as `kubectl get nodes` prints it."""
-        return f"{self.ready},{SCHEDULING_DISABLED}" if self.unschedulable else self.ready
+        """STATUS as `kubectl get nodes` prints it (the dashboard's Nodes tab says the same)."""
+        return self.entry.status
 
 
 def status_tone(text: str) -> str | None:
