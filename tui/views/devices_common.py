@@ -9,7 +9,8 @@ import json
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from kubectl_dra.model.states import device_state
+from kubectl_dra.model.knowledge import SEES_ALL, Blind
+from kubectl_dra.model.states import device_state, state_text
 from kubectl_dra.model.words import holder_text, short_name
 from tui.format import attribute_text, state_style, typed_attribute
 from tui.views.detail import Facts, heading
@@ -41,13 +42,13 @@ def raw_device(device, normalised_slice: dict) -> dict:
     return {}
 
 
-def device_detail(device, raw: dict, pool) -> RenderableType:
+def device_detail(device, raw: dict, pool, blind: Blind = SEES_ALL) -> RenderableType:
     """Attributes (typed), capacity and what shares consume, counters, taints, holders, status."""
-    state = device_state(device)
+    state = device_state(device, blind)
     title = Text()
     title.append(f"{device.driver} / {device.pool} / {device.name}", style="bold")
     title.append("  ")
-    title.append(f" {state} ", style=f"reverse {state_style(state)}")
+    title.append(f" {state_text(device, blind)} ", style=f"reverse {state_style(state)}")
     parts: list[RenderableType] = [title]
 
     facts = Facts()
