@@ -118,7 +118,7 @@ class ApiServer:
         try:
             body = await response.read()
         except (asyncio.TimeoutError, OSError) as error:
-            raise self._unreachable(error) from None
+            raise self._unreachable(error, f"GET {path}") from None
         finally:
             response.release()
         return decode_json(body, path)
@@ -185,7 +185,7 @@ class ApiServer:
                 path, "GET", query_params=query_params, header_params={"Accept": "application/json"},
                 auth_settings=["BearerToken"], _preload_content=False, _request_timeout=timeout)
         except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as error:  # ValueError: a URL aiohttp refuses
-            raise self._unreachable(error) from None
+            raise self._unreachable(error, f"GET {path}") from None
         if response.status >= 400:
             try:
                 body = await response.read()
@@ -196,17 +196,20 @@ class ApiServer:
             raise status_error(response.status, response.reason or "", body, path)
         return response
 
-    def _unreachable(self, error: BaseException) -> ClusterError:
+    def _unreachable(self, error: BaseException, request: str | None = None) -> ClusterError:
+        """`request` ("GET /apis/..."): which request failed, so a timeout says what was waited for."""
         import aiohttp
 
         context = f" (context {self.target.context})" if self.target.context else ""
         detail = _first_line(error) or type(error).__name__
         if isinstance(error, asyncio.TimeoutError):
-            detail = "timed out"
+            detail = f"timed out after {self._request_timeout:g}s (--request-timeout)" if self._request_timeout \
+                else "timed out"
         elif isinstance(error, aiohttp.InvalidURL):
             detail = f"invalid URL {detail} (the cluster's server or proxy-url)"
         detail = _URL_USER.sub("//", detail)  # a proxy-url's user:password never reaches the screen
-        return ClusterError(f"cannot reach the cluster at {self.target.server}{context}: {detail}")
+        request = f"{request}: " if request else ""
+        return ClusterError(f"cannot reach the cluster at {self.target.server}{context}: {request}{detail}")
 
 
 def decode_json(body: bytes, path: str) -> dict:
