@@ -6,9 +6,11 @@ import datetime
 
 import click
 
+from kubectl_dra.errors import EXIT_SERVER_REFUSED
 from kubectl_dra.options import options_of
 from kubectl_dra.render.base import ListView, RenderContext
 from kubectl_dra.session import Session
+from kubectl_dra.terminal_text import safe_line
 
 
 def now() -> datetime.datetime:
@@ -30,14 +32,42 @@ def open_session(ctx: click.Context) -> Session:
     return session
 
 
-def render_context(session: Session) -> RenderContext:
+def require_readable(session: Session, *kinds: str, namespace: str | None = None) -> None:
+    """kubectl's answer when the kind a command lists cannot be read: the API server's error line
+    and exit 1 (`Error from server (Forbidden): resourceslices.resource.k8s.io is forbidden: ...`),
+    never an empty list. A kind readable only in `namespace` (the others forbidden) is readable there."""
+    from kubectl_dra.model.knowledge import unreadable_kinds
+
+    for missing in unreadable_kinds(session.store.kind_status, kinds):
+        if namespace is not None and missing.status.namespace == namespace:
+            continue
+        click.echo(safe_line(unreadable_line(missing)), err=True)  # the API server's words
+        click.get_current_context().exit(EXIT_SERVER_REFUSED)
+
+
+def unreadable_line(missing) -> str:
+    """The line kubectl prints for a list the API server refused (its message kept word for word)."""
+    from kubectl_dra.sources.discovery import RESOURCE_KINDS
+
+    status = missing.status
+    if status.state == "forbidden":
+        resource = RESOURCE_KINDS[missing.kind]
+        group = f".{resource.group}" if resource.group else ""
+        message = status.message or f"{resource.plural}{group} is forbidden"
+        return f"Error from server (Forbidden): {' '.join(message.split())}"
+    return f"error: {missing.kind}: {' '.join(status.message.split()) or status.state}"
+
+
+def render_context(session: Session, unknown=()) -> RenderContext:
+    """`unknown`: the unreadable kinds (model.knowledge.Unreadable) behind Unknown values shown."""
     store = session.store
     connection = store.connection
     reference = now()
     if connection.mode in ("snapshot", "demo") and connection.since is not None:
         reference = connection.since  # ages as they were when the snapshot was taken
     return RenderContext(now=reference, show_namespace=session.config.all_namespaces,
-                         warnings=list(session.warnings), kubernetes_version=f"1.{store.kubernetes_minor()}")
+                         warnings=list(session.warnings), kubernetes_version=f"1.{store.kubernetes_minor()}",
+                         unknown=[missing.to_dict() for missing in unknown])
 
 
 def show(view: ListView, output: str, no_headers: bool, nothing: str) -> None:
