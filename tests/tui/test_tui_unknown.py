@@ -3,9 +3,14 @@ device states when claims cannot be read, from the same model (its incremental b
 
 from __future__ import annotations
 
+import pytest
+
+from kubectl_dra import scheduling
 from kubectl_dra.model.incremental import ModelBuilder, take_snapshot
 from kubectl_dra.model.states import COUNT_COLUMNS
 from kubectl_dra.store import KindStatus
+from tui.refs import ExplainTarget
+from tui.screens.explain import explain
 from tui.views.devices import DEVICE_COLUMNS, DevicesView
 from tui.views.nodes import NODE_COLUMNS, NodesView
 from tui.views.pools import POOL_COLUMNS, PoolsView, pool_device_rows
@@ -61,3 +66,10 @@ def test_the_rows_follow_when_claims_become_readable_again(store):
     *_, seeing = builder.build(take_snapshot(store))
     states = {by_header(DEVICE_COLUMNS, r.cells)["STATE"] for r in DevicesView.build(seeing, None, cache).rows}
     assert "Free" in states and not any(s.startswith("Unknown") for s in states)
+
+
+def test_the_dashboards_explanation_names_the_inputs_it_lacked(store):
+    model = claims_forbidden(store)
+    with pytest.raises(scheduling.ExplainError, match=r"^Unknown — cannot judge without claims \(forbidden: "
+                                                        r"resourceclaims.resource.k8s.io is forbidden\)$"):
+        explain(model, ExplainTarget("Pod", "ml-training", "trainer-2"))

@@ -20,6 +20,7 @@ from textual.widgets import Footer, LoadingIndicator, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from kubectl_dra import scheduling
+from kubectl_dra.model.knowledge import explain_inputs
 from tui.dashboard import Dashboard
 from tui.format import VERDICT_STYLES, plural
 from tui.refs import ExplainTarget
@@ -33,6 +34,10 @@ OUTSIDE_CLASS = "ClassSelectorFalse"  # devices of other classes: never a reason
 
 
 def explain(dashboard: Dashboard, target: ExplainTarget):
+    """The explanation, or ExplainError naming the inputs that could not be read (never a guess)."""
+    missing = explain_inputs(dashboard.kind_status, dashboard.features, target.kind)
+    if missing:
+        raise scheduling.ExplainError("Unknown — cannot judge without " + "; ".join(m.detail() for m in missing))
     run = scheduling.explain_pod if target.kind == "Pod" else scheduling.explain_claim
     return run(dashboard.all_objects(), target.namespace, target.name, dashboard.features)
 
