@@ -42,6 +42,16 @@ def listing_of(ctx: click.Context) -> Listing:
     return root.meta[LISTING_KEY]
 
 
+def refuse_unused_filters(ctx: click.Context) -> None:
+    """-l and --field-selector are global flags (accepted before the command name) but only list
+    commands filter rows: anywhere else they are refused rather than silently ignored."""
+    listing = listing_of(ctx)
+    if (listing.selector or listing.field_selector) and not any(p.name == "sort_by" for p in ctx.command.params):
+        flag = "-l/--selector" if listing.selector else "--field-selector"
+        raise click.UsageError(f"{flag} selects rows of list commands (pools, slices, devices, claims, nodes, "
+                               f"taints); '{ctx.command_path}' has none", ctx)
+
+
 def _remember_listing(field: str) -> Callable:
     def callback(ctx: click.Context, param: click.Parameter, value):
         if ctx.get_parameter_source(param.name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):

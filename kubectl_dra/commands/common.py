@@ -7,7 +7,7 @@ import datetime
 import click
 
 from kubectl_dra.errors import EXIT_SERVER_REFUSED
-from kubectl_dra.options import options_of
+from kubectl_dra.options import options_of, refuse_unused_filters
 from kubectl_dra.render.base import ListView, RenderContext
 from kubectl_dra.session import Session
 from kubectl_dra.terminal_text import safe_line
@@ -26,6 +26,7 @@ def open_session(ctx: click.Context) -> Session:
 
     session = session_of(ctx)  # a -w rebuild reuses the watched session
     if session is None:
+        refuse_unused_filters(ctx)
         session = Session(options_of(ctx))
         session.load()
         ctx.find_root().meta[SESSION_KEY] = session

@@ -195,3 +195,14 @@ def test_nodes_status_says_scheduling_disabled_like_kubectl(run_cli, tmp_path):
                              "cordoned   Ready,SchedulingDisabled      0       <none>\n"
                              "down       NotReady,SchedulingDisabled   0       <none>\n"
                              "fine       Ready                         1       gpu.example.com=2/2\n")
+
+
+@pytest.mark.parametrize("args, flag, command", [
+    (("-l", "a=b", "explain", "-n", "research", "pod/big-model-train"), "-l/--selector", "kubectl dra explain"),
+    (("--field-selector", "a=b", "snapshot", "save", "-"), "--field-selector", "kubectl dra snapshot save"),
+])
+def test_filters_are_refused_where_nothing_is_listed(run_cli, args, flag, command):
+    result = run_cli("--demo", *args)
+    assert result.status == 2 and result.stdout == ""
+    assert result.stderr == (f"error: {flag} selects rows of list commands (pools, slices, devices, claims, nodes, "
+                             f"taints); '{command}' has none (see '{command} --help')\n")
