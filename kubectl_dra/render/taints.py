@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kubectl_dra.model.taints import RULE_KIND, TaintGroup
-from kubectl_dra.model.states import tone
+from kubectl_dra.model.states import UNKNOWN_COUNT, tone
 from kubectl_dra.render.base import Column, ListView, joined
 
 
@@ -22,12 +22,19 @@ class TaintsView(ListView):
         Column("DEVICE NAMES", wide=True),
     )
 
+    @property
+    def claims_known(self) -> bool:
+        """False when claims could not be read: the claims a taint affects are then unknown."""
+        return not any(missing["kind"] == "ResourceClaim" for missing in self.context.unknown)
+
     def row(self, record: TaintGroup) -> tuple:
-        return (
-            record.source, record.key, record.value, record.effect, len(record.devices),
-            joined((c.ref for c in record.claims), limit=3), joined(record.pods, limit=3),
-            joined(c.ref for c in record.claims if c.tolerated), joined(record.device_names),
-        )
+        if self.claims_known:
+            claims = (joined((c.ref for c in record.claims), limit=3), joined(record.pods, limit=3),
+                      joined(c.ref for c in record.claims if c.tolerated))
+        else:
+            claims = (UNKNOWN_COUNT,) * 3
+        return (record.source, record.key, record.value, record.effect, len(record.devices), *claims,
+                joined(record.device_names))
 
     def item(self, record: TaintGroup) -> dict:
         taint = {"key": record.key, "value": record.value, "effect": record.effect}
@@ -38,7 +45,8 @@ class TaintsView(ListView):
             "taint": taint,
             "devices": record.device_names,
             "claims": [{"namespace": c.namespace, "name": c.name, "tolerated": c.tolerated,
-                        "pods": [{"namespace": ns, "name": n} for ns, n in c.pods]} for c in record.claims],
+                        "pods": [{"namespace": ns, "name": n} for ns, n in c.pods]} for c in record.claims]
+            if self.claims_known else None,
         }
 
     def name(self, record: TaintGroup) -> str:

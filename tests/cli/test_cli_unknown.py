@@ -36,7 +36,7 @@ def forbidden(kind: str, plural: str, group: str = "resource.k8s.io") -> dict:
 
 
 @pytest.mark.parametrize("fmt", ("table", "json"))
-@pytest.mark.parametrize("command", ("pools", "devices", "nodes"))
+@pytest.mark.parametrize("command", ("pools", "devices", "nodes", "taints"))
 def test_a_snapshot_with_claims_forbidden_shows_the_same_unknowns(run_cli, command, fmt):
     result = run_cli("--from", str(SNAPSHOT), command, "-o", fmt)
     assert (result.status, result.stderr) == (0, CLAIMS_WARNING), result

@@ -14,6 +14,7 @@ from tui.screens.explain import explain
 from tui.views.devices import DEVICE_COLUMNS, DevicesView
 from tui.views.nodes import NODE_COLUMNS, NodesView
 from tui.views.pools import POOL_COLUMNS, PoolsView, pool_device_rows
+from tui.views.taints import TAINT_COLUMNS, TaintsView
 
 COUNT_HEADERS = [header for header, _ in COUNT_COLUMNS]
 
@@ -51,6 +52,9 @@ def test_pools_nodes_and_devices_show_unknown_never_free(store):
     pool = model.pools_by_id[("gpu.nvidia.com", "gpu-node-2")]
     rows = [row for row in pool_device_rows(pool, model.raw_slices_by_name, model.blind) if not row.heading]
     assert {row.cells[1] for row in rows} == {"Unknown (claims not readable)"}
+
+    taints = [by_header(TAINT_COLUMNS, row.cells) for row in TaintsView.build(model, None, None).rows]
+    assert taints and all((t["CLAIMS"], t["PODS"]) == ("?", "?") for t in taints)
 
 
 def test_the_rows_follow_when_claims_become_readable_again(store):

@@ -8,6 +8,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.containers import Horizontal
 
+from kubectl_dra.model.states import UNKNOWN_COUNT
 from kubectl_dra.model.taints import TaintGroup
 from tui.dashboard import Dashboard
 from tui.format import plural, state_style
@@ -29,14 +30,15 @@ TAINT_COLUMNS = (
 DEVICES_LISTED = 40
 
 
-def taint_rows(groups: list[TaintGroup]) -> list[Row]:
+def taint_rows(groups: list[TaintGroup], claims_known: bool = True) -> list[Row]:
+    """`claims_known`: False when claims cannot be read; the CLAIMS and PODS counts are then `?`."""
     rows = []
     for group in groups:
         pods = group.pods
+        claims, pod_count = (str(len(group.claims)), str(len(pods))) if claims_known else (UNKNOWN_COUNT,) * 2
         rows.append(Row(
             group.row_key,
-            (group.effect, group.key, group.value, str(len(group.devices)), str(len(group.claims)), str(len(pods)),
-             group.source),
+            (group.effect, group.key, group.value, str(len(group.devices)), claims, pod_count, group.source),
             (state_style(group.effect), "", "", "" if group.devices else "dim", "yellow" if group.claims else "",
              "bold red" if pods and group.effect == "NoExecute" else "", "bold" if group.rule is not None else "dim"),
         ))
@@ -93,7 +95,7 @@ class TaintsData:
 
 class TaintsView(View):
     TITLE = "Taints"
-    KINDS = ("ResourceSlice", "DeviceTaintRule")
+    KINDS = ("ResourceSlice", "DeviceTaintRule", "ResourceClaim")
 
     DEFAULT_CSS = """
     TaintsView #taints-table { width: 3fr; }
@@ -113,7 +115,8 @@ class TaintsView(View):
     @staticmethod
     def build(dashboard: Dashboard, namespace: str | None, cache: None) -> TaintsData:
         groups = dashboard.taints
-        return TaintsData(taint_rows(groups), {group.row_key: group for group in groups})
+        claims_known = not dashboard.unreadable(("ResourceClaim",))
+        return TaintsData(taint_rows(groups, claims_known), {group.row_key: group for group in groups})
 
     def show(self, dashboard: Dashboard, data: TaintsData) -> None:
         self._data = data
