@@ -57,6 +57,60 @@ class ConnectionInfo:
     since: datetime.datetime | None = None
     last_event_at: datetime.datetime | None = None
     stale: bool = False
+    stale_reason: str = ""
+    """Why the data may be out of date (a lost watch, an apiserver that stopped answering)."""
+
+    def freshness(self) -> Freshness:
+        if self.stale or self.mode == "reconnecting":
+            return Freshness("stale", self.since, self.stale_reason or "the watch was lost")
+        if self.mode == "live":
+            return Freshness("live", self.since)
+        return Freshness("offline", self.since)
+
+
+@dataclasses.dataclass(frozen=True)
+class Freshness:
+    """Whether the store's objects are current, for anything that shows them while they change.
+
+    `state`: "live" (a source follows the cluster and the cluster answers), "stale" (it followed
+    one, but since `since` the data may be behind, because of `reason`) or "offline" (a file or the
+    demo: nothing to follow)."""
+
+    state: str
+    since: datetime.datetime | None = None
+    reason: str = ""
+
+    @property
+    def stale(self) -> bool:
+        return self.state == "stale"
+
+    def age(self, now: datetime.datetime | None = None) -> datetime.timedelta | None:
+        """How long the store has been in this state (None when unknown)."""
+        if self.since is None:
+            return None
+        return max(datetime.timedelta(0), (now or datetime.datetime.now(datetime.timezone.utc)) - self.since)
+
+    def label(self, now: datetime.datetime | None = None) -> str:
+        """`STALE 1m5s`, `live` or `offline`: the same words in the dashboard and in `-w` output."""
+        if not self.stale:
+            return self.state
+        age = self.age(now)
+        return f"STALE {short_duration(age.total_seconds())}" if age is not None else "STALE"
+
+
+def short_duration(seconds: float) -> str:
+    """`45s`, `3m10s`, `2h5m`, `3d4h`, as kubectl prints ages."""
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds}s"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours}h{minutes}m"
+    days, hours = divmod(hours, 24)
+    return f"{days}d{hours}h"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,6 +226,11 @@ class Store:
         object_set = allocator.load_objects(everything)
         self._object_set_cache = (self.revision, object_set)
         return object_set
+
+    def freshness(self) -> Freshness:
+        """Whether the objects are current (see Freshness); read it on every change notification
+        with `connection_changed` set, and on a clock to show the age."""
+        return self.connection.freshness()
 
     def kubernetes_minor(self) -> int:
         """The minor the allocator emulates: the override, else the cluster's, else the newest it

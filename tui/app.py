@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import gc
+import time
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -37,6 +38,12 @@ from tui.screens.picker import PickerScreen
 from tui.views import VIEWS
 
 ALL_NAMESPACES = "*"
+REFRESH_GAP_S = 0.5
+"""Under a stream of watch events, a rebuild starts at least this long after the last one ended:
+the worker then leaves the interpreter to the keyboard and the screen at least that long between
+rebuilds (a lone event after a quiet spell is still shown at once)."""
+STALE_CLOCK_S = 1.0
+"""How often the header's STALE age is redrawn."""
 
 
 @dataclass
@@ -67,6 +74,7 @@ class DraApp(App):
         self._pending_kinds: set[str] = set()
         self._rebuilding = False
         self._rebuild_again = False
+        self._last_rebuild_end = 0.0
         self._builder = ModelBuilder()
         self._view_classes = {view_id(view): view for view in VIEWS}
         self._view_caches = {name: view.new_cache() for name, view in self._view_classes.items()}
@@ -81,6 +89,11 @@ class DraApp(App):
         # of the collector's view keeps its full passes (otherwise ~1 s at 40,000 devices) short.
         gc.freeze()
         self.call_after_refresh(self._start)  # once the dashboard screen is composed
+        self.set_interval(STALE_CLOCK_S, self._redraw_stale_age)
+
+    def _redraw_stale_age(self) -> None:
+        if self.store.freshness().stale:
+            self._show_header()
 
     def _start(self) -> None:
         self._subscribe()
@@ -122,14 +135,23 @@ class DraApp(App):
 
     @property
     def rebuilding(self) -> bool:
-        """A rebuild runs or is queued (tests and benchmarks wait for this to turn False)."""
-        return self._rebuilding
+        """A rebuild runs or is queued, or a store change awaits one (tests and benchmarks wait for
+        this to turn False)."""
+        return self._rebuilding or bool(self._pending_kinds)
 
     def _request_rebuild(self) -> None:
         if self._rebuilding:
             self._rebuild_again = True
             return
         self._rebuilding = True
+        wait = self._last_rebuild_end + REFRESH_GAP_S - time.monotonic()
+        if wait > 0:
+            self.set_timer(wait, self._start_rebuild)
+        else:
+            self._start_rebuild()
+
+    def _start_rebuild(self) -> None:
+        self._rebuild_again = False  # the snapshot holds every change until now
         self._rebuild(take_snapshot(self.store), self.namespace)
 
     @work(thread=True, group="rebuild", exit_on_error=False, description="rebuild dashboard")
@@ -140,11 +162,13 @@ class DraApp(App):
                 active = self.active_view
                 shown = {active: self._view_classes[active].build(dashboard, namespace, self._view_caches[active])}
                 self.call_from_thread(self._show_views, dashboard, shown, False)
-                others = {
-                    name: view.build(dashboard, namespace, self._view_caches[name])
+                others = [
+                    {name: view.build(dashboard, namespace, self._view_caches[name])}
                     for name, view in self._view_classes.items() if name != active
-                }
-                self.call_from_thread(self._show_views, dashboard, others, True)
+                ] or [{}]
+                # One view per call, so that a key pressed meanwhile waits for one table, not four.
+                for index, other in enumerate(others):
+                    self.call_from_thread(self._show_views, dashboard, other, index == len(others) - 1)
         except Exception as error:  # noqa: BLE001 - one bad object must not take the dashboard down
             self.call_from_thread(self._rebuild_failed, error)
             return
@@ -163,6 +187,7 @@ class DraApp(App):
 
     def _rebuild_done(self) -> None:
         self._rebuilding = False
+        self._last_rebuild_end = time.monotonic()
         if self._rebuild_again:
             self._rebuild_again = False
             self._request_rebuild()

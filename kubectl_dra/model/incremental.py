@@ -190,6 +190,7 @@ class ModelBuilder:
         """ClusterModel.counts_cache, shared by the revisions this builder makes."""
         self._other_inputs: dict[str, list[dict]] = {}
         self._objects: allocator.ObjectSet | None = None
+        self._frozen = False
 
     def build(self, snapshot: StoreSnapshot) -> Iterator[ClusterModel]:
         """Yields ClusterModels until every pool is analysed: on the first load, one early with the
@@ -207,11 +208,15 @@ class ModelBuilder:
             if first:
                 self.pools.analyze(first)
             while True:
-                if not rest:
+                if not rest and not self._frozen:
                     # Reports are acyclic and live until their pool changes (then reference counting
-                    # frees them): keep them out of the collector's full passes, which otherwise
-                    # stall whichever thread triggers one for most of a second on a big cluster.
+                    # frees them): keep the first load's out of the collector's full passes, which
+                    # otherwise stall whichever thread triggers one for most of a second on a big
+                    # cluster. Only once: whatever else is alive at a freeze (the dashboard's
+                    # widgets, caches, messages) and later dies in a reference cycle is never
+                    # collected, so freezing after every build kept tens of KB per watch event.
                     gc.freeze()
+                    self._frozen = True
                 reports = self.pools.reports()
                 if not rest:
                     live = {(report.driver, report.pool) for report in reports}

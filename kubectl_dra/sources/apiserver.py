@@ -24,6 +24,9 @@ from kubectl_dra import kubeconfig
 from kubectl_dra.kubeconfig import in_cluster, kubeconfig_paths, read_kubeconfig
 
 CONNECT_TIMEOUT_S = 30.0
+REQUEST_READ_TIMEOUT_S = 30.0
+"""A request whose answer stops arriving for this long fails ("timed out") rather than hanging on
+a stopped or black-holed apiserver (--request-timeout bounds the whole request besides)."""
 _URL_USER = re.compile(r"//[^/@\s]*@")
 
 
@@ -33,6 +36,11 @@ class ConnectOptions:
     context: str | None = None
     request_timeout: float | None = None
     """Seconds for one non-watch request; None or 0 waits as long as it takes (like kubectl)."""
+
+
+class StreamIdle(ClusterError):
+    """A stream (a watch) sent nothing for its read timeout: the connection may be dead, or the
+    server had nothing to say; only a new request tells which."""
 
 
 class ApiStatusError(Exception):
@@ -123,6 +131,20 @@ class ApiServer:
             response.release()
         return decode_json(body, path)
 
+    async def probe(self, timeout_s: float) -> None:
+        """GET /readyz, the lightest request every identity may make: returns once the server
+        answered within `timeout_s`; raises ClusterError when it did not (stopped, hung,
+        unreachable) and ApiStatusError when it answered with an error (500: not ready)."""
+        import aiohttp
+
+        response = await self._request("/readyz", None, aiohttp.ClientTimeout(total=timeout_s))
+        try:
+            await response.read()
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as error:
+            raise self._unreachable(error) from None
+        finally:
+            response.release()
+
     async def send_json(self, method: str, path: str, query: dict | None = None, body: dict | None = None,
                         content_type: str | None = None) -> dict:
         """A write request (PATCH, DELETE...) with a JSON answer ({} when empty); raises
@@ -162,6 +184,8 @@ class ApiServer:
         while True:
             try:
                 line = await response.content.readline()
+            except asyncio.TimeoutError:
+                raise StreamIdle(f"no data from {self.target.server} for the stream's read timeout") from None
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as error:
                 raise self._unreachable(error) from None
             if not line:
@@ -173,8 +197,9 @@ class ApiServer:
         import aiohttp
 
         if self._request_timeout:
-            return aiohttp.ClientTimeout(total=self._request_timeout, sock_connect=CONNECT_TIMEOUT_S)
-        return aiohttp.ClientTimeout(sock_connect=CONNECT_TIMEOUT_S)
+            return aiohttp.ClientTimeout(total=self._request_timeout, sock_connect=CONNECT_TIMEOUT_S,
+                                         sock_read=REQUEST_READ_TIMEOUT_S)
+        return aiohttp.ClientTimeout(sock_connect=CONNECT_TIMEOUT_S, sock_read=REQUEST_READ_TIMEOUT_S)
 
     async def _request(self, path: str, query: dict | None, timeout):
         import aiohttp

@@ -8,7 +8,7 @@ import datetime
 import random
 
 from kubectl_dra.errors import ClusterError
-from kubectl_dra.sources.apiserver import ApiServer, ApiStatusError, ConnectOptions
+from kubectl_dra.sources.apiserver import ApiServer, ApiStatusError, ConnectOptions, StreamIdle
 from kubectl_dra.sources.base import Source
 from kubectl_dra.sources.discovery import Discovery, ServedKind, discover
 from kubectl_dra.sources.informer import Gone, Informer
@@ -19,6 +19,12 @@ BACKOFF_MAX_S = 30.0
 LAST_EVENT_RESOLUTION_S = 1.0
 """last_event_at is refreshed at most this often, so a burst of events is not also a burst of
 connection-change notifications."""
+PROBE_INTERVAL_S = 5.0
+PROBE_TIMEOUT_S = 5.0
+"""While watching, the apiserver is asked GET /readyz every PROBE_INTERVAL_S; no answer within
+PROBE_TIMEOUT_S marks the store stale. A stopped or black-holed apiserver keeps its watch
+connections open and silent, so without this it looked live for minutes; with it, it is noticed
+within about 10 s."""
 
 
 @dataclasses.dataclass
@@ -87,12 +93,48 @@ class ClusterSource(Source):
 
     async def run(self, store: Store) -> None:
         """Load if not done yet, then watch every listed kind until cancelled. Lost connections
-        are retried with backoff; meanwhile the store is marked stale ("reconnecting")."""
+        are retried with backoff, and an apiserver that stops answering is noticed by a probe;
+        meanwhile the store is marked stale ("reconnecting"). Once it answers again every kind is
+        listed afresh (the watches opened before may hang on dead connections) and watched anew."""
         if not self._loaded:
             await self.load(store)
         async with await ApiServer.connect(self.options) as server:
-            await asyncio.gather(*(self._watch_forever(server, store, informer)
-                                   for informer in self.informers.values()))
+            relist = False
+            while True:
+                watches = [asyncio.create_task(self._watch_forever(server, store, informer, relist))
+                           for informer in self.informers.values()]
+                liveness = asyncio.create_task(self._until_answering_again(server, store))
+                try:
+                    done, _ = await asyncio.wait([liveness, *watches], return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for task in (liveness, *watches):
+                        task.cancel()
+                    await asyncio.gather(liveness, *watches, return_exceptions=True)
+                for task in done:
+                    task.result()  # a watch loop ends only on an unexpected error: raise it
+                relist = True
+
+    async def _until_answering_again(self, server: ApiServer, store: Store) -> None:
+        """Probes the apiserver; when it stops answering, marks the store stale, and returns once
+        it answers again."""
+        unanswered = False
+        while True:
+            await asyncio.sleep(PROBE_INTERVAL_S)
+            try:
+                await server.probe(PROBE_TIMEOUT_S)
+                problem = None
+            except ApiStatusError as error:
+                problem = f"the apiserver is not ready ({error})" if error.status >= 500 else None
+            except ClusterError as error:
+                problem = f"the apiserver does not answer ({error})"
+            if problem and not unanswered:
+                unanswered = True
+                self._failing.update(self.informers)  # live again only when each kind is listed anew
+                stale_since = store.connection.since if store.connection.stale else None
+                store.set_connection(mode="reconnecting", stale=True, since=stale_since or _now(),
+                                     stale_reason=problem)
+            elif unanswered and not problem:
+                return
 
     async def _initial_list(self, server: ApiServer, store: Store, served: ServedKind, namespace: str) -> None:
         kind = served.resource.kind
@@ -125,7 +167,7 @@ class ClusterSource(Source):
             served.api_version, namespace))
         self.informers[kind] = informer
 
-    async def _watch_forever(self, server: ApiServer, store: Store, informer: Informer) -> None:
+    async def _watch_forever(self, server: ApiServer, store: Store, informer: Informer, relist: bool) -> None:
         kind = informer.kind
         backoff = Backoff()
         last_stamp = [0.0]
@@ -140,15 +182,16 @@ class ClusterSource(Source):
         informer.on_open = lambda: self._recovered(store, kind)
         while True:
             try:
+                if relist:
+                    await informer.list(server)
+                    relist = False
+                    self._recovered(store, kind)
                 await informer.watch(server)
                 backoff.reset()
             except Gone:
-                try:
-                    await informer.list(server)
-                    self._recovered(store, kind)
-                except (ApiStatusError, ClusterError) as error:
-                    self._failed(store, informer, error)
-                    await asyncio.sleep(backoff.next_delay())
+                relist = True
+            except StreamIdle:
+                continue  # reopen from the resourceVersion; the probe tells whether the server is gone
             except (ApiStatusError, ClusterError) as error:
                 self._failed(store, informer, error)
                 await asyncio.sleep(backoff.next_delay())
@@ -159,7 +202,8 @@ class ClusterSource(Source):
         was_healthy = not self._failing
         self._failing.add(informer.kind)
         if was_healthy:
-            store.set_connection(mode="reconnecting", stale=True, since=_now())
+            store.set_connection(mode="reconnecting", stale=True, since=_now(),
+                                 stale_reason=f"watching {informer.served.resource.plural} failed ({error})")
 
     def _recovered(self, store: Store, kind: str) -> None:
         if kind not in self._failing:
@@ -169,7 +213,7 @@ class ClusterSource(Source):
         if status and status.state != "ok" and self.informers[kind].namespace is None:
             store.set_kind_status(KindStatus(kind, "ok", "", self.informers[kind].served.api_version))
         if not self._failing:
-            store.set_connection(mode="live", stale=False, since=_now())
+            store.set_connection(mode="live", stale=False, since=_now(), stale_reason="")
 
 
 def _status_for_error(kind: str, error: ApiStatusError, api_version: str) -> KindStatus:

@@ -18,6 +18,10 @@ PAGE_SIZE = 500
 # Like client-go's reflector: a watch ends on the server after 5-10 minutes and is reopened, so
 # that load spreads over apiservers; bookmarks arrive about once a minute in between.
 MIN_WATCH_SECONDS = 300
+WATCH_IDLE_TIMEOUT_S = 90.0
+"""A watch that sends nothing (not even a bookmark, about one a minute) for this long is reopened
+from its resourceVersion; whether the apiserver itself answers is the source's liveness probe's
+question, asked far more often."""
 
 
 class Gone(Exception):
@@ -75,7 +79,7 @@ class Informer:
             query["resourceVersion"] = self.resource_version
         path = self.served.path(self.namespace)
         try:
-            async with server.stream(path, query, read_timeout=timeout + 60) as lines:
+            async with server.stream(path, query, read_timeout=WATCH_IDLE_TIMEOUT_S) as lines:
                 if self.on_open:
                     self.on_open()
                 async for line in lines:

@@ -22,6 +22,9 @@ def connection_text(connection, namespace: str | None, pools_pending: int | None
     if connection.last_event_at is not None:
         text.append("  last event ", style="dim")
         text.append(clock_time(connection.last_event_at))
+    freshness = connection.freshness()
+    if freshness.stale:
+        text.append(f"  {freshness.reason}", style="yellow")
     if pools_pending is None:
         text.append("  analysing…", style="bold yellow")
     elif pools_pending:
@@ -30,19 +33,23 @@ def connection_text(connection, namespace: str | None, pools_pending: int | None
 
 
 def connection_state(connection) -> Text:
-    """"live", "reconnecting since ...", "from snapshot" (and a stale warning)."""
+    """"live", "STALE 14s  reconnecting since ...", "from snapshot"."""
     mode = connection.mode
+    freshness = connection.freshness()
+    if freshness.stale:
+        # The age counts up (the app redraws the header every second while stale): a frozen
+        # screen is told from a quiet cluster at a glance.
+        state = Text(f"● {freshness.label()}", style="bold white on red")
+        if mode == "reconnecting":
+            state.append(f"  reconnecting since {clock_time(connection.since)}", style="bold yellow")
+        return state
     if mode == "live":
         state = Text("● live", style="bold green")
-    elif mode == "reconnecting":
-        state = Text(f"● reconnecting since {clock_time(connection.since)}", style="bold yellow")
     elif mode == "demo":
         state = Text("■ demo snapshot", style="bold cyan")
     else:
         source = f" {connection.source}" if connection.source else ""
         state = Text(f"■ from snapshot{source}", style="bold cyan")
-    if connection.stale:
-        state.append("  STALE: watch lost, data may be out of date", style="bold white on red")
     return state
 
 
