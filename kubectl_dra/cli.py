@@ -14,7 +14,7 @@ import sys
 import click
 
 from kubectl_dra.errors import EXIT_USAGE_OR_INPUT, CommandError
-from kubectl_dra.options import global_options
+from kubectl_dra.options import global_options, undecodable_argument
 from kubectl_dra.terminal_text import safe_line
 
 PROG_NAME = "kubectl dra"
@@ -86,6 +86,9 @@ def main() -> None:
     # While click completes for the standalone script, prog_name must be a single word: it names
     # the completion function (see shared/reference/python-libs.md §6).
     completing = "_KUBECTL_DRA_COMPLETE" in os.environ
+    undecodable = undecodable_argument(sys.argv[1:])
+    if undecodable is not None:
+        _fail(f"argument '{undecodable}' is not UTF-8 text; give file names, names and selectors in UTF-8")
     try:
         status = cli.main(prog_name="kubectl-dra" if completing else PROG_NAME,
                           complete_var="_KUBECTL_DRA_COMPLETE", standalone_mode=False)

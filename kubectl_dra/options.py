@@ -77,6 +77,17 @@ def _remember(field: str) -> Callable:
     return callback
 
 
+def undecodable_argument(argv: list[str]) -> str | None:
+    """The first argument that is not UTF-8 (Python keeps its bad bytes as lone surrogates), shown
+    with those bytes as `\\xNN`; None when all are text."""
+    for argument in argv:
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError:
+            return argument.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return None
+
+
 def parse_duration(text: str) -> float | None:
     """kubectl's --request-timeout: "0" (no timeout), "30", "30s", "2m", "1h"."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", text or "")

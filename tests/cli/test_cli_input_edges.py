@@ -58,3 +58,11 @@ def test_yaml_is_parsed_with_the_c_loader_when_pyyaml_has_it():
 
         pytest.skip("PyYAML built without libyaml")
     assert issubclass(documents._loader(), yaml.CSafeLoader)
+
+
+def test_an_argument_that_is_not_utf8_is_named_without_codec_text(run_cli):
+    # Python hands a non-UTF-8 argv byte over as a lone surrogate (surrogateescape): b"\xff" -> "\udcff".
+    result = run_cli("--from", "/tmp/caf\udce9.yaml", "pools")
+    assert result.status == 2 and result.stdout == ""
+    assert result.stderr == ("error: argument '/tmp/caf\\xe9.yaml' is not UTF-8 text; "
+                             "give file names, names and selectors in UTF-8\n")
