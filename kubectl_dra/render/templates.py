@@ -371,11 +371,15 @@ def template_output(fmt: str, document: dict, *, no_headers: bool = False) -> st
     """The text `-o FORMAT=ARGUMENT` prints for a list document (`ListView.document()`)."""
     from kubectl_dra.render.base import text_table
 
+    from kubectl_dra.terminal_text import json_escaped, safe_text
+
     kind, _, argument = fmt.partition("=")
+    # Values from the cluster reach the terminal: control and bidi characters as visible escapes
+    # (the template's own tabs and newlines stay); custom columns get it from text_table's cells.
     if kind in ("jsonpath", "jsonpath-file"):
-        return jsonpath_text(_argument_text(kind, argument), document)
+        return safe_text(jsonpath_text(_argument_text(kind, argument), document))
     if kind == "jsonpath-as-json":
-        return jsonpath_json(argument, document)
+        return json_escaped(jsonpath_json(argument, document))
     columns = _columns(kind, argument)
     rows = custom_column_rows(columns, document["items"])
     if not rows:

@@ -206,3 +206,14 @@ def test_filters_are_refused_where_nothing_is_listed(run_cli, args, flag, comman
     assert result.status == 2 and result.stdout == ""
     assert result.stderr == (f"error: {flag} selects rows of list commands (pools, slices, devices, claims, nodes, "
                              f"taints); '{command}' has none (see '{command} --help')\n")
+
+
+def test_template_output_shows_control_characters_as_escapes(run_cli, tmp_path):
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+        "spec": {"driver": "gpu.example.com", "nodeName": "node\x1b]0;pwned\x07",
+                 "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1}, "devices": [{"name": "gpu-0"}]}}))
+    result = run_cli("--from", str(path), "slices", "-o", 'jsonpath={range .items[*]}{.nodeScope.nodeName}{"\\n"}{end}')
+    assert result.status == 0, result
+    assert result.stdout == "node\\x1b]0;pwned\\x07\n"
