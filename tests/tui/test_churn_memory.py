@@ -21,7 +21,8 @@ leak this guards against kept 60-90 KB per update."""
 def rebuild(store, builder: ModelBuilder, caches: dict) -> None:
     """What the dashboard's rebuild worker does for one store revision, every tab included."""
     for dashboard in builder.build(take_snapshot(store)):
-        dashboard.counts, dashboard.node_reach, dashboard.taints
+        derived = (dashboard.counts, dashboard.node_reach, dashboard.taints)
+        assert all(value is not None for value in derived)
         for view in VIEWS:
             view.build(dashboard, None, caches[view_id(view)])
 
