@@ -46,10 +46,29 @@ class Session:
             self._collect_object_errors(store)
         self._collect_kind_warnings(store)
         self._collect_version_warning(store)
+        self._collect_missing_nodes(store)
         self.store = store
         for warning in self.warnings:
-            print(f"Warning: {safe_line(warning)}", file=sys.stderr)
+            _print_warning(warning)
         return store
+
+    def report(self, messages) -> None:
+        """Warnings a command finds after loading (CEL runtime errors of the classes it evaluated):
+        printed once, like the load's, and kept for the JSON metadata."""
+        for message in dict.fromkeys(messages):
+            if message not in self.warnings:
+                self.warnings.append(message)
+                _print_warning(message)
+
+    def _collect_missing_nodes(self, store: Store) -> None:
+        from kubectl_dra.model import missing_nodes
+
+        missing = missing_nodes.pools_on_missing_nodes(
+            store.items("ResourceSlice"), (n["metadata"]["name"] for n in store.items("Node")),
+            store.kind_status.get("Node"), live=self.source.live)
+        line = missing_nodes.warning(missing)
+        if line:
+            self.warnings.append(line)
 
     def _apply_version_override(self, store: Store) -> None:
         if not self.config.kubernetes_version:
@@ -93,3 +112,8 @@ class Session:
         if self.config.all_namespaces:
             return None
         return self.config.namespace or self.context_namespace
+
+
+def _print_warning(message: str) -> None:
+    """Every warning of every command, one line, as the terminal may show it (terminal_text)."""
+    print(f"Warning: {safe_line(message)}", file=sys.stderr)

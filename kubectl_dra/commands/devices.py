@@ -48,7 +48,7 @@ def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tai
             raise InputError(f"DeviceClass/{device_class} not found")
         members = model.classes.of(device_class)
         records = [d for d in records if d.id in members]
-        _warn(model.classes.errors)
+        session.report(model.classes.errors)
     if free:
         records = [d for d in records if model.device_state(d) == FREE]
     if tainted:
@@ -56,7 +56,3 @@ def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tai
     unknown = model.blind.unreadable() if any(model.device_state(d) == UNKNOWN for d in records) else []
     show(DevicesView(records, render_context(session, unknown), model.blind), output, no_headers, "No devices found.")
 
-
-def _warn(messages):
-    for message in messages:
-        click.echo(f"Warning: {message}", err=True)

@@ -29,7 +29,6 @@ def nodes(ctx, output, no_headers, selector):
             continue
         records.append(NodeRecord(entry, model.class_counts(entry.devices) if by_class else {}))
     if by_class:
-        for message in dict.fromkeys(model.classes.errors):
-            click.echo(f"Warning: {message}", err=True)
+        session.report(model.classes.errors)
     unknown = model.blind.unreadable() if any(r.entry.counts.unknown for r in records) else []
     show(NodesView(records, render_context(session, unknown)), output, no_headers, "No nodes found.")

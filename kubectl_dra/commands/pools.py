@@ -25,6 +25,7 @@ def pools(ctx, output, no_headers, driver):
     session = open_session(ctx)
     require_readable(session, "ResourceSlice")
     model = ClusterModel.from_store(session.store)
-    records = [PoolRecord(p, model.pool_counts(p)) for p in model.pools if not driver or p.driver == driver]
+    records = [PoolRecord(p, model.pool_counts(p), tuple(model.missing_nodes.get((p.driver, p.pool), ())))
+               for p in model.pools if not driver or p.driver == driver]
     unknown = model.blind.unreadable() if any(r.counts.unknown for r in records) else []
     show(PoolsView(records, render_context(session, unknown)), output, no_headers, "No resource pools found.")

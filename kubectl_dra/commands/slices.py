@@ -41,7 +41,9 @@ def slices(ctx, output, no_headers, selector, driver, pool, node):
             continue
         if not matches_labels(labels_of(raw)):
             continue
-        record = SliceRecord(raw, model.pools_by_id.get((spec["driver"], spec["pool"]["name"])))
+        pool_id = (spec["driver"], spec["pool"]["name"])
+        record = SliceRecord(raw, model.pools_by_id.get(pool_id),
+                             node_missing=spec.get("nodeName") in model.missing_nodes.get(pool_id, ()))
         if reaching_slices is not None and not _reaches(record, reaching_slices, model.objects.nodes[node]):
             continue
         records.append(record)

@@ -17,6 +17,7 @@ from allocator.gcpause import paused_gc
 
 from kubectl_dra.model.classes import ClassMembership
 from kubectl_dra.model.knowledge import Blind, Unreadable, unreadable_kinds
+from kubectl_dra.model.missing_nodes import pools_on_missing_nodes
 from kubectl_dra.model.nodes import NodeReachIndex
 from kubectl_dra.model.states import StateCounts, device_state, device_state_why, state_text
 from kubectl_dra.model.taints import TaintGroup, taint_groups
@@ -164,6 +165,12 @@ class ClusterModel:
             counts = {name: StateCounts.of((d for d in devices if d.id in accepted), self.blind)
                       for name, accepted in members.items()}
         return {name: c for name, c in counts.items() if c.total}
+
+    @cached_property
+    def missing_nodes(self) -> dict[PoolId, list[str]]:
+        """Pools published for nodes that do not exist (model.missing_nodes), by (driver, pool)."""
+        return pools_on_missing_nodes(self.raw["ResourceSlice"], self.objects.nodes, self.kind_status.get("Node"),
+                                      live=self.connection.mode not in ("snapshot", "demo"))
 
     @cached_property
     def classes(self) -> ClassMembership:

@@ -6,6 +6,7 @@ import dataclasses
 
 import allocator
 
+from kubectl_dra.model import missing_nodes
 from kubectl_dra.model.states import COUNT_COLUMNS, StateCounts, count_text, tone
 from kubectl_dra.render.base import Column, ListView, joined
 
@@ -14,6 +15,8 @@ from kubectl_dra.render.base import Column, ListView, joined
 class PoolRecord:
     pool: allocator.PoolReport
     counts: StateCounts
+    missing_nodes: tuple[str, ...] = ()
+    """The nodes its slices name that do not exist (model.missing_nodes): said in REASON."""
 
 
 class PoolsView(ListView):
@@ -38,7 +41,8 @@ class PoolsView(ListView):
         return (
             pool.driver, pool.pool, pool.generation, f"{pool.slices_seen}/{pool.slices_expected}",
             pool.state, str(pool.node_scope), counts.total, *(count_text(c) for c in counts.columns()),
-            pool.reason, counters_in_use(pool.counter_sets), joined(pool.stale_slice_names),
+            pool.reason or (missing_nodes.hint(list(record.missing_nodes)) if record.missing_nodes else None),
+            counters_in_use(pool.counter_sets), joined(pool.stale_slice_names),
         )
 
     def item(self, record: PoolRecord) -> dict:

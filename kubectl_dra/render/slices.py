@@ -16,6 +16,8 @@ class SliceRecord:
     slice: dict
     """The normalised (v1-shaped) object."""
     pool: allocator.PoolReport | None
+    node_missing: bool = False
+    """Its spec.nodeName is not a Node (model.missing_nodes): said in NODES."""
 
     @property
     def spec(self) -> dict:
@@ -59,7 +61,8 @@ class SlicesView(ListView):
         counter_sets = spec.get("sharedCounters") or []
         return (
             record.name, spec["driver"], spec["pool"]["name"], spec["pool"].get("generation", 0),
-            str(record.node_scope), len(devices), len(counter_sets), CURRENT if record.current else STALE,
+            f"{record.node_scope} (does not exist)" if record.node_missing else str(record.node_scope),
+            len(devices), len(counter_sets), CURRENT if record.current else STALE,
             record.pool.state if record.pool else None,
             age(record.slice["metadata"].get("creationTimestamp"), self.context.now),
             joined((d["name"] for d in devices), limit=8), joined(c["name"] for c in counter_sets),

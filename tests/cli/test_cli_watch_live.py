@@ -63,6 +63,7 @@ def test_watch_prints_the_list_then_each_changed_row(server, tmp_path):
 
 
 def test_a_lost_watch_says_stale_then_live(server, tmp_path):
+    server.add("nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})  # else: a warning first
     server.add("resourceslices", a_slice("s1", 1))
     server.watch_scripts["resourceslices"] = [[("drop",)]]
     kubeconfig = server.kubeconfig(tmp_path / "kc")

@@ -102,3 +102,20 @@ def test_a_certificate_authority_that_is_not_the_clusters_is_one_line(cluster, t
     lines = result.stderr.decode().splitlines()
     assert result.returncode == 2 and len(lines) == 1, result.stderr
     assert lines[0].startswith("error: cannot reach the cluster at ") and "certificate verify failed" in lines[0]
+
+
+def test_a_pool_on_a_node_that_does_not_exist_is_one_warning_and_a_hint(cluster, kube):
+    suffix = uuid.uuid4().hex[:6]
+    driver, ghost = f"ghost-{suffix}.example.com", f"ghost-{suffix}"
+    kube.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": ghost},
+                 "spec": {"driver": driver, "nodeName": ghost, "pool": {"name": ghost, "generation": 1,
+                                                                         "resourceSliceCount": 1},
+                          "devices": [{"name": "gpu-0"}]}})
+    try:
+        result = kubectl_dra("--kubeconfig", cluster.kubeconfig, "pools", "--driver", driver)
+        assert result.returncode == 0, result.stderr
+        warnings = [line for line in result.stderr.decode().splitlines() if f"Node/{ghost} does not exist" in line]
+        assert len(warnings) == 1 and warnings[0].startswith("Warning: ")
+        assert result.stdout.decode().splitlines()[1].endswith(f"Node/{ghost} does not exist")
+    finally:
+        kube.delete("resource.k8s.io/v1", "ResourceSlice", ghost)

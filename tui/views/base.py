@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from tui.dashboard import Dashboard
 from tui.refs import ExplainTarget, ObjectRef
-from tui.widgets.terminal_safe import TerminalSafe
+from tui.widgets.terminal_safe import safe_label
 from tui.widgets.virtual_table import Column, Row, VirtualTable, measure_widths, widest
 
 
@@ -138,4 +138,5 @@ class View(Vertical):
             lines.append(Text.assemble(("unreadable ", "bold"), str(error)))
         if len(errors) > MAX_ERRORS_SHOWN:
             lines.append(Text(f"… and {len(errors) - MAX_ERRORS_SHOWN} more unreadable objects"))
-        self.query_one(".banner", Static).update(TerminalSafe(Text("\n").join(lines)))  # names and messages from the cluster
+        # Names and messages from the cluster, each line made safe on its own (no line can start another).
+        self.query_one(".banner", Static).update(Text("\n").join(safe_label(line) for line in lines))
