@@ -28,6 +28,7 @@ from kubectl_dra.model.incremental import ModelBuilder, take_snapshot
 from kubectl_dra.model.states import CLAIM_PENDING
 from kubectl_dra.objects import is_dra_pod
 from kubectl_dra.store import ConnectionInfo, Store, StoreChange
+from kubectl_dra.terminal_text import safe_line
 from tui.dashboard import Dashboard
 from tui.messages import DashboardReady, ExplainRequested, StoreChanged
 from tui.refs import ExplainTarget
@@ -80,6 +81,11 @@ class DraApp(App):
         self._view_caches = {name: view.new_cache() for name, view in self._view_classes.items()}
         """Owned by the rebuild worker (one runs at a time)."""
         self._unsubscribe = None
+
+    def notify(self, message: str, **options) -> None:
+        """Every notification is plain text: errors and context names come from the cluster or a
+        kubeconfig, so they are never read as markup and never reach the terminal raw."""
+        super().notify(safe_line(message), **{**options, "markup": False})
 
     def get_default_screen(self) -> Screen:
         return self.main_screen

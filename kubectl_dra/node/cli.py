@@ -10,7 +10,7 @@ import click
 from kubectl_dra.node.defaults import (DEFAULT_CDI_ROOT, DEFAULT_DRIVER, DEFAULT_PROC_ROOT,
                                        DEFAULT_VENDOR, NVIDIA_DRIVER)
 from kubectl_dra.options import global_options, options_of
-from kubectl_dra.terminal_text import safe_line
+from kubectl_dra.terminal_text import safe_line, safe_text
 
 NODE_HELP = """Node mode: inspect this node's NVIDIA GPUs (NVML), publish them as ResourceSlices,
 and prepare or unprepare claims with CDI specs, as a DRA driver's kubelet plugin would.
@@ -109,9 +109,9 @@ def inventory_command(node_name, xid_seconds, output):
         _emit(doc, output)
         return
     header, devices, health, notes = inventory.tables(doc)
-    click.echo("\n\n".join([header, _table(devices), _table(health)]))
+    click.echo("\n\n".join([safe_text(header), _table(devices), _table(health)]))  # names NVML reports
     for note in notes:
-        click.echo(note)
+        click.echo(safe_line(note))
 
 
 # -- slices -------------------------------------------------------------------------------------

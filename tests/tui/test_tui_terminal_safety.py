@@ -77,6 +77,17 @@ async def test_selecting_a_hostile_pool_and_device_writes_no_forged_sequence(hos
     assert "[link=http://evil.example]click[/l" in screens[1]  # markup shown as written (then wrapped)
 
 
+async def test_notifications_are_plain_text(hostile_store):
+    app = DraApp(hostile_store)
+    async with app.run_test(size=DEMO_SIZE) as pilot:
+        await settle(app, pilot)
+        app.notify(f"cannot switch to {MARKUP}: {CLEAR_SCREEN}", severity="error")
+        await pilot.pause()
+        shown = terminal_output(app)
+    assert "[link=http://evil.example]click[/link]" in shown and "\\x1b[2J" in shown
+    assert [forged for forged in FORGED if forged in shown] == []
+
+
 async def test_explaining_a_pod_with_hostile_cel_messages_writes_no_forged_sequence(hostile_store):
     app = DraApp(hostile_store)
     async with app.run_test(size=DEMO_SIZE) as pilot:
