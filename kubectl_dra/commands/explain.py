@@ -4,6 +4,7 @@ import click
 
 from kubectl_dra import completers
 from kubectl_dra.options import global_options
+from kubectl_dra.terminal_text import safe_line
 
 
 @click.command("explain", epilog="""\b
@@ -136,7 +137,7 @@ def _explain_manifest(documents, objs, namespace, explicit_namespace, features, 
     plan = plan_what_if(documents, namespace, explicit_namespace)
     _refuse_invalid(plan, features)
     if plan.skipped:
-        names = ", ".join(describe(d.obj) for d in plan.skipped)
+        names = safe_line(", ".join(describe(d.obj) for d in plan.skipped))  # names from the files
         print(f"Skipped {len(plan.skipped)} object{'s' if len(plan.skipped) != 1 else ''} that cannot change "
               f"the verdict: {names}", file=sys.stderr)
     if plan.applied:
@@ -147,7 +148,7 @@ def _explain_manifest(documents, objs, namespace, explicit_namespace, features, 
     explanations = []
     for target in plan.targets:
         if target.workload is not None:
-            print(f"Warning: {replicas_note(target)}", file=sys.stderr)
+            print(f"Warning: {safe_line(replicas_note(target))}", file=sys.stderr)
         explanations.append(build_explanation(objs, target.obj, features, node))
     return explanations
 

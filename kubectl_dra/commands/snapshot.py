@@ -1,6 +1,7 @@
 import click
 
 from kubectl_dra.options import global_options
+from kubectl_dra.terminal_text import safe_line
 
 
 @click.group("snapshot")
@@ -32,7 +33,7 @@ def save(ctx, file):
     connection = session.store.connection
     where = f"context {connection.context}" if connection.context else connection.source
     destination = "standard output" if file == "-" else file
-    click.echo(f"Saved {count} objects from {where} to {destination}", err=True)
+    click.echo(safe_line(f"Saved {count} objects from {where} to {destination}"), err=True)  # a kubeconfig's context name
 
 
 def _refuse_nothing_readable(session) -> None:
