@@ -4,6 +4,13 @@ Mirrors k8s.io/dynamic-resource-allocation structured/internal/incubating/
 consumable_capacity.go: requests are rounded per requestPolicy (validRange with int64
 Value() arithmetic, validValues), missing requests take the policy default or the whole
 capacity, and the sum of existing, in-attempt and new consumption must fit the value.
+
+The int64 arithmetic differs by release. Up to 1.36 (v0.36.x) it wraps around like Go's
+int64, so a request of 2^64 reads as 0 and a rounded value past 2^63-1 turns negative, and
+whatever comes out is consumed. 1.37 (v0.37.x) resolves every capacity of the device first
+and aborts the whole allocation when a request cannot be represented in the range
+arithmetic (errCapacityRequestNotRepresentable) or a consumed value is negative
+(errNegativeCapacity); it also keeps the step's format for a rounded value.
 """
 
 from __future__ import annotations
@@ -11,22 +18,35 @@ from __future__ import annotations
 from .model import Device
 from .quantity import BINARY_SI, Quantity, parse_quantity
 
+_INT64_MAX = (1 << 63) - 1
+NOT_REPRESENTABLE = "capacity request cannot be represented in the device's range arithmetic"
+NEGATIVE = "capacity value is negative"
+
+
+class CapacityError(Exception):
+    """1.37: the allocation must abort (consumable_capacity.go returns a non-nil error)."""
+
 
 class CapacityVerdict:
-    """Why a device's capacity does (not) fit; `ok` is the upstream boolean."""
+    """Why a device's capacity does (not) fit; `ok` is the upstream boolean, `error` the
+    message of a 1.37 error that aborts the allocation instead of skipping the device."""
 
-    __slots__ = ("ok", "undefined", "capacity", "wanted", "available", "policy_violation")
+    __slots__ = ("ok", "undefined", "capacity", "wanted", "available", "policy_violation", "error")
 
     def __init__(self, ok: bool, *, undefined: list[str] | None = None, capacity: str | None = None,
-                 wanted: Quantity | None = None, available: Quantity | None = None, policy_violation: bool = False):
+                 wanted: Quantity | None = None, available: Quantity | None = None, policy_violation: bool = False,
+                 error: str | None = None):
         self.ok = ok
         self.undefined = undefined
         self.capacity = capacity
         self.wanted = wanted
         self.available = available
         self.policy_violation = policy_violation
+        self.error = error
 
     def describe(self) -> str:
+        if self.error:
+            return self.error
         if self.undefined:
             return f"capacity {', '.join(self.undefined)} not defined by the device"
         if self.policy_violation:
@@ -43,8 +63,40 @@ def _q(value) -> Quantity:
     return parse_quantity(value)
 
 
-def consumed_for(requested: Quantity | None, device: Device, name: str) -> Quantity:
-    """calculateConsumedCapacity for one capacity of the device."""
+def _int64(value: int) -> int:
+    """Go's int64 wrap-around."""
+    return ((value + (1 << 63)) % (1 << 64)) - (1 << 63)
+
+
+def _go_div_mod(a: int, b: int) -> tuple[int, int]:
+    """Go's truncating int64 division and remainder (b > 0: the API requires a positive step)."""
+    quotient = abs(a) // b * (1 if a >= 0 else -1)
+    return quotient, a - quotient * b
+
+
+def _round_up_range(requested: Quantity, valid_range: dict, wraps: bool) -> Quantity:
+    """roundUpRange on the integer (Value()) path."""
+    minimum = _q(valid_range["min"])
+    if requested < minimum:
+        return minimum
+    if valid_range.get("step") is None:
+        return requested
+    step_q = _q(valid_range["step"])
+    if not wraps and requested.amount > _INT64_MAX:
+        raise CapacityError(f"{NOT_REPRESENTABLE}: request {requested} exceeds MaxInt64")
+    step, low = step_q.value(), minimum.value()
+    n, remainder = _go_div_mod(_int64(requested.value() - low), step)
+    if remainder:
+        n += 1
+    if wraps:
+        return Quantity.from_int(_int64(low + _int64(step * n)), BINARY_SI)
+    if low >= 0 and n > (_INT64_MAX - low) // step:
+        raise CapacityError(f"{NOT_REPRESENTABLE}: rounding request {requested} up to the next step passes MaxInt64")
+    return Quantity.from_int(_int64(low + step * n), step_q.format)
+
+
+def consumed_for(requested: Quantity | None, device: Device, name: str, wraps: bool = False) -> Quantity:
+    """calculateConsumedCapacity for one capacity of the device; raises CapacityError (1.37)."""
     policy = device.capacity_policy(name)
     if requested is None:
         if policy and policy.get("default") is not None:
@@ -54,17 +106,7 @@ def consumed_for(requested: Quantity | None, device: Device, name: str) -> Quant
         return requested
     valid_range = policy.get("validRange")
     if valid_range and valid_range.get("min") is not None:
-        minimum = _q(valid_range["min"])
-        if requested < minimum:
-            return minimum
-        if valid_range.get("step") is None:
-            return requested
-        step, low = _q(valid_range["step"]).value(), minimum.value()
-        added = requested.value() - low
-        n = added // step if added >= 0 else -((-added) // step)  # Go integer division truncates
-        if added % step if added >= 0 else -((-added) % step):
-            n += 1
-        return Quantity.from_int(low + step * n, BINARY_SI)
+        return _round_up_range(requested, valid_range, wraps)
     valid_values = policy.get("validValues")
     if valid_values is not None:
         for valid in valid_values:
@@ -83,10 +125,8 @@ def _violates_policy(consumed: Quantity, policy: dict | None) -> bool:
         if valid_range.get("max") is not None and consumed > _q(valid_range["max"]):
             return True
         if valid_range.get("step") is not None:
-            added = consumed.value() - _q(valid_range.get("min") or 0).value()
-            step = _q(valid_range["step"]).value()
-            remainder = added % step if added >= 0 else -((-added) % step)
-            if remainder != 0:
+            added = _int64(consumed.value() - _q(valid_range.get("min") or 0).value())
+            if _go_div_mod(added, _q(valid_range["step"]).value())[1] != 0:
                 return True
         return False
     valid_values = policy.get("validValues")
@@ -96,21 +136,33 @@ def _violates_policy(consumed: Quantity, policy: dict | None) -> bool:
 
 
 def check(requests: dict[str, Quantity] | None, device: Device, already: dict[str, Quantity] | None,
-          allocating: dict[str, Quantity] | None) -> CapacityVerdict:
-    """CmpRequestOverCapacity."""
-    if not requests and not device.policies and not already and not allocating:
+          allocating: dict[str, Quantity] | None, wraps: bool = False) -> CapacityVerdict:
+    """CmpRequestOverCapacity; `wraps` selects the <= 1.36 int64 arithmetic, else a request
+    1.37 cannot handle gives a verdict with `error` set, which must abort the allocation."""
+    if not requests and not device.policies and not already and not allocating and (wraps or not device.negative_capacity):
         return _FITS  # each capacity consumes exactly its whole value, which always fits
     if requests:
         undefined = sorted(name for name in requests if name not in device.capacity)
         if undefined:
             return CapacityVerdict(False, undefined=undefined)
+    # 1.37 resolves every capacity before any soft check, so that an abort does not depend on
+    # which capacity Go's map order visits first.
+    consumed: dict[str, Quantity] = {}
+    for name in device.capacity:
+        try:
+            value = consumed_for(requests.get(name) if requests else None, device, name, wraps)
+        except CapacityError as err:
+            return CapacityVerdict(False, capacity=name, error=f'capacity "{name}": {err}')
+        if not wraps and value.sign() < 0:
+            return CapacityVerdict(False, capacity=name, wanted=value, error=f'capacity "{name}": {NEGATIVE}')
+        consumed[name] = value
     for name, total in device.capacity.items():
-        consumed = consumed_for(requests.get(name) if requests else None, device, name)
-        if _violates_policy(consumed, device.capacity_policy(name)):
-            return CapacityVerdict(False, capacity=name, wanted=consumed, policy_violation=True)
+        wanted = consumed[name]
+        if _violates_policy(wanted, device.capacity_policy(name)):
+            return CapacityVerdict(False, capacity=name, wanted=wanted, policy_violation=True)
         used = (already or {}).get(name)
         in_attempt = (allocating or {}).get(name)
-        sum_ = consumed
+        sum_ = wanted
         if used is not None:
             sum_ = sum_ + used
         if in_attempt is not None:
@@ -121,10 +173,11 @@ def check(requests: dict[str, Quantity] | None, device: Device, already: dict[st
                 left = left - used
             if in_attempt is not None:
                 left = left - in_attempt
-            return CapacityVerdict(False, capacity=name, wanted=consumed, available=left)
+            return CapacityVerdict(False, capacity=name, wanted=wanted, available=left)
     return CapacityVerdict(True)
 
 
-def consumed_capacity(requests: dict[str, Quantity] | None, device: Device) -> dict[str, Quantity]:
-    """GetConsumedCapacityFromRequest: every capacity of the device, even zero."""
-    return {name: consumed_for(requests.get(name) if requests else None, device, name) for name in device.capacity}
+def consumed_capacity(requests: dict[str, Quantity] | None, device: Device, wraps: bool = False) -> dict[str, Quantity]:
+    """GetConsumedCapacityFromRequest: every capacity of the device, even zero (after `check`
+    accepted the request, so 1.37's CapacityError cannot happen here)."""
+    return {name: consumed_for(requests.get(name) if requests else None, device, name, wraps) for name in device.capacity}

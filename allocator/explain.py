@@ -585,7 +585,8 @@ class _Diagnoser:
         if not request.admin_access and device.id in self.state.devices:
             return DeviceRejection(device.id, IN_USE, self._holder(device.id))
         if self.features.consumable_capacity:
-            verdict = capacity_rules.check(request.capacity, device, self.state.aggregated_capacity.get(device.id), None)
+            verdict = capacity_rules.check(request.capacity, device, self.state.aggregated_capacity.get(device.id), None,
+                                           self.features.capacity_arithmetic_wraps)
             if not verdict.ok:
                 return DeviceRejection(device.id, CAPACITY, verdict.describe())
         if device.consumes_counters:

@@ -30,6 +30,8 @@ _GATE_DEFAULTS: dict[str, dict[int, bool]] = {
 }
 
 KNOWN_GATES = tuple(sorted(_GATE_DEFAULTS))
+# Gates newer than the oldest supported minor: the scheduler of an older release refuses them.
+_GATE_SINCE = {"DRAListTypeAttributes": 36}
 
 _BASIC = {"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"}
 _ALL = _BASIC | {"DeviceBindingAndStatus", "DeviceBinding", "DeviceStatus", "ConsumableCapacity", "ListTypeAttributes"}
@@ -67,6 +69,9 @@ class Features:
         for name, value in (overrides or {}).items():
             if name not in gates:
                 raise FeatureError(f"unknown feature gate {name!r} (known: {', '.join(KNOWN_GATES)})")
+            if minor < _GATE_SINCE.get(name, OLDEST_MINOR):
+                raise FeatureError(f"feature gate {name} does not exist in Kubernetes 1.{minor} "
+                                   f"(it was added in 1.{_GATE_SINCE[name]})")
             gates[name] = bool(value)
         return cls(minor=minor, gates=gates)
 
@@ -102,6 +107,8 @@ class Features:
 
     @property
     def list_type_attributes(self) -> bool:
+        """DRAListTypeAttributes (1.36+; only the experimental allocator supports it): attributes
+        may hold lists, and constraints compare attributes as sets."""
         return self.gates["DRAListTypeAttributes"]
 
     def allocator_features(self) -> set[str]:
@@ -176,6 +183,28 @@ class Features:
     def static_capacity_for_all_mode(self) -> bool:
         """1.37: "All" requests pick devices by static capacity; remaining capacity is checked later."""
         return self.minor >= 37
+
+    @property
+    def cel_sees_list_attributes(self) -> bool:
+        """1.37, and 1.36 with DRAListTypeAttributes: CEL gets list attributes as lists; otherwise a
+        device with one cannot be evaluated at all ("unsupported attribute value", cel/compile.go
+        getAttributeValue; up to 1.35 the API types have no list fields)."""
+        return self.minor >= 37 or (self.minor == 36 and self.list_type_attributes)
+
+    @property
+    def match_intersection_restored(self) -> bool:
+        """1.37: matchAttribute over list values restores the common values when backtracking
+        removes a device; 1.36 narrows them in place and keeps them narrowed until no device is left
+        (structured/internal/experimental/allocator_experimental.go, intersectionStack in v0.37)."""
+        return self.minor >= 37
+
+    @property
+    def capacity_arithmetic_wraps(self) -> bool:
+        """<= 1.36: capacity rounding reads quantities with Value() and wraps around int64, and the
+        result is consumed whatever it is; 1.37 aborts the allocation on a request that cannot be
+        represented or a negative consumed value (structured/internal/incubating/
+        consumable_capacity.go, errCapacityRequestNotRepresentable, errNegativeCapacity)."""
+        return self.minor <= 36
 
     @property
     def shared_allocations_mark_capacity_in_use(self) -> bool:

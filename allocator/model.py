@@ -96,7 +96,7 @@ class Device:
         "id", "name", "slice", "raw", "raw_attributes", "attributes", "capacity", "consumes_counters",
         "taints", "binding_conditions", "binding_failure_conditions", "binds_to_node",
         "allow_multiple_allocations", "node_name", "node_selector", "all_nodes", "position", "policies",
-        "counter_amounts",
+        "counter_amounts", "negative_capacity", "list_attribute",
     )
 
     def __init__(self, raw: dict, slice_: "Slice", position: int, extra_taints: list[Taint]):
@@ -107,11 +107,15 @@ class Device:
         self.id = DeviceID(slice_.driver, slice_.pool, self.name)
         self.raw_attributes: dict = raw.get("attributes") or {}
         self.attributes = {name: _typed_attribute(attr) for name, attr in self.raw_attributes.items()}
+        # The first attribute holding a list (DRAListTypeAttributes), which not every release can evaluate.
+        self.list_attribute = next((name for name, value in self.attributes.items() if isinstance(value, list)), None)
         capacity = raw.get("capacity") or {}
         self.capacity: dict[str, Quantity] = {name: parse_quantity(cap["value"]) for name, cap in capacity.items()}
         self.policies: dict[str, dict] = {
             name: cap["requestPolicy"] for name, cap in capacity.items() if cap.get("requestPolicy")
         }
+        # The API server accepts a negative capacity value; 1.37 aborts an allocation that would consume it.
+        self.negative_capacity = any(q.sign() < 0 for q in self.capacity.values())
         consumes = raw.get("consumesCounters")
         self.consumes_counters: list[tuple[str, dict[str, Quantity]]] = [
             (c["counterSet"], {name: parse_quantity(v["value"]) for name, v in (c.get("counters") or {}).items()})

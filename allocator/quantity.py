@@ -222,7 +222,7 @@ class Quantity:
 
     def __str__(self) -> str:
         if self._string is None:
-            self._string = _canonical_string(self._amount, self._format)
+            self._string = _canonical_string(self._amount, self._format, self._dec)
         return self._string
 
     def __repr__(self) -> str:
@@ -268,12 +268,16 @@ def _dec_add(a_value: int, a_exp: int, b_value: int, b_exp: int) -> tuple[int, i
     return a_value * 10 ** (a_exp - exp) + b_value * 10 ** (b_exp - exp), exp
 
 
-def _canonical_string(amount: Fraction, fmt: str) -> str:
+def _canonical_string(amount: Fraction, fmt: str, dec: bool = False) -> str:
     if amount == 0:
         return "0"
     if fmt == BINARY_SI:
         if -1024 < amount < 1024 or amount.denominator != 1:
             fmt = DECIMAL_SI
+        elif amount == _INT64_MIN and not dec:
+            # removeInt64Factors negates the int64 first, which overflows for MinInt64 and
+            # leaves it unfactored (apimachinery resource/amount.go).
+            return str(_INT64_MIN)
         else:
             number, exponent = amount.numerator, 0
             while abs(number) >= 1024 and number % 1024 == 0:

@@ -182,6 +182,7 @@ class SelectorEvaluator:
         # whatever the gates say (cel/compile.go, StoredExpressions).
         self.compiler = SelectorCompiler(consumable_capacity=True, list_attributes=features.minor >= 36,
                                          multi_allocations_visible=features.knows_consumable_capacity)
+        self.list_values = features.cel_sees_list_attributes
         self.results: dict[tuple[str, object], object] = {}
         self.per_device: dict[tuple[str, Device], object] = {}
         self.evaluations = 0
@@ -191,6 +192,10 @@ class SelectorEvaluator:
         cached = self.per_device.get((expression, device))
         if cached is None:
             compiled = self.compiler.compile(expression)
+            if device.list_attribute is not None and not self.list_values:
+                # Building the CEL input fails for every attribute the release cannot represent,
+                # whether the expression reads it or not (cel/compile.go getAttributeValue).
+                raise CelRuntimeError(f"attribute {device.list_attribute}: unsupported attribute value")
             key = (expression, compiled.fingerprint(device))
             cached = self.results.get(key)
             if cached is None:
@@ -277,7 +282,8 @@ class _Attempt:
                                          f"claim limit of {RESULTS_MAX}, with {min_devices} already accounted for")
                 min_devices += wanted
             constraints = build_constraints(claim.raw, self.features.distinct_attribute_per_request,
-                                            self.features.knows_consumable_capacity)
+                                            self.features.knows_consumable_capacity, self.features.list_type_attributes,
+                                            self.features.match_intersection_restored)
             if isinstance(constraints, str):
                 raise AllocatorError(f"claim {claim.ref}, {constraints}")
             self.constraints.append(constraints)
@@ -323,10 +329,14 @@ class _Attempt:
                         if self.features.static_capacity_for_all_mode:
                             # 1.37: static capacity only; remaining capacity is checked when the
                             # device is taken, so a busy matching device makes "All" fail.
-                            fits = capacity_rules.check(data.request.capacity, device, None, None).ok
+                            verdict = capacity_rules.check(data.request.capacity, device, None, None,
+                                                           self.features.capacity_arithmetic_wraps)
                         else:
-                            fits = self._capacity_fits(data.request, device).ok
-                        if not fits:
+                            verdict = self._capacity_fits(data.request, device)
+                        if verdict.error:
+                            raise AllocatorError(f"claim {claim.ref}, request {request.name}: checking capacity for "
+                                                 f"device {device.name}: {verdict.error}")
+                        if not verdict.ok:
                             continue
                     data.all_devices.append((device, pool))
             data.num_devices = len(data.all_devices)
@@ -414,6 +424,9 @@ class _Attempt:
                         continue
                     if self.features.consumable_capacity:
                         verdict = self._capacity_fits(request, device)
+                        if verdict.error:
+                            raise AllocatorError(f"claim {claim.ref}, request {request.name}: checking capacity for "
+                                                 f"device {device.id}: {verdict.error}")
                         if not verdict.ok:
                             self.trace.note(ci, request, device, CAPACITY, verdict.describe())
                             continue
@@ -490,7 +503,7 @@ class _Attempt:
 
     def _capacity_fits(self, request: Request, device: Device):
         return capacity_rules.check(request.capacity, device, self.a.state.aggregated_capacity.get(device.id),
-                                    self.allocating_capacity.get(device.id))
+                                    self.allocating_capacity.get(device.id), self.features.capacity_arithmetic_wraps)
 
     def _capacity_in_use(self, device: DeviceID) -> bool:
         if device in self.a.state.aggregated_capacity or device in self.allocating_capacity:
@@ -554,12 +567,16 @@ class _Attempt:
         share_id = None
         if self.features.consumable_capacity:
             verdict = self._capacity_fits(request, device)
+            if verdict.error:
+                rollback()
+                raise AllocatorError(f"claim {claim.ref}, request {request.name}: rechecking capacity for "
+                                     f"device {device.id}: {verdict.error}")
             if not verdict.ok:
                 rollback()
                 self.trace.note(ci, request, device, CAPACITY, verdict.describe())
                 return None
             if multi:
-                consumed = capacity_rules.consumed_capacity(request.capacity, device)
+                consumed = capacity_rules.consumed_capacity(request.capacity, device, self.features.capacity_arithmetic_wraps)
                 share_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{claim.ref}/{request.full_name}/{device.id}/{len(self.results[ci])}"))
                 existed = device.id in self.allocating_capacity
                 totals = self.allocating_capacity.setdefault(device.id, {})

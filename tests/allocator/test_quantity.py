@@ -206,6 +206,9 @@ def test_constructors_mirror_new_quantity():
     assert str(Quantity.from_int(2 * 2**30, BINARY_SI)) == "2Gi"
     assert str(Quantity.from_int(1000)) == "1k"
     assert str(Quantity.from_int(1000, DECIMAL_EXPONENT)) == "1e3"
+    # MinInt64 overflows when negated for factoring, so it keeps every digit (removeInt64Factors)
+    assert str(Quantity.from_int(-(2**63), BINARY_SI)) == "-9223372036854775808"
+    assert str(Quantity.from_int(-(2**62), BINARY_SI)) == "-4Ei"
     assert str(Quantity.from_milli(1500)) == "1500m"
     assert Quantity.from_milli(1500).value() == 2
     assert Quantity.from_int(7).is_integer()

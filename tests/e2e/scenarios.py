@@ -8,7 +8,8 @@ Covered: node-local / nodeSelector / allNodes / perDeviceNodeSelection slices; p
 slices, incomplete, being replaced by a newer generation, invalid (duplicate devices, unknown
 counter sets); CEL selectors on ints, strings, bools, versions (semver), quantities and missing
 attributes; slice taints, DeviceTaintRules and tolerations; shared counters (partitionable
-devices); consumable capacity with request policies; firstAvailable; matchAttribute and
+devices); consumable capacity with request policies, negative and int64-overflowing requests and
+negative capacities; firstAvailable; matchAttribute and
 distinctAttribute constraints; admin access; All mode; existing allocations (exclusive, shared
 with share IDs, admin access); pods with several claims, some already allocated; objects in
 resource.k8s.io v1beta1 and v1beta2; feature gates switched off.
@@ -30,6 +31,10 @@ MODELS = ("a100", "h100", "l4")
 VERSIONS = ("1.2.3", "1.10.0", "2.0.0-rc.1", "0.9.7")
 MEMORY = ("8Gi", "16Gi", "40Gi", "80Gi", "16384Mi", "40960Mi")
 TAINT_KEYS = ("example.com/unhealthy", "example.com/maintenance")
+# Capacity requests the API server accepts (claims' capacity requests are not validated) but the
+# allocator's range arithmetic cannot handle: negative, past int64, and MaxInt64, whose rounding up
+# to the next step passes int64. 1.37 aborts the allocation, older releases wrap around.
+ODD_CAPACITY_REQUESTS = ("-5", "-1Gi", "18446744073709551616", "16Ei", "9223372036854775807")
 # Gates a scenario may switch off (each is on by default in 1.36 and 1.37).
 OPTIONAL_GATES = ("DRAPrioritizedList", "DRAPartitionableDevices", "DRADeviceTaints", "DRAConsumableCapacity",
                   "DRAAdminAccess", "DRADeviceBindingConditions")
@@ -145,6 +150,9 @@ class _Generator:
             else:
                 device["capacity"]["memory"] = {"value": "16Gi", "requestPolicy": {
                     "default": "4Gi", "validValues": ["2Gi", "4Gi", "8Gi"]}}
+        if "consumable" in features and self.chance(0.04):
+            # Nothing forbids a negative capacity; consuming it aborts a 1.37 allocation.
+            device["capacity"]["reserve"] = {"value": self.rng.choice(("-1", "-2Gi"))}
         if self.chance(0.15):
             device["taints"] = [self.taint()]
         if "binding" in features and self.chance(0.3):
@@ -284,7 +292,8 @@ class _Generator:
         if self.chance(0.2):
             body["tolerations"] = [self.toleration()]
         if consumable and self.chance(0.4):
-            body["capacity"] = {"requests": {"memory": self.rng.choice(("1Gi", "2Gi", "3Gi", "4Gi", "8Gi"))}}
+            amount = self.rng.choice(ODD_CAPACITY_REQUESTS if self.chance(0.15) else ("1Gi", "2Gi", "3Gi", "4Gi", "8Gi"))
+            body["capacity"] = {"requests": {"memory": amount}}
         return body, driver
 
     def toleration(self) -> dict:
