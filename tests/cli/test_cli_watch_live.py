@@ -54,7 +54,7 @@ def test_watch_prints_the_list_then_each_changed_row(server, tmp_path):
          "slices", "-w", "-o", "custom-columns=NAME:.name,DEVICES:.devices"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        lines = _read_lines(process.stdout, 4, timeout=30)
+        lines = _read_lines(process.stdout, 4, timeout=60)
     finally:
         process.kill()
         stderr = process.communicate(timeout=10)[1]
@@ -73,7 +73,7 @@ def test_a_lost_watch_says_stale_then_live(server, tmp_path):
         [sys.executable, "-c", "from kubectl_dra.cli import main; main()", "--kubeconfig", kubeconfig,
          "pools", "-w", "-o", "name"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        lines = _read_lines(process.stderr, 2, timeout=30)
+        lines = _read_lines(process.stderr, 2, timeout=60)
     finally:
         process.kill()
         stdout = process.communicate(timeout=10)[0]
