@@ -72,7 +72,7 @@ async def test_slash_filters_the_devices_shows_the_text_and_escape_clears(store)
         # What is typed is on screen, right above the table, and the header says a filter is on.
         assert bar.display and bar.region.bottom == devices.region.y
         assert bar.input.render_line(0).text.strip() == "Unavailable node-4"
-        assert filter_note(app).strip() == "filter  devices: unavailable node-4"
+        assert filter_note(app).strip() == "/  unavailable node-4"
         await pilot.press("enter")
         assert app.focused is devices
         assert bar.display and filter_note(app)  # still filtered: still said
@@ -104,10 +104,10 @@ async def test_the_filter_bar_follows_the_table_it_filters(store):
         await pilot.press("3", "tab", "slash", *"research", "enter")
         bar = app.main_screen.query_one("#claims-filter", FilterBar)
         assert app.focused is table(app, "pods-table") and bar.input.value == "research"
-        assert filter_note(app).strip() == "filter  pods: research"
+        assert filter_note(app).strip() == "/  pods: research"
         await pilot.press("shift+tab")
         assert app.focused is table(app, "claims-table") and not bar.display
-        assert filter_note(app).strip() == "filter  pods: research"  # the other table still filtered
+        assert filter_note(app).strip() == "/  pods: research"  # the other table still filtered
 
 
 async def test_y_shows_the_yaml_of_the_selected_object(store):

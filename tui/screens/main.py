@@ -28,14 +28,14 @@ def view_id(view_class: type[View]) -> str:
 
 
 def filter_summary(tables: list[VirtualTable]) -> Text:
-    """The header's note of the filters on the tables of the view on screen (empty when none)."""
+    """The header's note of the filters on the tables of the view on screen (empty when none):
+    short, so the connection state beside it keeps its room; the first table goes unnamed."""
     text = Text(no_wrap=True, overflow="ellipsis")
-    for table in tables:
+    for position, table in enumerate(tables):
         if table.filter_text:
-            text.append(" filter ", style="bold reverse yellow")
-            text.append(f" {table_title(table)}: ", style="dim")
-            text.append(table.filter_text, style="bold")
-            text.append(" ")
+            text.append(" / ", style="bold reverse yellow")
+            text.append(f" {table_title(table)}:" if position else "", style="dim")
+            text.append(f" {table.filter_text} ", style="bold")
     return text
 
 
@@ -43,11 +43,12 @@ class DashboardScreen(Screen):
     BINDINGS = [
         Binding("q", "app.quit", "Quit"),
         Binding("slash", "filter", "Filter", tooltip="Filter the table: every word must match"),
-        Binding("e", "explain", "Explain"),
-        Binding("y", "yaml", "YAML"),
-        Binding("n", "app.pick_namespace", "Namespace"),
-        Binding("c", "app.pick_context", "Context"),
-        Binding("colon", "app.command_palette", "Commands", show=False),
+        Binding("e", "explain", "Explain", tooltip="Why the selected claim or pod fits or not, node by node"),
+        Binding("y", "yaml", "YAML", tooltip="The selected object as the API server returned it"),
+        Binding("n", "app.pick_namespace", "Namespace", tooltip="The namespace of the claims and pods shown"),
+        Binding("c", "app.pick_context", "Context", tooltip="Another kubeconfig context"),
+        Binding("colon", "app.command_palette", "Commands", show=False,
+                tooltip="Command palette: views, namespaces, explain a pending pod or claim"),
         Binding("escape", "clear_filter", "Clear the filter", show=False),
         Binding("left_square_bracket", "cycle_view(-1)", "Previous view", show=False),
         Binding("right_square_bracket", "cycle_view(1)", "Next view", show=False),
