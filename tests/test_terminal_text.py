@@ -28,6 +28,15 @@ def test_the_list_holds_nothing_else_but_characters_newer_than_this_python_knows
     assert extra == []
 
 
+def test_the_fast_paths_change_exactly_the_unsafe_characters():
+    changed_by_line = [hex(code) for code in range(sys.maxunicode + 1)
+                       if (safe_line(chr(code)) != chr(code)) != bool(UNSAFE.match(chr(code)))]
+    changed_by_text = [hex(code) for code in range(sys.maxunicode + 1)
+                       if (safe_text(chr(code)) != chr(code)) != (bool(UNSAFE.match(chr(code))) and chr(code) not in "\t\n")]
+    assert changed_by_line == [] and changed_by_text == []
+    assert has_unsafe("emoji 👍 and tag \U000e0041") and not has_unsafe("emoji 👍\n\tok")
+
+
 def test_escapes_are_the_ones_python_writes():
     assert [escape(ch) for ch in "\x1b\x07\x00\r\n\t\x7f\x9b\u202e\U000e0041"] == [
         "\\x1b", "\\x07", "\\x00", "\\r", "\\n", "\\t", "\\x7f", "\\x9b", "\\u202e", "\\U000e0041"]
