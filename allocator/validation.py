@@ -617,6 +617,7 @@ def _slice_scope(spec: dict, problems: _Problems) -> None:
     if spec.get("nodeName") is not None:
         if spec["nodeName"]:
             set_fields.append("`nodeName`")
+            _dns_subdomain(spec["nodeName"], "spec.nodeName", problems)  # validateNodeName
         else:
             problems.invalid("spec.nodeName", "", "must be either unset or set to a non-empty string")
     if spec.get("nodeSelector") is not None:
@@ -660,6 +661,8 @@ def _device(device: dict, path: str, per_device: bool, problems: _Problems) -> N
             problems.add(path, f"Invalid value: \"{{{', '.join(device_scope)}}}\": {rule}")
         elif device.get("nodeName") == "":
             problems.invalid(f"{path}.nodeName", "", "must not be empty")
+        elif device.get("nodeName"):
+            _dns_subdomain(device["nodeName"], f"{path}.nodeName", problems)
     elif device_scope:
         problems.add(path, "Invalid value: null: `nodeName`, `nodeSelector` and `allNodes` can only be set if "
                            "`perDeviceNodeSelection` is set to true in the ResourceSlice spec")

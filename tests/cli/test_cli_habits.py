@@ -212,8 +212,9 @@ def test_template_output_shows_control_characters_as_escapes(run_cli, tmp_path):
     path = tmp_path / "hostile.json"
     path.write_text(json.dumps({
         "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
-        "spec": {"driver": "gpu.example.com", "nodeName": "node\x1b]0;pwned\x07",
-                 "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1}, "devices": [{"name": "gpu-0"}]}}))
-    result = run_cli("--from", str(path), "slices", "-o", 'jsonpath={range .items[*]}{.nodeScope.nodeName}{"\\n"}{end}')
+        "spec": {"driver": "gpu.example.com", "nodeName": "n1", "pool": {"name": "p", "generation": 1,
+                                                                         "resourceSliceCount": 1},
+                 "devices": [{"name": "gpu-0", "attributes": {"model": {"string": "H100\x1b]0;pwned\x07"}}}]}}))
+    result = run_cli("--from", str(path), "devices", "-o", 'jsonpath={range .items[*]}{.attributes.gpu\\.example\\.com/model}{"\\n"}{end}')
     assert result.status == 0, result
-    assert result.stdout == "node\\x1b]0;pwned\\x07\n"
+    assert result.stdout == "H100\\x1b]0;pwned\\x07\n"

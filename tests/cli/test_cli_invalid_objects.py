@@ -90,6 +90,8 @@ def test_explain_f_refuses_an_invalid_slice_too(run_cli, tmp_path):
 @pytest.mark.parametrize("spec, message", [
     ({"driver": "gpu.example.com", "pool": {"name": "a//b", "resourceSliceCount": 1}, "allNodes": True},
      "spec.pool.name: Invalid value: \"a//b\": a pool name must be one or more DNS subdomains separated by '/'"),
+    ({"driver": "gpu.example.com", "pool": {"name": "p", "resourceSliceCount": 1}, "nodeName": "Node_1"},
+     "spec.nodeName: Invalid value: \"Node_1\": a lowercase RFC 1123 subdomain"),
     ({"driver": "gpu.example.com", "pool": {"name": "p", "resourceSliceCount": 1}, "allNodes": False},
      "spec.allNodes: Invalid value: false: must be either unset or set to true"),
     ({"driver": "gpu.example.com", "pool": {"name": "p", "resourceSliceCount": 1}, "allNodes": True,
