@@ -68,22 +68,22 @@ def _escape_match(match: re.Match) -> str:
 def safe_text(text: str) -> str:
     """A multi-line text (a message, an explanation) with every unsafe character shown as its
     escape; tabs and newlines are kept, the caller lays out the lines."""
-    if text.isascii() and text.isprintable():
-        return text  # the common case, without a regular expression
+    if text.isprintable():  # Python's printable excludes every unsafe category: no scan needed
+        return text
     return _CANDIDATE_IN_LINES.sub(_escape_match, text)
 
 
 def safe_line(text: str) -> str:
     """One line (a table cell, a label, a title): every unsafe character shown as its escape,
     tabs and newlines included, so nothing can start another line or row."""
-    if text.isascii() and text.isprintable():
+    if text.isprintable():
         return text
     return _CANDIDATE.sub(_escape_match, text)
 
 
 def has_unsafe(text: str) -> bool:
     """Whether safe_text would change `text`."""
-    if text.isascii() and text.replace("\n", "").replace("\t", "").isprintable():
+    if text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable():
         return False
     return any(_is_unsafe(match.group()) for match in _CANDIDATE_IN_LINES.finditer(text))
 

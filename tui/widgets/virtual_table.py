@@ -69,8 +69,7 @@ class Row:
 
     def __post_init__(self) -> None:
         # Every cell comes from the cluster: one check per row keeps 40,000 rows cheap.
-        joined = "".join(self.cells)
-        if not (joined.isascii() and joined.isprintable()):
+        if not "".join(self.cells).isprintable():
             self.cells = tuple(safe_line(cell) for cell in self.cells)
 
     def matches(self, terms: Sequence[str]) -> bool:
