@@ -101,3 +101,15 @@ def test_a_cluster_without_a_server_says_what_to_check(run_cli, tmp_path, isolat
     assert line == ('error: kubeconfig context "ctx": incomplete entry (AssertionError in the client library): '
                     "check its cluster's server and its user's credentials")
 
+
+
+def test_an_exec_plugin_failing_when_its_token_is_refreshed_is_one_line(run_cli, tmp_path, isolated_kubeconfig):
+    # The first run gives an already expired token; the refresh before the first request runs the
+    # plugin again, and that run fails.
+    runs = tmp_path / "runs"
+    credential = ('{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential",'
+                  f'"status":{{"token":"{TOKEN}","expirationTimestamp":"2020-01-01T00:00:00Z"}}}}')
+    script = (f"if [ -e {runs} ]; then echo 'refresh refused: account locked' >&2; exit 4; fi; "
+              f"touch {runs}; echo '{credential}'")
+    line = run(run_cli, write_kubeconfig(tmp_path / "kc", {"server": CLOSED}, exec_user(script)))
+    assert line == 'error: kubeconfig context "ctx": exec: process returned 4. refresh refused: account locked'
