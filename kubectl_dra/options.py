@@ -53,12 +53,7 @@ def refuse_unused_filters(ctx: click.Context) -> None:
 
 
 def _remember_listing(field: str) -> Callable:
-    def callback(ctx: click.Context, param: click.Parameter, value):
-        if ctx.get_parameter_source(param.name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
-            setattr(listing_of(ctx), field, value)
-        return value
-
-    return callback
+    return _remember(field, listing_of)
 
 
 def options_of(ctx: click.Context) -> SourceConfig:
@@ -68,10 +63,12 @@ def options_of(ctx: click.Context) -> SourceConfig:
     return root.meta[META_KEY]
 
 
-def _remember(field: str) -> Callable:
+def _remember(field: str, holder: Callable[[click.Context], object] = options_of) -> Callable:
+    """A callback keeping a flag given on the command line in `holder(ctx)` (one per invocation)."""
+
     def callback(ctx: click.Context, param: click.Parameter, value):
         if ctx.get_parameter_source(param.name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
-            setattr(options_of(ctx), field, value)
+            setattr(holder(ctx), field, value)
         return value
 
     return callback

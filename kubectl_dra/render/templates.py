@@ -105,6 +105,14 @@ def _quoted(name: str) -> str:
 
 
 def _closing_bracket(text: str, start: int) -> int:
+    end = _matching(text, start, "[(", "])")
+    if end is None:
+        raise ValueError(f"unclosed bracket at position {start}")
+    return end
+
+
+def _matching(text: str, start: int, opening: str, closing: str) -> int | None:
+    """Where the bracket or brace at `start` closes, skipping quoted strings; None if it never does."""
     depth, quote = 0, None
     for i in range(start, len(text)):
         char = text[i]
@@ -113,13 +121,13 @@ def _closing_bracket(text: str, start: int) -> int:
                 quote = None
         elif char in "'\"":
             quote = char
-        elif char in "[(":
+        elif char in opening:
             depth += 1
-        elif char in "])":
+        elif char in closing:
             depth -= 1
             if depth == 0:
                 return i
-    raise ValueError(f"unclosed bracket at position {start}")
+    return None
 
 
 def values_at(path, node: Any) -> list:
@@ -206,17 +214,10 @@ def parse_template(template: str, flag: str = "-o jsonpath") -> list:
 
 
 def _closing_brace(template: str, start: int, flag: str) -> int:
-    quote = None
-    for i in range(start + 1, len(template)):
-        char = template[i]
-        if quote:
-            if char == quote and template[i - 1] != "\\":
-                quote = None
-        elif char in "'\"":
-            quote = char
-        elif char == "}":
-            return i
-    raise InputError(f"{flag}: unclosed action in {template!r} (a '{{' without its '}}')")
+    end = _matching(template, start, "{", "}")
+    if end is None:
+        raise InputError(f"{flag}: unclosed action in {template!r} (a '{{' without its '}}')")
+    return end
 
 
 def jsonpath_text(template: str, document: dict) -> str:
