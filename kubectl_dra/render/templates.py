@@ -311,8 +311,8 @@ def sort_key_path(spec: str):
 
 
 def sorted_by(records: list, items: list[dict], spec: str) -> list:
-    """Records ordered by the value `spec` finds in each one's JSON item. Numbers sort as numbers,
-    text as text; an item where the path finds nothing sorts first, and equal keys keep their order."""
+    """Records ordered by the value `spec` finds in each one's JSON item. Numbers and quantities
+    sort by value, other text as text; an item where the path finds nothing sorts first, and equal keys keep their order."""
     path = sort_key_path(spec)
     keys = []
     for item in items:
@@ -323,12 +323,20 @@ def sorted_by(records: list, items: list[dict], spec: str) -> list:
 
 
 def _sort_key(value: Any) -> tuple:
+    from allocator.quantity import QuantityError, parse_quantity
+
     if isinstance(value, bool):
         return (1, int(value), "")
     if isinstance(value, (int, float)):
         return (1, value, "")
     if value is None:
         return (0, 0, "")
+    if isinstance(value, str):
+        # kubectl's sorter compares strings that parse as quantities by value ("80Gi" after "500Mi").
+        try:
+            return (1, parse_quantity(value).amount, "")
+        except QuantityError:
+            pass
     return (2, 0, go_text(value))
 
 

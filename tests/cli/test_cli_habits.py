@@ -218,3 +218,10 @@ def test_template_output_shows_control_characters_as_escapes(run_cli, tmp_path):
     result = run_cli("--from", str(path), "devices", "-o", 'jsonpath={range .items[*]}{.attributes.gpu\\.example\\.com/model}{"\\n"}{end}')
     assert result.status == 0, result
     assert result.stdout == "H100\\x1b]0;pwned\\x07\n"
+
+
+def test_sort_by_compares_quantities_by_value():
+    from kubectl_dra.render.templates import sorted_by
+
+    items = [{"mem": "1Gi"}, {"mem": "500Mi"}, {"mem": "2"}, {}, {"mem": "gpu"}]
+    assert sorted_by(["a", "b", "c", "d", "e"], items, ".mem") == ["d", "c", "b", "a", "e"]
