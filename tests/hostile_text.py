@@ -59,3 +59,21 @@ def hostile_objects(node: str = "hostile-node", pool: str = "hostile-pool", name
          "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
                                                        "reason": "Unschedulable", "message": MIXED}]}},
     ]
+
+
+def create_through_api(kube, namespace: str, suffix: str) -> list[dict]:
+    """hostile_objects() created in the real API server (status is not writable on create), with
+    names unique to `suffix`; returns what the server stored."""
+    objects = hostile_objects(node=f"hostile-{suffix}", pool=f"hostile-{suffix}", namespace=namespace)
+    for obj in objects:
+        if obj["kind"] == "DeviceClass":
+            obj["metadata"]["name"] += f"-{suffix}"
+    objects[4]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] = objects[2]["metadata"]["name"]
+    return [kube.create({key: value for key, value in obj.items() if key != "status"}) for obj in objects]
+
+
+def delete_cluster_scoped(kube, created: list[dict]) -> None:
+    """The namespace fixture removes the claim and the pod; the rest goes here."""
+    for obj in created:
+        if obj["kind"] in ("Node", "DeviceClass", "ResourceSlice"):
+            kube.delete(obj["apiVersion"], obj["kind"], obj["metadata"]["name"])

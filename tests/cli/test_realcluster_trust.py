@@ -13,7 +13,7 @@ import uuid
 import pytest
 import yaml
 
-from hostile_text import CLEAR_SCREEN, hostile_objects, raw_controls
+from hostile_text import CLEAR_SCREEN, create_through_api, delete_cluster_scoped, raw_controls
 
 pytestmark = pytest.mark.realcluster
 
@@ -25,24 +25,12 @@ def kubectl_dra(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*CLI, *args], capture_output=True, timeout=120)  # bytes: what a terminal gets
 
 
-def without_status(obj: dict) -> dict:
-    return {key: value for key, value in obj.items() if key != "status"}
-
-
 @pytest.fixture
 def hostile(kube, namespace):
     suffix = uuid.uuid4().hex[:6]
-    objects = hostile_objects(node=f"hostile-{suffix}", pool=f"hostile-{suffix}", namespace=namespace)
-    for obj in objects:
-        if obj["kind"] == "DeviceClass":
-            obj["metadata"]["name"] += f"-{suffix}"
-    broken_class = objects[2]["metadata"]["name"]
-    objects[4]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] = broken_class
-    created = [kube.create(without_status(obj)) for obj in objects]
+    created = create_through_api(kube, namespace, suffix)
     yield {"namespace": namespace, "node": f"hostile-{suffix}", "created": created}
-    for obj in created:
-        if obj["kind"] in ("Node", "DeviceClass", "ResourceSlice"):
-            kube.delete(obj["apiVersion"], obj["kind"], obj["metadata"]["name"])
+    delete_cluster_scoped(kube, created)
 
 
 def test_the_api_server_kept_the_control_characters(kube, hostile):
