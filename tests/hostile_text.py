@@ -13,6 +13,17 @@ MARKUP = "[link=http://evil.example]click[/link][bold red]"
 DRIVER = "gpu.example.com"
 
 
+FORGED = ("\x1b[2J", "\x1b[31mPWNED", "\x1b]0;owned", "\x07", "\x00", "\x9b", "\u202e", "\u2066")
+"""The hostile strings' pieces that must never reach a terminal raw (the dashboard's own output is
+full of escape sequences, so it is searched for these, not for every ESC)."""
+
+
+def terminal_output(app) -> str:
+    """What a Textual app would write to a real terminal for the screen now shown: the full update
+    its driver gets (the headless driver of tests discards it)."""
+    return app.screen._compositor.render_update(full=True).render_segments(app.console)
+
+
 def raw_controls(text: str) -> list[str]:
     """Characters a terminal would act on, or that reorder or hide text (unicodedata's
     categories, not kubectl_dra.terminal_text's list); newline and tab are layout."""

@@ -8,20 +8,13 @@ import uuid
 
 import pytest
 
-from hostile_text import DRIVER, create_through_api, delete_cluster_scoped
+from hostile_text import DRIVER, FORGED, create_through_api, delete_cluster_scoped, terminal_output
 from kubectl_dra.sources.cluster import ClusterOptions, ClusterSource
 from kubectl_dra.store import Store
 from tui.app import DraApp
 from tui.widgets.virtual_table import VirtualTable
 
 pytestmark = pytest.mark.realcluster
-
-FORGED = ("\x1b[2J", "\x1b[31mPWNED", "\x1b]0;owned", "\x07", "\x00", "\x9b", "\u202e", "\u2066")
-
-
-def terminal_output(app) -> str:
-    """The full screen update a real terminal driver would be sent."""
-    return app.screen._compositor.render_update(full=True).render_segments(app.console)
 
 
 async def test_selecting_hostile_objects_from_the_api_writes_no_forged_sequence(cluster, kube, namespace):

@@ -11,7 +11,8 @@ import pytest
 from rich.console import Console, Group
 from rich.text import Text
 
-from hostile_text import CLEAR_SCREEN, DRIVER, MARKUP, RETITLE, hostile_objects, raw_controls
+from hostile_text import (CLEAR_SCREEN, DRIVER, FORGED, MARKUP, RETITLE, hostile_objects, raw_controls,
+                          terminal_output)
 from kubectl_dra.sources.files import file_store
 from tui.app import DraApp
 from tui.screens.explain import ExplainScreen, ExplainTree
@@ -19,20 +20,12 @@ from tui.widgets.terminal_safe import TerminalSafe, safe_label
 from tui.widgets.virtual_table import Row, VirtualTable
 from tui_helpers import DEMO_SIZE, settle, until
 
-FORGED = ("\x1b[2J", "\x1b[31mPWNED", "\x1b]0;owned", "\x07", "\x00", "\x9b", "\u202e", "\u2066")
-
 
 @pytest.fixture
 def hostile_store(tmp_path):
     path = tmp_path / "hostile.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": hostile_objects()}))
     return file_store(str(path))
-
-
-def terminal_output(app) -> str:
-    """What the dashboard would write to a terminal for the screen now shown: the full update a
-    real driver gets (the headless driver discards it)."""
-    return app.screen._compositor.render_update(full=True).render_segments(app.console)
 
 
 def test_a_row_shows_unsafe_cells_as_escapes():
