@@ -17,6 +17,7 @@ from tui.refs import ObjectRef
 from tui.views.base import RowCache, TableData, View
 from tui.views.detail import Facts
 from tui.views.devices_common import attribute_summary, holders_text
+from tui.widgets.terminal_safe import TerminalSafe
 from tui.widgets.virtual_table import Column, Row, VirtualTable
 
 POOL_COLUMNS = (
@@ -189,7 +190,7 @@ class PoolsView(View):
             summary.update("")
             devices.set_rows([])
             return
-        summary.update(pool_summary(pool, self._dashboard.pool_counts(pool)))
+        summary.update(TerminalSafe(pool_summary(pool, self._dashboard.pool_counts(pool))))  # names from the cluster
         devices.set_rows(pool_device_rows(pool, self._dashboard.raw_slices_by_name))
 
     def selected_pool(self):
