@@ -26,15 +26,17 @@ _GATE_DEFAULTS: dict[str, dict[int, bool]] = {
     "DRADeviceBindingConditions": {34: False, 35: False, 36: True, 37: True},
     "DRAResourceClaimDeviceStatus": {34: True, 35: True, 36: True, 37: True},
     "DRAListTypeAttributes": {34: False, 35: False, 36: False, 37: False},
+    "DRAOptionalNodeOperations": {34: False, 35: False, 36: False, 37: False},
     "DRAExtendedResource": {34: False, 35: False, 36: True, 37: True},
 }
 
 KNOWN_GATES = tuple(sorted(_GATE_DEFAULTS))
 # Gates newer than the oldest supported minor: the scheduler of an older release refuses them.
-_GATE_SINCE = {"DRAListTypeAttributes": 36}
+_GATE_SINCE = {"DRAListTypeAttributes": 36, "DRAOptionalNodeOperations": 37}
 
 _BASIC = {"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"}
-_ALL = _BASIC | {"DeviceBindingAndStatus", "DeviceBinding", "DeviceStatus", "ConsumableCapacity", "ListTypeAttributes"}
+_ALL = _BASIC | {"DeviceBindingAndStatus", "DeviceBinding", "DeviceStatus", "ConsumableCapacity", "ListTypeAttributes",
+                 "OptionalNodeOperations"}
 # What each allocator variant supports (SupportedFeatures in structured/internal/*), by release.
 _VARIANTS_UP_TO_135 = (("stable", set()), ("incubating", _BASIC), ("experimental", _ALL))
 _VARIANTS_FROM_136 = (("stable", _BASIC), ("incubating", _BASIC | {"DeviceBindingAndStatus", "ConsumableCapacity"}),
@@ -125,6 +127,7 @@ class Features:
             "DeviceStatus": self.gates["DRAResourceClaimDeviceStatus"] and self.minor == 34,
             "ConsumableCapacity": self.consumable_capacity,
             "ListTypeAttributes": self.list_type_attributes,
+            "OptionalNodeOperations": self.gates["DRAOptionalNodeOperations"],
         }
         return {name for name, on in enabled.items() if on}
 
@@ -183,6 +186,18 @@ class Features:
     def static_capacity_for_all_mode(self) -> bool:
         """1.37: "All" requests pick devices by static capacity; remaining capacity is checked later."""
         return self.minor >= 37
+
+    @property
+    def checks_node_operations(self) -> bool:
+        """1.37 experimental allocator: a device of a slice with skipNodeOperations needs
+        DRAOptionalNodeOperations and a node declaring it, and its result copies the list
+        (structured/internal/experimental/allocator_experimental.go allocateDevice). The other
+        variants ignore the field."""
+        return self.minor >= 37 and self.variant == "experimental"
+
+    @property
+    def optional_node_operations(self) -> bool:
+        return self.gates["DRAOptionalNodeOperations"]
 
     @property
     def cel_sees_list_attributes(self) -> bool:

@@ -163,6 +163,7 @@ class Slice:
     __slots__ = (
         "name", "driver", "pool", "generation", "slice_count", "node_name", "node_selector", "all_nodes",
         "per_device_node_selection", "shared_counters", "devices", "raw", "uses_compatibility_groups",
+        "skip_node_operations",
     )
 
     def __init__(self, raw: dict, rule_taints):
@@ -177,6 +178,7 @@ class Slice:
         self.node_selector = spec.get("nodeSelector")
         self.all_nodes = bool(spec.get("allNodes"))
         self.per_device_node_selection = bool(spec.get("perDeviceNodeSelection"))
+        self.skip_node_operations: list[str] = list(spec.get("skipNodeOperations") or [])
         self.shared_counters: list[tuple[str, dict[str, Quantity]]] = [
             (cs["name"], {name: parse_quantity(c["value"]) for name, c in (cs.get("counters") or {}).items()})
             for cs in spec.get("sharedCounters") or []

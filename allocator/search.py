@@ -44,6 +44,11 @@ COUNTERS_DISABLED = "PartitionableDevicesDisabled"
 COUNTERS = "CountersExhausted"
 TAINTED = "TaintNotTolerated"
 CONSTRAINT = "ConstraintConflict"
+NODE_OPERATIONS = "NodeOperationsUnsupported"
+
+# The node-declared feature a device of a slice with skipNodeOperations needs
+# (component-helpers nodedeclaredfeatures/features/draoptionalnodeoperations).
+OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations"
 
 
 class _CounterShortage:
@@ -133,6 +138,8 @@ class ChosenDevice:
             data["shareID"] = self.share_id
         if self.consumed:
             data["consumedCapacity"] = {k: str(v) for k, v in self.consumed.items()}
+        if features.checks_node_operations and self.device.slice.skip_node_operations:
+            data["skipNodeOperations"] = list(self.device.slice.skip_node_operations)
         if features.binding_and_status:
             if self.device.binding_conditions:
                 data["bindingConditions"] = list(self.device.binding_conditions)
@@ -526,6 +533,15 @@ class _Attempt:
         if not request.admin_access and self._in_use(device.id):
             self.trace.note(ci, request, device, IN_USE, self._in_use_message(device.id))
             return None
+        if device.slice.skip_node_operations and self.features.checks_node_operations:
+            if not self.features.optional_node_operations:
+                self.trace.note(ci, request, device, NODE_OPERATIONS,
+                                "device skips node operations, but DRAOptionalNodeOperations is disabled")
+                return None
+            if OPTIONAL_NODE_OPERATIONS not in ((self.node.get("status") or {}).get("declaredFeatures") or ()):
+                self.trace.note(ci, request, device, NODE_OPERATIONS,
+                                f"device skips node operations, which the node does not declare ({OPTIONAL_NODE_OPERATIONS})")
+                return None
         if not self.features.partitionable_devices and device.consumes_counters:
             self.trace.note(ci, request, device, COUNTERS_DISABLED,
                             "device consumes counters, but DRAPartitionableDevices is disabled")
