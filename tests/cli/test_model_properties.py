@@ -185,7 +185,8 @@ def test_every_device_has_one_state_and_every_face_counts_alike(objects, run_cli
     node_rows = {row.key[1]: row.cells for row in NodesTab.build(model, None, NodesTab.new_cache()).table.rows}
     for name, entry in nodes.items():
         cells = node_rows[name]
-        assert [int(c) for c in cells[2:3 + len(COUNT_COLUMNS)]] == [entry["devices"]["total"],
+        assert cells[1] == entry["ready"] + (",SchedulingDisabled" if entry["unschedulable"] else "")
+        assert [int(c) for c in cells[3:4 + len(COUNT_COLUMNS)]] == [entry["devices"]["total"],
                                                                      *column_counts(entry["devices"])]
-    device_rows = {row.key[1:]: row.cells[2] for row in DevicesTab.build(model, None, DevicesTab.new_cache()).rows}
+    device_rows = {row.key[1:]: row.cells[3] for row in DevicesTab.build(model, None, DevicesTab.new_cache()).rows}
     assert device_rows == {(d["driver"], d["pool"], d["name"]): d["state"] for d in devices}

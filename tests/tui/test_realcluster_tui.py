@@ -90,14 +90,14 @@ async def test_allocating_a_claim_takes_its_device(cluster, kube, namespace, nam
     app = await live_app(cluster)
     device = ("device", names["driver"], names["node"], "gpu-1")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: (row_cells(app, "devices-table", device) or ("",) * 3)[2] == "Free", "the device")
+        await until(pilot, lambda: (row_cells(app, "devices-table", device) or ("",) * 4)[3] == "Free", "the device")
         claim["status"] = {"allocation": {
             "devices": {"results": [{"request": "gpu", "driver": names["driver"], "pool": names["node"],
                                      "device": "gpu-1"}]},
             "allocationTimestamp": "2026-01-01T00:00:00Z"}}
         await asyncio.to_thread(kube.replace, claim, "status")
-        await until(pilot, lambda: row_cells(app, "devices-table", device)[2] == "Allocated", "the device taken")
-        assert row_cells(app, "devices-table", device)[3] == f"{namespace}/one-gpu"
+        await until(pilot, lambda: row_cells(app, "devices-table", device)[3] == "Allocated", "the device taken")
+        assert row_cells(app, "devices-table", device)[4] == f"{namespace}/one-gpu"
         assert row_cells(app, "claims-table", ("ResourceClaim", namespace, "one-gpu"))[2] == "allocated"
 
 

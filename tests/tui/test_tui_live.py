@@ -56,7 +56,7 @@ async def test_a_generation_bump_with_one_of_two_slices_is_incomplete(store):
         assert row[:4] == ("cpu-node-1", "2", "1/2", "Incomplete")
         assert row[12] == "1 of 2 slices of generation 2 published"
         devices = table(app, "devices-table")
-        assert cells(devices, ("device", "gpu.nvidia.com", "cpu-node-1", "gpu-0"))[2] == "Unavailable"
+        assert cells(devices, ("device", "gpu.nvidia.com", "cpu-node-1", "gpu-0"))[3] == "Unavailable"
 
 
 async def test_an_allocated_claim_takes_its_device(store):
@@ -64,13 +64,13 @@ async def test_an_allocated_claim_takes_its_device(store):
     async with app.run_test(size=DEMO_SIZE) as pilot:
         await settle(app, pilot)
         key = ("device", "gpu.nvidia.com", "gpu-node-1", "gpu-1-mig-1g10gb-3")
-        assert cells(table(app, "devices-table"), key)[2:4] == ("Free", "")
+        assert cells(table(app, "devices-table"), key)[3:5] == ("Free", "")
         claim = item(store, "ResourceClaim", "spare-mig", "inference")
         claim["status"] = {"allocation": {"devices": {"results": [
             {"request": "mig", "driver": "gpu.nvidia.com", "pool": "gpu-node-1", "device": "gpu-1-mig-1g10gb-3"}]}}}
         store.apply("ResourceClaim", "MODIFIED", claim)
         await settle(app, pilot)
-        assert cells(table(app, "devices-table"), key)[2:4] == ("Allocated", "inference/spare-mig")
+        assert cells(table(app, "devices-table"), key)[3:5] == ("Allocated", "inference/spare-mig")
         assert cells(table(app, "claims-table"), ("ResourceClaim", "inference", "spare-mig"))[2] == "allocated"
 
 
@@ -100,7 +100,7 @@ async def test_selection_and_scroll_survive_updates_elsewhere(store):
         changed["spec"]["devices"][2]["taints"] = [{"key": "example.com/check", "effect": "NoSchedule"}]
         store.apply("ResourceSlice", "MODIFIED", changed)
         await settle(app, pilot)
-        assert cells(devices, ("device", "gpu.nvidia.com", "gpu-node-2", "gpu-2"))[2] == "Tainted"
+        assert cells(devices, ("device", "gpu.nvidia.com", "gpu-node-2", "gpu-2"))[3] == "Tainted"
         assert (devices.highlighted_row.key, devices.scroll_y) == (selected, scroll)
 
 
@@ -152,7 +152,7 @@ async def test_a_forbidden_kind_says_why_in_its_views(store):
         banner = str(claims.query_one(".banner").render())
         assert banner == ('ResourceClaim: forbidden — resourceclaims.resource.k8s.io is forbidden: '
                           'User "dev" cannot list')
-        assert not app.main_screen.view("nodes").has_class("-problems")
+        assert app.main_screen.view("nodes").has_class("-problems")  # its counts are unknown (?) now
 
 
 async def test_an_unreadable_slice_is_named_in_the_pools_view(store):

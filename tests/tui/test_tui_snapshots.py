@@ -13,7 +13,9 @@ from tui.app import DraApp
 from tui.refs import ExplainTarget
 from tui.messages import ExplainRequested
 from tui.widgets.virtual_table import VirtualTable
-from tui_helpers import DEMO_SIZE, settle, until
+from tui_helpers import DEMO_SIZE, item, settle, until
+
+NARROW = (80, 24)
 
 
 def showing(store, *keys: str, table: str | None = None, row: tuple | None = None, after=None):
@@ -140,3 +142,59 @@ class TestTrouble:
     def test_forbidden_kinds_and_a_lost_watch(self, store, snap_compare):
         app, run_before = showing(store, "3", after=_forbidden_and_stale)
         assert snap_compare(app, terminal_size=DEMO_SIZE, run_before=run_before)
+
+
+def _faulty(store) -> None:
+    """A pool with a device name twice (Invalid, its devices Unavailable), a NotReady node and a
+    cordoned one: the states a user must act on."""
+    nics = item(store, "ResourceSlice", "gpu-node-2-dra.net-v7b2q")
+    nics["spec"]["devices"][1]["name"] = nics["spec"]["devices"][0]["name"]
+    store.apply("ResourceSlice", "MODIFIED", nics)
+    node = item(store, "Node", "gpu-node-2")
+    for condition in node["status"]["conditions"]:
+        if condition["type"] == "Ready":
+            condition.update(status="False", reason="KubeletNotReady", message="container runtime is down")
+    store.apply("Node", "MODIFIED", node)
+    cordoned = item(store, "Node", "gpu-node-3")
+    cordoned["spec"]["unschedulable"] = True
+    store.apply("Node", "MODIFIED", cordoned)
+
+
+class TestFaults:
+    def test_an_invalid_pool_says_why(self, store, snap_compare):
+        app, run_before = showing(store, table="pools-table", row=("pool", "dra.net", "gpu-node-2"), after=_faulty)
+        assert snap_compare(app, terminal_size=DEMO_SIZE, run_before=run_before)
+
+    def test_unavailable_devices_of_invalid_and_incomplete_pools(self, store, snap_compare):
+        app, run_before = showing(store, "2", "slash", *"unavailable", "enter", table="devices-table",
+                                  row=("device", "dra.net", "gpu-node-2", "pci-0000-11-00-0"), after=_faulty)
+        assert snap_compare(app, terminal_size=DEMO_SIZE, run_before=run_before)
+
+    def test_a_not_ready_node_and_a_cordoned_one(self, store, snap_compare):
+        app, run_before = showing(store, "4", table="nodes-table", row=("Node", "gpu-node-2"), after=_faulty)
+        assert snap_compare(app, terminal_size=DEMO_SIZE, run_before=run_before)
+
+
+class TestNarrow:
+    """80x24: the detail goes under the table; columns that say which object a row is stay whole."""
+
+    def test_pools(self, store, snap_compare):
+        app, run_before = showing(store, table="pools-table", row=("pool", "dra.net", "gpu-node-2"), after=_faulty)
+        assert snap_compare(app, terminal_size=NARROW, run_before=run_before)
+
+    def test_devices_filtered(self, store, snap_compare):
+        app, run_before = showing(store, "2", "slash", *"gpu-node-2", "enter")
+        assert snap_compare(app, terminal_size=NARROW, run_before=run_before)
+
+    def test_nodes(self, store, snap_compare):
+        app, run_before = showing(store, "4", table="nodes-table", row=("Node", "gpu-node-2"), after=_faulty)
+        assert snap_compare(app, terminal_size=NARROW, run_before=run_before)
+
+    def test_help_of_the_explanation(self, store, snap_compare):
+        app, run_before = explaining(store, ExplainTarget("Pod", "research", "big-model-train"))
+
+        async def then_help(pilot) -> None:
+            await run_before(pilot)
+            await pilot.press("question_mark")
+
+        assert snap_compare(app, terminal_size=NARROW, run_before=then_help)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from textual.containers import Horizontal
 
-from kubectl_dra.model.states import device_state
+from kubectl_dra.model.knowledge import SEES_ALL, Blind
+from kubectl_dra.model.states import device_state, state_text
 from tui.dashboard import Dashboard
 from tui.format import state_style
 from tui.messages import Navigate
@@ -14,30 +15,33 @@ from tui.views.devices_common import attribute_summary, device_detail, holders_t
 from tui.widgets.detail_pane import DetailPane
 from tui.widgets.virtual_table import Column, Row, VirtualTable
 
+# Driver, pool and device name say which device a row is (pool names repeat across drivers): a
+# narrow table drops attributes, then nodes, then claims before it shortens any of them.
 DEVICE_COLUMNS = (
-    Column("DEVICE", max_width=32),
-    Column("POOL", max_width=32),
+    Column("DRIVER", max_width=32, min_width=12),
+    Column("POOL", max_width=32, min_width=12),
+    Column("DEVICE", max_width=32, min_width=12),
     Column("STATE"),
-    Column("CLAIMS", max_width=40),
-    Column("NODES", max_width=28),
-    Column("DRIVER", max_width=28),
-    Column("ATTRIBUTES", max_width=60),
+    Column("CLAIMS", max_width=40, priority=2, min_width=16),
+    Column("NODES", max_width=28, priority=3, min_width=28),
+    Column("ATTRIBUTES", max_width=60, priority=4, min_width=20),
 )
 
 
-def device_row(device) -> Row:
-    state = device_state(device)
+def device_row(device, blind: Blind = SEES_ALL) -> Row:
+    state = device_state(device, blind)
     return Row(
         ("device", device.driver, device.pool, device.name),
-        (device.name, device.pool, state, holders_text(device), str(device.node_scope), device.driver,
-         attribute_summary(device)),
-        ("bold", "", state_style(state), "", "", "dim", "dim"),
+        (device.driver, device.pool, device.name, state_text(device, blind), holders_text(device),
+         str(device.node_scope), attribute_summary(device)),
+        ("", "", "bold", state_style(state), "", "", "dim"),
     )
 
 
-def device_rows(pools, cache: RowCache) -> TableData:
-    return cache.table([((pool.driver, pool.pool), pool) for pool in pools],
-                       lambda _key, pool: [device_row(device) for device in pool.devices])
+def device_rows(pools, cache: RowCache, blind: Blind = SEES_ALL) -> TableData:
+    # A pool's rows change with its report or with what cannot be read (Unknown states).
+    return cache.table([((pool.driver, pool.pool), (pool, blind)) for pool in pools],
+                       lambda _key, source: [device_row(device, blind) for device in source[0].devices])
 
 
 def find_device(dashboard: Dashboard, key: tuple):
@@ -50,8 +54,8 @@ class DevicesView(View):
     KINDS = ("ResourceSlice", "ResourceClaim", "DeviceTaintRule")
 
     DEFAULT_CSS = """
-    DevicesView #devices-table { width: 3fr; }
-    DevicesView #device-detail { width: 2fr; }
+    DevicesView #devices-table { width: 2fr; }
+    DevicesView #device-detail { width: 1fr; }
     """
 
     def compose(self):
@@ -66,7 +70,7 @@ class DevicesView(View):
 
     @staticmethod
     def build(dashboard: Dashboard, namespace: str | None, cache: RowCache) -> TableData:
-        return device_rows(dashboard.pools, cache)
+        return device_rows(dashboard.pools, cache, dashboard.blind)
 
     def show(self, dashboard: Dashboard, data: TableData) -> None:
         self._dashboard = dashboard
@@ -93,7 +97,7 @@ class DevicesView(View):
         dashboard = self._dashboard
         pool = dashboard.pools_by_id.get((device.driver, device.pool))
         raw = raw_device(device, dashboard.normalised_slice(device.slice_name))
-        pane.show(row.key, device_detail(device, raw, pool))
+        pane.show(row.key, device_detail(device, raw, pool, dashboard.blind))
 
     def selected_object(self) -> ObjectRef | None:
         row = self.main_table.highlighted_row

@@ -10,21 +10,23 @@ from rich.text import Text
 from textual.containers import Horizontal
 
 from kubectl_dra.model.nodes import NodeEntry
-from kubectl_dra.model.states import COUNT_COLUMNS, FREE, device_state
+from kubectl_dra.model.knowledge import SEES_ALL, Blind
+from kubectl_dra.model.states import COUNT_COLUMNS, FREE, count_text, device_state
 from tui.dashboard import Dashboard
 from tui.format import plural, state_style
 from tui.refs import ObjectRef
 from tui.views.base import RowCache, TableData, View
-from tui.views.pools import count_styles
+from tui.views.pools import COUNT_PRIORITY, count_styles
 from tui.widgets.detail_pane import DetailPane
 from tui.widgets.virtual_table import Column, Row, VirtualTable
 
 NODE_COLUMNS = (
-    Column("NAME", max_width=40),
-    Column("POOLS", align="right"),
-    Column("DEVICES", align="right"),
-    *(Column(header, align="right") for header, _ in COUNT_COLUMNS),
-    Column("DRIVERS", max_width=60),
+    Column("NAME", max_width=40, min_width=16),
+    Column("STATUS"),
+    Column("POOLS", align="right", priority=8),
+    Column("DEVICES", align="right", priority=2),
+    *(Column(header, align="right", priority=COUNT_PRIORITY.get(header, 3)) for header, _ in COUNT_COLUMNS),
+    Column("DRIVERS", max_width=60, priority=9, min_width=20),
 )
 FREE_DEVICES_LISTED = 24
 
@@ -35,19 +37,20 @@ def node_row(entry: NodeEntry) -> Row:
     name = entry.name if entry.node is not None else f"{entry.name} (no Node object)"
     return Row(
         ("Node", entry.name),
-        (name, str(len(entry.reach)), str(counts.total), *(str(count) for count in counts.columns()),
+        (name, entry.status, str(len(entry.reach)), str(counts.total), *(count_text(count) for count in counts.columns()),
          ", ".join(drivers)),
-        ("bold" if entry.node is not None else "dim", "", "", *count_styles(counts), "dim"),
+        ("bold" if entry.node is not None else "dim", state_style(entry.ready), "", "", *count_styles(counts), "dim"),
     )
 
 
-def node_rows(entries: dict[str, NodeEntry], cache: RowCache) -> TableData:
-    # A node's row changes when its Node object or one of the pool reports reaching it is replaced.
-    sources = [(name, (entry.node, *(r.pool for r in entry.reach))) for name, entry in entries.items()]
+def node_rows(entries: dict[str, NodeEntry], cache: RowCache, blind: Blind = SEES_ALL) -> TableData:
+    # A node's row changes when its Node object or one of the pool reports reaching it is replaced,
+    # or with what cannot be read (Unknown counts).
+    sources = [(name, (blind, entry.node, *(r.pool for r in entry.reach))) for name, entry in entries.items()]
     return cache.table(sources, lambda name, _source: [node_row(entries[name])])
 
 
-def node_detail(entry: NodeEntry) -> RenderableType:
+def node_detail(entry: NodeEntry, blind: Blind = SEES_ALL) -> RenderableType:
     title = Text(f"Node {entry.name}", style="bold")
     if entry.node is None:
         title.append("  (a slice names it; no Node object seen)", style="dim")
@@ -64,12 +67,12 @@ def node_detail(entry: NodeEntry) -> RenderableType:
             Text(pool.state, style=state_style(pool.state)),
             str(pool.node_scope),
             str(reach.counts.total),
-            Text(str(free), style=state_style(FREE) if free else "dim"),
+            Text(count_text(free), style=state_style(FREE) if free else "dim"),
         )
     parts: list[RenderableType] = [title, Text(), table, Text("\nFree here", style="bold underline")]
     free_devices = [
         f"{reach.pool.pool}/{device.name}"
-        for reach in entry.reach for device in reach.devices if device_state(device) == FREE
+        for reach in entry.reach for device in reach.devices if device_state(device, blind) == FREE
     ]
     if not free_devices:
         parts.append(Text("nothing", style="yellow"))
@@ -84,6 +87,7 @@ def node_detail(entry: NodeEntry) -> RenderableType:
 class NodesData:
     table: TableData
     entries: dict[str, NodeEntry]
+    blind: Blind = SEES_ALL
 
     def entry(self, name: str) -> NodeEntry | None:
         return self.entries.get(name)
@@ -91,7 +95,7 @@ class NodesData:
 
 class NodesView(View):
     TITLE = "Nodes"
-    KINDS = ("Node", "ResourceSlice")
+    KINDS = ("Node", "ResourceSlice", "ResourceClaim", "DeviceTaintRule")  # the counts depend on all four
 
     DEFAULT_CSS = """
     NodesView #nodes-table { width: 3fr; }
@@ -115,7 +119,7 @@ class NodesView(View):
     @staticmethod
     def build(dashboard: Dashboard, namespace: str | None, cache: RowCache) -> NodesData:
         entries = dashboard.node_reach.entries
-        return NodesData(node_rows(entries, cache), entries)
+        return NodesData(node_rows(entries, cache, dashboard.blind), entries, dashboard.blind)
 
     def show(self, dashboard: Dashboard, data: NodesData) -> None:
         self._data = data
@@ -129,7 +133,7 @@ class NodesView(View):
     def _show_detail(self, row: Row | None) -> None:
         pane = self.query_one(DetailPane)
         entry = self._data.entry(row.key[1]) if row is not None and self._data else None
-        pane.show(row.key if row else None, node_detail(entry) if entry else "")
+        pane.show(row.key if row else None, node_detail(entry, self._data.blind) if entry else "")
 
     def selected_object(self) -> ObjectRef | None:
         row = self.main_table.highlighted_row

@@ -9,7 +9,8 @@ from rich.text import Text
 from textual.containers import Horizontal
 from textual.widgets import Static
 
-from kubectl_dra.model.states import COUNT_COLUMNS, SLICE_STALE, device_state
+from kubectl_dra.model.knowledge import SEES_ALL, Blind
+from kubectl_dra.model.states import COUNT_COLUMNS, SLICE_STALE, UNKNOWN, count_text, device_state, state_text
 from tui.dashboard import Dashboard
 from tui.format import plural, state_style
 from tui.messages import Navigate
@@ -20,28 +21,34 @@ from tui.views.devices_common import attribute_summary, holders_text
 from tui.widgets.terminal_safe import TerminalSafe
 from tui.widgets.virtual_table import Column, Row, VirtualTable
 
+COUNT_PRIORITY = {"FREE": 2, "UNAVAILABLE": 2, "TAINTED": 3, "BLOCKED": 4, "ALLOCATED": 5, "SHARED": 7}
+"""How soon a narrow table drops a count column (higher: sooner; tui.widgets.virtual_table.Column)."""
+
+# The pool name and its state say which pool and whether it works (the driver is the heading);
+# what keeps devices from use and REASON stay longest, the generation and slice count go first.
 POOL_COLUMNS = (
-    Column("POOL", max_width=40),
-    Column("GEN", align="right"),
-    Column("SLICES", align="right"),
+    Column("POOL", max_width=40, min_width=12),
+    Column("GEN", align="right", priority=9),
+    Column("SLICES", align="right", priority=8),
     Column("STATE"),
-    Column("NODES", max_width=36),
-    Column("DEVICES", align="right"),
-    *(Column(header, align="right") for header, _ in COUNT_COLUMNS),
-    Column("REASON", max_width=60),
+    Column("NODES", max_width=36, priority=6, min_width=24),
+    Column("DEVICES", align="right", priority=2),
+    *(Column(header, align="right", priority=COUNT_PRIORITY.get(header, 3)) for header, _ in COUNT_COLUMNS),
+    Column("REASON", max_width=60, priority=2, min_width=16),
 )
 
 POOL_DEVICE_COLUMNS = (
-    Column("DEVICE", max_width=32),
+    Column("DEVICE", max_width=32, min_width=12),
     Column("STATE"),
-    Column("CLAIMS", max_width=40),
-    Column("ATTRIBUTES", max_width=80),
+    Column("CLAIMS", max_width=40, priority=2, min_width=16),
+    Column("ATTRIBUTES", max_width=80, priority=3, min_width=20),
 )
 
 
 def count_styles(counts) -> tuple[str, ...]:
-    """Each count column coloured like its state word when non-zero, dim when zero."""
-    return tuple(state_style(states[0]) if count else "dim"
+    """Each count column coloured like its state word when non-zero, dim when zero, like Unknown
+    when it is unknown (`?`)."""
+    return tuple(state_style(UNKNOWN) if count is None else state_style(states[0]) if count else "dim"
                  for (_, states), count in zip(COUNT_COLUMNS, counts.columns()))
 
 
@@ -56,7 +63,7 @@ def pool_row(pool, counts) -> Row:
             pool.state,
             str(pool.node_scope),
             str(counts.total),
-            *(str(count) for count in counts.columns()),
+            *(count_text(count) for count in counts.columns()),
             pool.reason or "",
         ),
         ("", "", pool_style if pool.slices_seen != pool.slices_expected else "", pool_style,
@@ -77,11 +84,13 @@ def pool_rows(model: Dashboard, cache: RowCache) -> TableData:
         label = f"{pool.driver}  ({plural(per_driver[pool.driver], 'pool')})"
         return [Row(("driver", pool.driver), (label,), heading=True)]
 
-    return cache.table([((pool.driver, pool.pool), pool) for pool in pools],
-                       lambda _key, pool: [pool_row(pool, model.pool_counts(pool))], heading)
+    # A pool's row changes with its report or with what cannot be read (Unknown counts).
+    return cache.table([((pool.driver, pool.pool), (pool, model.blind)) for pool in pools],
+                       lambda _key, source: [pool_row(source[0], model.pool_counts(source[0]))],
+                       lambda key, source: heading(key, source[0]))
 
 
-def pool_device_rows(pool, raw_slices_by_name: dict[str, dict]) -> list[Row]:
+def pool_device_rows(pool, raw_slices_by_name: dict[str, dict], blind: Blind = SEES_ALL) -> list[Row]:
     """The pool's devices grouped under a heading per slice."""
     by_slice: dict[str, list] = {name: [] for name in pool.slice_names}
     for device in pool.devices:
@@ -96,10 +105,10 @@ def pool_device_rows(pool, raw_slices_by_name: dict[str, dict]) -> list[Row]:
             heading=True,
         ))
         for device in devices:
-            state = device_state(device)
+            state = device_state(device, blind)
             rows.append(Row(
                 ("device", device.driver, device.pool, device.name),
-                (device.name, state, holders_text(device), attribute_summary(device)),
+                (device.name, state_text(device, blind), holders_text(device), attribute_summary(device)),
                 ("", state_style(state), "", "dim"),
             ))
     return rows
@@ -119,8 +128,10 @@ def pool_summary(pool, counts) -> Group:
     if pool.reason:
         facts.add("reason", Text(pool.reason, style=state_style(pool.state)))
     facts.add("nodes", str(pool.node_scope))
-    facts.add("devices", f"{counts.total}: " + ", ".join(
-        f"{count} {header.lower()}" for (header, _), count in zip(COUNT_COLUMNS, counts.columns()) if count))
+    known = [f"{count_text(count)} {header.lower()}" for (header, _), count in zip(COUNT_COLUMNS, counts.columns())
+             if count != 0]
+    unknown = [f"{counts.unknown} unknown"] if counts.unknown else []
+    facts.add("devices", f"{counts.total}: " + ", ".join(known + unknown))
     for set_name, counters in sorted(pool.counter_sets.items()):
         used = ", ".join(
             f"{name} {values.get('consumed', 0)}/{values.get('value')}" for name, values in sorted(counters.items())
@@ -191,7 +202,7 @@ class PoolsView(View):
             devices.set_rows([])
             return
         summary.update(TerminalSafe(pool_summary(pool, self._dashboard.pool_counts(pool))))  # names from the cluster
-        devices.set_rows(pool_device_rows(pool, self._dashboard.raw_slices_by_name))
+        devices.set_rows(pool_device_rows(pool, self._dashboard.raw_slices_by_name, self._dashboard.blind))
 
     def selected_pool(self):
         row = self.query_one("#pools-table", VirtualTable).highlighted_row
