@@ -9,7 +9,9 @@ slices, incomplete, being replaced by a newer generation, invalid (duplicate dev
 counter sets); CEL selectors on ints, strings, bools, versions (semver), quantities and missing
 attributes; slice taints, DeviceTaintRules and tolerations; shared counters (partitionable
 devices); consumable capacity with request policies, negative and int64-overflowing requests and
-negative capacities; firstAvailable; matchAttribute and
+negative capacities; list-type attributes (ints, bools, strings, versions) mixed with scalars
+in constraints and selectors where DRAListTypeAttributes is on; slices skipping node operations
+and nodes declaring DRAOptionalNodeOperations where that gate is on; firstAvailable; matchAttribute and
 distinctAttribute constraints; admin access; All mode; existing allocations (exclusive, shared
 with share IDs, admin access); pods with several claims, some already allocated; objects in
 resource.k8s.io v1beta1 and v1beta2; feature gates switched off.
@@ -83,6 +85,8 @@ class _Generator:
         self.nodes: list[dict] = []
         self.devices: list[tuple[str, str, dict]] = []  # (driver, pool, device) of the newest generation
         self.uid_counter = 0
+        self.list_attributes = False
+        self.node_operations = False
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -106,6 +110,8 @@ class _Generator:
                 "status": {"allocatable": {"pods": "110", "cpu": "8", "memory": "32Gi"},
                            "conditions": [{"type": "Ready", "status": "True"}]},
             })
+            if self.node_operations and self.chance(0.6):
+                self.nodes[-1]["status"]["declaredFeatures"] = ["DRAOptionalNodeOperations"]
         return self.nodes
 
     def node_selector(self) -> dict:
@@ -135,6 +141,8 @@ class _Generator:
         attrs: dict = {"index": {"int": self.rng.randint(0, 7)}, "model": {"string": self.rng.choice(MODELS)},
                        "driverVersion": {"version": self.rng.choice(VERSIONS)},
                        "numa": {"int": self.rng.randint(0, 1)}}
+        if self.list_attributes:
+            self.list_valued(attrs)
         if not self.chance(0.1):
             attrs["healthy"] = {"bool": not self.chance(0.2)}
         if self.chance(0.3):
@@ -162,6 +170,20 @@ class _Generator:
         if per_device_scope:
             device.update(self.scope(self.rng.choice(("node", "node", "selector", "all"))))
         return device
+
+    def list_valued(self, attrs: dict) -> None:
+        """DRAListTypeAttributes: some attributes that constraints and selectors use become lists, so
+        devices mix scalars and lists of every type."""
+        if self.chance(0.4):
+            attrs["numa"] = {"ints": self.rng.sample(range(3), self.rng.randint(1, 2))}
+        if self.chance(0.3):
+            attrs["model"] = {"strings": self.rng.sample(MODELS, self.rng.randint(1, 2))}
+        if self.chance(0.2):
+            attrs["index"] = {"ints": self.rng.sample(range(8), self.rng.randint(1, 3))}
+        if self.chance(0.2):
+            attrs["driverVersion"] = {"versions": self.rng.sample(VERSIONS, self.rng.randint(1, 2))}
+        if self.chance(0.2):
+            attrs["links"] = {"bools": self.rng.sample((True, False), self.rng.randint(1, 2))}
 
     def taint(self) -> dict:
         taint = {"key": self.rng.choice(TAINT_KEYS), "effect": self.rng.choice(("NoSchedule", "NoExecute", "None"))}
@@ -206,6 +228,10 @@ class _Generator:
 
         generation = 1
         slice_specs = [{"driver": driver, **scope, "devices": chunk} for chunk in slices_devices]
+        if self.node_operations and self.chance(0.5):
+            skip = self.rng.choice((["*"], ["NodePrepareResources"], ["NodePrepareResources", "NodeUnprepareResources"]))
+            for spec in slice_specs:
+                spec["skipNodeOperations"] = list(skip)
         if counter_slice is not None:
             slice_specs.append(counter_slice)
         device_specs = [spec for spec in slice_specs if "devices" in spec]
@@ -255,6 +281,11 @@ class _Generator:
             f'device.attributes["{d}"].model.startsWith("h") || device.attributes["{d}"].missing == 1',
             f'device.allowMultipleAllocations == true',
         ]
+        if self.list_attributes:
+            # includes() works on scalars and lists alike.
+            choices += [f'device.attributes["{d}"].numa.includes({self.rng.randint(0, 2)})',
+                        f'device.attributes["{d}"].model.includes("{self.rng.choice(MODELS)}")']
+            rare.append(f'device.attributes["{d}"].numa.exists(n, n > 0)')  # a runtime error on a scalar
         pool = rare if self.chance(0.04) else choices
         return self.rng.choice(pool)
 
@@ -330,10 +361,11 @@ class _Generator:
             constraint: dict = {}
             if len(requests) > 1 and self.chance(0.5):
                 constraint["requests"] = [r["name"] for r in self.rng.sample(requests, 2)]
+            listed = ("driverVersion", "links") if self.list_attributes else ()
             if self.chance(0.7):
-                constraint["matchAttribute"] = f"{driver}/{self.rng.choice(('numa', 'model', 'index'))}"
+                constraint["matchAttribute"] = f"{driver}/{self.rng.choice(('numa', 'model', 'index', *listed))}"
             else:
-                constraint["distinctAttribute"] = f"{driver}/{self.rng.choice(('numa', 'index'))}"
+                constraint["distinctAttribute"] = f"{driver}/{self.rng.choice(('numa', 'index', *listed))}"
             devices["constraints"] = [constraint]
         return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                 "metadata": {"name": name, "namespace": NAMESPACE, "uid": self.uid()},
@@ -388,6 +420,9 @@ class _Generator:
     # -- the whole scenario -------------------------------------------------------------------
 
     def generate(self) -> Scenario:
+        # Decided first: only an API server with the gate keeps list attributes.
+        self.list_attributes = self.minor >= 36 and self.chance(0.15)
+        self.node_operations = self.minor >= 37 and self.chance(0.12)
         objects: list[dict] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {
             "name": NAMESPACE, "labels": {"resource.kubernetes.io/admin-access": "true"}}}]
         objects += self.make_nodes()
@@ -428,6 +463,10 @@ class _Generator:
                 gates[gate] = False
         if self.minor == 36 and self.chance(0.3):
             gates["DRADeviceTaintRules"] = True
+        if self.list_attributes:
+            gates["DRAListTypeAttributes"] = True
+        if self.node_operations:
+            gates["DRAOptionalNodeOperations"] = True
         if self.minor <= 35:
             objects = [as_stored(obj, gates) for obj in objects]
         objects = [self.maybe_beta(obj) for obj in objects]
@@ -509,3 +548,68 @@ def to_v1beta1(obj: dict) -> dict:
 
 def generate(seed: int, minor: int = 37) -> Scenario:
     return _Generator(seed, minor).generate()
+
+
+# What a scenario exercises, for the per-version counts the differential test prints. A class counts
+# only where the scheduler of the scenario's version and gates acts on it.
+CLASSES = ("capacity errors", "list attributes", "taints", "counters", "consumable capacity", "firstAvailable",
+           "constraints", "admin access", "All mode", "binding conditions", "existing allocations", "v1beta1",
+           "v1beta2", "gates changed", "optional node operations")
+_INT64_MAX = (1 << 63) - 1
+
+
+def exercised(scenario: Scenario) -> set[str]:
+    """The classes of CLASSES that `scenario` exercises."""
+    import allocator
+    from allocator.quantity import parse_quantity
+
+    features = allocator.Features.for_version(scenario.minor, scenario.feature_gates or None)
+    found: set[str] = set()
+    if scenario.feature_gates:
+        found.add("gates changed")
+    for obj in scenario.objects:
+        version = obj["apiVersion"].rpartition("/")[2]
+        if version in ("v1beta1", "v1beta2"):
+            found.add(version)
+        kind, spec = obj["kind"], obj.get("spec") or {}
+        if kind == "DeviceTaintRule" and features.device_taint_rules:
+            found.add("taints")
+        elif kind == "ResourceSlice":
+            if spec.get("sharedCounters") and features.partitionable_devices:
+                found.add("counters")
+            if spec.get("skipNodeOperations") and features.checks_node_operations:
+                found.add("optional node operations")
+            for device in spec.get("devices") or []:
+                device = device.get("basic", device)
+                capacities = [parse_quantity(c["value"]) for c in (device.get("capacity") or {}).values()]
+                if device.get("taints") and features.device_taints:
+                    found.add("taints")
+                if device.get("bindingConditions") and features.binding_and_status:
+                    found.add("binding conditions")
+                if device.get("allowMultipleAllocations") and features.consumable_capacity:
+                    found.add("consumable capacity")
+                if features.consumable_capacity and any(q.sign() < 0 for q in capacities):
+                    found.add("capacity errors")
+                if any(key in attr for attr in (device.get("attributes") or {}).values()
+                       for key in ("ints", "bools", "strings", "versions")):
+                    found.add("list attributes")
+        elif kind == "ResourceClaim":
+            devices = spec["devices"]
+            if devices.get("constraints"):
+                found.add("constraints")
+            if (obj.get("status") or {}).get("allocation"):
+                found.add("existing allocations")
+            for request in devices.get("requests") or []:
+                if request.get("firstAvailable") and features.prioritized_list:
+                    found.add("firstAvailable")
+                for body in [request.get("exactly") or request, *(request.get("firstAvailable") or [])]:
+                    if body.get("adminAccess") and features.admin_access:
+                        found.add("admin access")
+                    if body.get("allocationMode") == "All":
+                        found.add("All mode")
+                    amounts = [parse_quantity(q) for q in ((body.get("capacity") or {}).get("requests") or {}).values()]
+                    if amounts and features.consumable_capacity:
+                        found.add("consumable capacity")
+                        if any(q.sign() < 0 or q.amount >= _INT64_MAX for q in amounts):
+                            found.add("capacity errors")
+    return found

@@ -5,19 +5,22 @@ reaches in our allocator.
 
 KUBECTL_DRA_DIFF_SCENARIOS sets the number of scenarios (default 2,000: 55% for 1.37, 20% for 1.36,
 15% for 1.35, 10% for 1.34); KUBECTL_DRA_DIFF_SEED the first seed (default 0). Every disagreement is stored in
-tests/e2e/regressions/ and replayed by test_stored_regressions from then on.
+tests/e2e/regressions/ and replayed by test_stored_regressions from then on. Each version's run prints
+(and records as the property "classes") how many of its scenarios exercise each class of
+scenarios.CLASSES, so coverage is visible in CI output.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from .differential import REGRESSIONS_DIR, deterministic, check, reproduce_command, store_regression
-from .scenarios import Scenario, generate
+from .scenarios import CLASSES, Scenario, exercised, generate
 
 pytestmark = pytest.mark.realcluster
 
@@ -40,16 +43,39 @@ def failure_message(scenarios: dict[str, Scenario], disagreements: dict[str, lis
     return "\n".join(lines)
 
 
+def coverage(scenarios: list[Scenario]) -> dict[str, int]:
+    """How many scenarios exercise each class (scenarios.CLASSES), in that order."""
+    counts = Counter(name for scenario in scenarios for name in exercised(scenario))
+    return {name: counts[name] for name in CLASSES}
+
+
 @pytest.mark.parametrize("minor", sorted(SHARE, reverse=True))
-def test_python_allocator_agrees_with_upstream(minor, oracle_binaries, record_property):
+def test_python_allocator_agrees_with_upstream(minor, oracle_binaries, record_property, capsys):
     count = max(1, round(TOTAL * SHARE[minor]))
     scenarios = {s.id: s for s in (generate(FIRST_SEED + i, minor) for i in range(count))}
     start = time.monotonic()
     disagreements = check(list(scenarios.values()), version=f"1.{minor}")
     record_property("scenarios", count)
     record_property("seconds", round(time.monotonic() - start, 1))
+    classes = coverage(list(scenarios.values()))
+    record_property("classes", classes)
+    with capsys.disabled():  # shown in CI output whatever the capture mode
+        print(f"\ndifferential 1.{minor}: {count} scenarios (seeds {FIRST_SEED}-{FIRST_SEED + count - 1}), "
+              f"{len(disagreements)} disagreeing; exercising " + ", ".join(f"{n} {name}" for name, n in classes.items()))
     stored = {sid: store_regression(scenarios[sid], diffs) for sid, diffs in disagreements.items()}
     assert not disagreements, failure_message(scenarios, disagreements, stored)
+    if count >= COVERAGE_MINIMUM:
+        absent = (OFF_BEFORE_136 if minor <= 35 else ()) + (ONLY_FROM_137 if minor <= 36 else ())
+        missing = [name for name in CLASSES if not classes[name] and name not in absent]
+        assert not missing, f"no 1.{minor} scenario exercises {', '.join(missing)}: the generator lost them"
+
+
+# A run this large must exercise every class its version has; up to 1.35 the gates of these are off
+# by default and the generator leaves them off.
+COVERAGE_MINIMUM = 300
+OFF_BEFORE_136 = ("capacity errors", "list attributes", "taints", "counters", "consumable capacity",
+                  "binding conditions")
+ONLY_FROM_137 = ("optional node operations",)
 
 
 def stored_regressions() -> list[Path]:
