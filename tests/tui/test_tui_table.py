@@ -218,3 +218,11 @@ async def test_a_narrow_table_drops_columns_and_marks_cuts_with_an_ellipsis():
         await pilot.pause()
         assert line(table, 0) == " NAME    STATE"
         assert line(table, 1) == " gpu.n…  Free"
+
+
+async def test_a_group_heading_too_long_for_the_table_ends_in_an_ellipsis():
+    app = TableApp([Row(("slice", "s"), ("slice gpu-node-2-dra.net-v7b2q  generation 1  2 devices",), heading=True),
+                    *rows(2)])
+    async with app.run_test(size=(30, 6)) as pilot:
+        await pilot.pause()
+        assert line(app.query_one(VirtualTable), 1) == " slice gpu-node-2-dra.net-v7b…"

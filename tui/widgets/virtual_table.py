@@ -519,7 +519,8 @@ class VirtualTable(ScrollView, can_focus=True):
         row = self._rows[index]
         if row.heading:
             style = base + self.get_component_rich_style("virtual-table--heading")
-            strip = Strip([Segment(" " + " ".join(row.cells), style)])
+            width = max(self.scrollable_content_region.width, self._total_width()) - 1
+            strip = Strip([Segment(" " + _fit(" ".join(row.cells), width, "left").rstrip(), style)])
         else:
             row_style = base
             if is_cursor:
