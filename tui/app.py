@@ -13,11 +13,12 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import gc
+import threading
 import time
 from dataclasses import dataclass
 from typing import Iterable
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -43,6 +44,9 @@ REFRESH_GAP_S = 0.5
 """Under a stream of watch events, a rebuild starts at least this long after the last one ended:
 the worker then leaves the interpreter to the keyboard and the screen at least that long between
 rebuilds (a lone event after a quiet spell is still shown at once)."""
+INPUT_FIRST_S = 0.3
+"""After a key or a click the rebuild worker pauses, at most this long, until the screen has been
+redrawn twice: the interpreter is shared, so a rebuild would halve the speed of the answer."""
 STALE_CLOCK_S = 1.0
 """How often the header's STALE age is redrawn."""
 
@@ -76,6 +80,8 @@ class DraApp(App):
         self._rebuilding = False
         self._rebuild_again = False
         self._last_rebuild_end = 0.0
+        self._input_answered = threading.Event()
+        self._input_answered.set()
         self._builder = ModelBuilder()
         self._view_classes = {view_id(view): view for view in VIEWS}
         self._view_caches = {name: view.new_cache() for name, view in self._view_classes.items()}
@@ -96,6 +102,12 @@ class DraApp(App):
         gc.freeze()
         self.call_after_refresh(self._start)  # once the dashboard screen is composed
         self.set_interval(STALE_CLOCK_S, self._redraw_stale_age)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown)):
+            self._input_answered.clear()
+            self.call_after_refresh(self.call_after_refresh, self._input_answered.set)
+        await super().on_event(event)
 
     def _redraw_stale_age(self) -> None:
         if self.store.freshness().stale:
@@ -164,14 +176,17 @@ class DraApp(App):
     def _rebuild(self, snapshot, namespace: str | None) -> None:
         try:
             for dashboard in self._builder.build(snapshot):
+                self._input_answered.wait(INPUT_FIRST_S)
                 # The view on screen first: a watch event shows up before the other tabs are redone.
                 active = self.active_view
                 shown = {active: self._view_classes[active].build(dashboard, namespace, self._view_caches[active])}
                 self.call_from_thread(self._show_views, dashboard, shown, False)
-                others = [
-                    {name: view.build(dashboard, namespace, self._view_caches[name])}
-                    for name, view in self._view_classes.items() if name != active
-                ] or [{}]
+                others = []
+                for name, view in self._view_classes.items():
+                    if name != active:
+                        self._input_answered.wait(INPUT_FIRST_S)
+                        others.append({name: view.build(dashboard, namespace, self._view_caches[name])})
+                others = others or [{}]
                 # One view per call, so that a key pressed meanwhile waits for one table, not four.
                 for index, other in enumerate(others):
                     self.call_from_thread(self._show_views, dashboard, other, index == len(others) - 1)

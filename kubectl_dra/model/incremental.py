@@ -14,6 +14,7 @@ as last time (the store replaces an object on every change, so identity is chang
 from __future__ import annotations
 
 import gc
+import time
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -26,6 +27,8 @@ from kubectl_dra.store import KINDS, ConnectionInfo, KindStatus, Store, object_k
 PoolId = tuple[str, str]
 
 OTHER_KINDS = tuple(kind for kind in KINDS if kind != "ResourceSlice")
+REFREEZE_EVERY_S = 30.0
+"""How often, under churn, the heap is collected in full and frozen again (see ModelBuilder.build)."""
 
 
 @dataclass(frozen=True)
@@ -190,7 +193,7 @@ class ModelBuilder:
         """ClusterModel.counts_cache, shared by the revisions this builder makes."""
         self._other_inputs: dict[str, list[dict]] = {}
         self._objects: allocator.ObjectSet | None = None
-        self._frozen = False
+        self._frozen_at: float | None = None
 
     def build(self, snapshot: StoreSnapshot) -> Iterator[ClusterModel]:
         """Yields ClusterModels until every pool is analysed: on the first load, one early with the
@@ -208,15 +211,8 @@ class ModelBuilder:
             if first:
                 self.pools.analyze(first)
             while True:
-                if not rest and not self._frozen:
-                    # Reports are acyclic and live until their pool changes (then reference counting
-                    # frees them): keep the first load's out of the collector's full passes, which
-                    # otherwise stall whichever thread triggers one for most of a second on a big
-                    # cluster. Only once: whatever else is alive at a freeze (the dashboard's
-                    # widgets, caches, messages) and later dies in a reference cycle is never
-                    # collected, so freezing after every build kept tens of KB per watch event.
-                    gc.freeze()
-                    self._frozen = True
+                if not rest:
+                    self._refreeze()
                 reports = self.pools.reports()
                 if not rest:
                     live = {(report.driver, report.pool) for report in reports}
@@ -230,6 +226,23 @@ class ModelBuilder:
                     break
                 batch, rest = rest[: self.BATCH], rest[self.BATCH:]
                 self.pools.analyze(batch)
+
+    def _refreeze(self) -> None:
+        """Reports are acyclic and live until their pool changes (then reference counting frees
+        them): keeping them out of the collector's full passes spares whichever thread triggers one
+        most of a second on a big cluster, and under churn, passes every few seconds. But whatever
+        else is alive at a freeze (widgets, caches, messages) and later dies in a reference cycle
+        is collected only once unfrozen: freezing after every build kept 50-90 KB per watch event.
+        So: frozen after the first load, and then at most every REFREEZE_EVERY_S, after one
+        full collection of everything."""
+        now = time.monotonic()
+        if self._frozen_at is not None and now - self._frozen_at < REFREEZE_EVERY_S:
+            return
+        if self._frozen_at is not None:
+            gc.unfreeze()
+            gc.collect()
+        gc.freeze()
+        self._frozen_at = now
 
     def _other_objects(self, snapshot: StoreSnapshot) -> allocator.ObjectSet:
         changed = self._objects is None or any(
