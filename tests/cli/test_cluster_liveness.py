@@ -13,19 +13,7 @@ from kubectl_dra.sources.cluster import ClusterOptions, ClusterSource
 from kubectl_dra.store import Store
 
 from .fakeapi import FakeApiServer
-
-
-def a_slice(name):
-    return {"metadata": {"name": name}, "spec": {"driver": "gpu.example.com", "nodeName": "n1",
-                                                 "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1}}}
-
-
-async def eventually(condition, what, timeout=10.0):
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
+from .test_cli_cluster_watch import a_slice, eventually
 
 
 @pytest.fixture
