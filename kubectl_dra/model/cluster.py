@@ -169,7 +169,8 @@ class ClusterModel:
     @cached_property
     def missing_nodes(self) -> dict[PoolId, list[str]]:
         """Pools published for nodes that do not exist (model.missing_nodes), by (driver, pool)."""
-        return pools_on_missing_nodes(self.raw["ResourceSlice"], self.objects.nodes, self.kind_status.get("Node"),
+        node_names = ((node.get("metadata") or {}).get("name") for node in self.raw.get("Node", ()))
+        return pools_on_missing_nodes(self.raw["ResourceSlice"], node_names, self.kind_status.get("Node"),
                                       live=self.connection.mode not in ("snapshot", "demo"))
 
     @cached_property

@@ -10,7 +10,9 @@ from textual.containers import Horizontal
 from textual.widgets import Static
 
 from kubectl_dra.model.knowledge import SEES_ALL, Blind
-from kubectl_dra.model.states import COUNT_COLUMNS, SLICE_STALE, UNKNOWN, count_text, device_state, state_text
+from kubectl_dra.model.missing_nodes import hint as missing_nodes_hint
+from kubectl_dra.model.states import (COUNT_COLUMNS, SLICE_STALE, UNAVAILABLE, UNKNOWN, count_text, device_state,
+                                      state_text)
 from tui.dashboard import Dashboard
 from tui.format import plural, state_style
 from tui.messages import Navigate
@@ -52,7 +54,8 @@ def count_styles(counts) -> tuple[str, ...]:
                  for (_, states), count in zip(COUNT_COLUMNS, counts.columns()))
 
 
-def pool_row(pool, counts) -> Row:
+def pool_row(pool, counts, missing_nodes: tuple[str, ...] = ()) -> Row:
+    """`missing_nodes`: the nodes its slices name that do not exist (REASON says so, as in the CLI)."""
     pool_style = state_style(pool.state)
     return Row(
         ("pool", pool.driver, pool.pool),
@@ -64,10 +67,10 @@ def pool_row(pool, counts) -> Row:
             str(pool.node_scope),
             str(counts.total),
             *(count_text(count) for count in counts.columns()),
-            pool.reason or "",
+            pool.reason or (missing_nodes_hint(list(missing_nodes)) if missing_nodes else ""),
         ),
         ("", "", pool_style if pool.slices_seen != pool.slices_expected else "", pool_style,
-         "", "", *count_styles(counts), pool_style),
+         "", "", *count_styles(counts), state_style(UNAVAILABLE) if missing_nodes and not pool.reason else pool_style),
     )
 
 
@@ -84,9 +87,12 @@ def pool_rows(model: Dashboard, cache: RowCache) -> TableData:
         label = f"{pool.driver}  ({plural(per_driver[pool.driver], 'pool')})"
         return [Row(("driver", pool.driver), (label,), heading=True)]
 
-    # A pool's row changes with its report or with what cannot be read (Unknown counts).
-    return cache.table([((pool.driver, pool.pool), (pool, model.blind)) for pool in pools],
-                       lambda _key, source: [pool_row(source[0], model.pool_counts(source[0]))],
+    # A pool's row changes with its report, with what cannot be read (Unknown counts), or with
+    # whether its node exists (the empty tuple is one object, so only such rare pools are remade).
+    missing = model.missing_nodes
+    return cache.table([((pool.driver, pool.pool), (pool, model.blind, tuple(missing.get((pool.driver, pool.pool), ()))))
+                        for pool in pools],
+                       lambda _key, source: [pool_row(source[0], model.pool_counts(source[0]), source[2])],
                        lambda key, source: heading(key, source[0]))
 
 
