@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import signal
+import subprocess
+import sys
 import threading
+import time
 
 import pytest
 
@@ -115,3 +119,56 @@ async def test_a_stopped_apiserver_turns_stale_and_recovers_with_current_data(ow
                      for s in kube.list(RESOURCE, "ResourceSlice")["items"]}
         assert in_store == on_server
         assert not app.main_screen.has_class("-stale")
+
+
+def test_a_stopped_apiserver_prints_stale_under_watch_and_live_when_it_answers(own_control_plane):
+    """`pools -w` (a subprocess, as a user runs it): a STALE line on stderr within 20 s of SIGSTOP,
+    a LIVE line after SIGCONT, and the pool created meanwhile printed."""
+    kube = own_control_plane.client()
+    kube.create(gpu_slice("watched-node"))
+    command = [os.path.join(os.path.dirname(sys.executable), "kubectl-dra"), "pools", "-w",
+               "--kubeconfig", str(own_control_plane.kubeconfig)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+    lines: queue.Queue = queue.Queue()
+    for stream, name in ((process.stdout, "out"), (process.stderr, "err")):
+        threading.Thread(target=lambda s=stream, n=name: [lines.put((n, line)) for line in s], daemon=True).start()
+
+    def wait_for(predicate, timeout: float, what: str) -> float:
+        start = time.monotonic()
+        while time.monotonic() - start < timeout:
+            try:
+                stream, line = lines.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if predicate(stream, line):
+                return time.monotonic() - start
+        raise AssertionError(f"not within {timeout:.0f} s: {what}")
+
+    apiserver = own_control_plane.components["kube-apiserver"].process
+    creating = None
+    try:
+        wait_for(lambda stream, line: stream == "out" and "watched-node" in line, 60, "the first list")
+        time.sleep(2)  # the watches are open
+        os.kill(apiserver.pid, signal.SIGSTOP)
+        try:
+            creating = threading.Thread(target=lambda: kube.create(gpu_slice("late-node")), daemon=True)
+            creating.start()
+            took = wait_for(lambda stream, line: stream == "err" and line.startswith("STALE"), STALE_WITHIN_S,
+                            "a STALE line after SIGSTOP")
+            assert took <= STALE_WITHIN_S
+        finally:
+            os.kill(apiserver.pid, signal.SIGCONT)
+        creating.join(60)
+        seen: set[str] = set()
+
+        def live_and_late_pool(stream: str, line: str) -> bool:
+            if stream == "err" and line.startswith("LIVE"):
+                seen.add("live")
+            if stream == "out" and "late-node" in line:
+                seen.add("late-node")
+            return seen == {"live", "late-node"}
+
+        wait_for(live_and_late_pool, LIVE_AGAIN_WITHIN_S, "LIVE and the pool created while stopped")
+    finally:
+        process.terminate()
+        process.wait(10)
