@@ -1,0 +1,188 @@
+"""Dashboard memory and responsiveness under watch churn (issue 16).
+
+A headless dashboard (Textual's test driver, 160x50) over a store of N node-local ResourceSlices;
+the store receives R slice updates per second, each a new object as a watch delivers it (one device
+attribute and the resourceVersion change). Every --sample seconds the bench records the process's
+current RSS and, on every tab in turn, the key-to-screen latency: the number key is pressed and the
+clock stops at the first frame painted with that tab active.
+
+Targets: after warm-up, RSS grows by at most 10%; key-to-screen at most 250 ms on every tab.
+Run: .venv/bin/python bench/churn_bench.py [--slices 2000] [--rate 50] [--minutes 10] [--append]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import datetime
+import os
+import platform
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from tui_bench import fleet_store  # noqa: E402  (the same fleet as the dashboard bench)
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+def updated(slice_: dict, version: int) -> dict:
+    """The slice as the next watch event would carry it: a new object, one attribute changed."""
+    changed = copy.deepcopy(slice_)
+    changed["metadata"]["resourceVersion"] = str(version)
+    changed["spec"]["devices"][version % len(changed["spec"]["devices"])]["attributes"]["temperature"] = {
+        "int": version % 90}
+    return changed
+
+
+async def churn(store, rate: float, stop: asyncio.Event, counter: list[int]) -> None:
+    """Applies `rate` updates per second, paced by the loop clock (late ticks catch up)."""
+    loop = asyncio.get_running_loop()
+    slices = [s for s in store.items("ResourceSlice")]
+    start = loop.time()
+    version = 10_000_000
+    while not stop.is_set():
+        due = int((loop.time() - start) * rate)
+        while counter[0] < due:
+            index = counter[0] % len(slices)
+            version += 1
+            slices[index] = updated(slices[index], version)
+            store.apply("ResourceSlice", "MODIFIED", slices[index])
+            counter[0] += 1
+        await asyncio.sleep(1 / rate)
+
+
+async def measure(slices: int, devices: int, rate: float, seconds: float, warmup: float,
+                  sample: float, progress) -> dict:
+    import tui.app as tui_app
+    from tui.messages import DashboardReady
+    from tui.screens.main import view_id
+    from tui.views import VIEWS
+
+    store = fleet_store(slices, devices)
+    frames: list[float] = []
+    ready: list[int] = []
+
+    def hook(message) -> None:
+        if isinstance(message, DashboardReady) and message.complete:
+            ready.append(message.revision)
+
+    app = tui_app.DraApp(store)
+    samples: list[dict] = []
+    async with app.run_test(size=(160, 50), message_hook=hook) as pilot:
+        original_refresh = app.screen._compositor_refresh
+
+        def counting_refresh(*args, **kwargs):
+            result = original_refresh(*args, **kwargs)
+            frames.append(time.perf_counter())
+            return result
+
+        app.screen._compositor_refresh = counting_refresh
+        while not ready:
+            await asyncio.sleep(0.05)
+
+        async def key_to_screen(number: int, name: str) -> float:
+            start = time.perf_counter()
+            press = asyncio.ensure_future(pilot.press(str(number)))
+            while app.main_screen.active_view_id != name:
+                await asyncio.sleep(0.001)
+            active = time.perf_counter()
+            while not frames or frames[-1] < active:
+                await asyncio.sleep(0.001)
+            shown = frames[-1] - start
+            await press
+            return shown
+
+        stop = asyncio.Event()
+        counter = [0]
+        churner = asyncio.ensure_future(churn(store, rate, stop, counter))
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        next_sample = began
+        try:
+            while loop.time() - began < seconds:
+                await asyncio.sleep(max(0.0, next_sample - loop.time()))
+                next_sample += sample
+                latencies = {}
+                for number, view in enumerate(VIEWS, start=1):
+                    latencies[view.TITLE] = await key_to_screen(number, view_id(view))
+                    await asyncio.sleep(0.2)
+                point = {"t": loop.time() - began, "rss_mb": rss_mb(), "updates": counter[0],
+                         "revision_shown": ready[-1] if ready else 0, "latency_s": latencies}
+                samples.append(point)
+                progress(point)
+        finally:
+            stop.set()
+            await churner
+    after_warmup = [p for p in samples if p["t"] >= warmup]
+    base = after_warmup[0]["rss_mb"] if after_warmup else samples[0]["rss_mb"]
+    final = samples[-1]["rss_mb"]
+    worst = {view.TITLE: max(p["latency_s"][view.TITLE] for p in samples) for view in VIEWS}
+    return {"samples": samples, "rss_base_mb": base, "rss_final_mb": final,
+            "growth": (final - base) / base, "rss_peak_mb": max(p["rss_mb"] for p in after_warmup or samples),
+            "worst_latency_s": worst, "updates": samples[-1]["updates"], "seconds": samples[-1]["t"]}
+
+
+def report(result: dict, args) -> list[str]:
+    verdict = lambda ok: "ok" if ok else "OVER TARGET"  # noqa: E731
+    titles = list(result["worst_latency_s"])
+    lines = [
+        f"- {args.slices} slices x {args.devices} devices, {args.rate:g} slice updates/s for "
+        f"{result['seconds']:.0f} s ({result['updates']} updates); warm-up {args.warmup:g} s",
+        f"- RSS after warm-up {result['rss_base_mb']:.0f} MB -> {result['rss_final_mb']:.0f} MB at the end "
+        f"({result['growth'] * 100:+.1f}%, peak {result['rss_peak_mb']:.0f} MB; target +10%: "
+        f"{verdict(result['growth'] <= 0.10)})",
+        "- worst key-to-screen during churn: " + ", ".join(
+            f"{title} {result['worst_latency_s'][title] * 1000:.0f} ms" for title in titles)
+        + f" (target 250 ms: {verdict(max(result['worst_latency_s'].values()) <= 0.25)})",
+        "",
+        "| t (s) | updates | RSS (MB) | " + " | ".join(f"{title} (ms)" for title in titles) + " |",
+        "|---|---|---|" + "---|" * len(titles),
+    ]
+    for point in result["samples"]:
+        lines.append(f"| {point['t']:.0f} | {point['updates']} | {point['rss_mb']:.0f} | "
+                     + " | ".join(f"{point['latency_s'][title] * 1000:.0f}" for title in titles) + " |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--slices", type=int, default=2000)
+    parser.add_argument("--devices", type=int, default=8)
+    parser.add_argument("--rate", type=float, default=50.0, help="slice updates per second")
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--warmup", type=float, default=60.0, help="seconds before the RSS baseline")
+    parser.add_argument("--sample", type=float, default=30.0, help="seconds between samples")
+    parser.add_argument("--append", action="store_true", help="append the result to bench/RESULTS.md")
+    args = parser.parse_args()
+
+    def progress(point: dict) -> None:
+        latencies = " ".join(f"{title}={seconds * 1000:.0f}ms" for title, seconds in point["latency_s"].items())
+        print(f"t={point['t']:.0f}s updates={point['updates']} rss={point['rss_mb']:.0f}MB {latencies}",
+              file=sys.stderr, flush=True)
+
+    result = asyncio.run(measure(args.slices, args.devices, args.rate, args.minutes * 60, args.warmup,
+                                 args.sample, progress))
+    lines = report(result, args)
+    print("\n".join(lines))
+    if args.append:
+        command = ".venv/bin/python bench/churn_bench.py " + " ".join(a for a in sys.argv[1:] if a != "--append")
+        header = (f"\n## Dashboard under churn ({datetime.datetime.now():%Y-%m-%d %H:%M}): `{command.strip()}`\n\n"
+                  f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} shared CPUs, "
+                  f"load average {os.getloadavg()[0]:.1f} (other helpers running). Headless Textual at 160x50; "
+                  f"the store is driven directly with synthetic watch updates (no apiserver).\n\n")
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md")
+        with open(path, "a", encoding="utf-8") as results:
+            results.write(header + "\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
