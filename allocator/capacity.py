@@ -74,14 +74,51 @@ def _go_div_mod(a: int, b: int) -> tuple[int, int]:
     return quotient, a - quotient * b
 
 
-def _round_up_range(requested: Quantity, valid_range: dict, wraps: bool) -> Quantity:
-    """roundUpRange on the integer (Value()) path."""
+def _milli(q: Quantity) -> int | None:
+    """safeMilliValue: the milli value when it is exact, else None."""
+    milli = q.milli_value()
+    return milli if Quantity.from_milli(milli, q.format) == q else None
+
+
+def _uses_milli(valid_range: dict, fractional: bool) -> bool:
+    """useMilli: DRAFractionalCapacityRange (1.37) and every bound exact in milli units, step >= 1m."""
+    if not fractional:
+        return False
+    for key in ("min", "max", "step"):
+        if valid_range.get(key) is not None:
+            milli = _milli(_q(valid_range[key]))
+            if milli is None or (key == "step" and milli < 1):
+                return False
+    return True
+
+
+def _round_up_range_milli(requested: Quantity, minimum: Quantity, step_q: Quantity) -> Quantity:
+    """roundUpRange on the milli-value path (DRAFractionalCapacityRange)."""
+    requested_milli = _milli(requested)
+    if requested_milli is None:
+        raise CapacityError(f"{NOT_REPRESENTABLE}: request {requested} is not a representable milli value")
+    step, low = step_q.milli_value(), minimum.milli_value()
+    n, remainder = _go_div_mod(_int64(requested_milli - low), step)
+    if remainder:
+        n += 1
+    if n > _go_div_mod(_int64(_INT64_MAX - low), step)[0]:
+        raise CapacityError(f"{NOT_REPRESENTABLE}: rounding request {requested} up to the next step passes the milli-value range")
+    value = _int64(low + step * n)
+    if value % 1000 == 0:
+        return Quantity.from_int(value // 1000, step_q.format)
+    return Quantity.from_milli(value, step_q.format)
+
+
+def _round_up_range(requested: Quantity, valid_range: dict, wraps: bool, fractional: bool = False) -> Quantity:
+    """roundUpRange: the milli-value path under DRAFractionalCapacityRange, else the integer (Value()) path."""
     minimum = _q(valid_range["min"])
     if requested < minimum:
         return minimum
     if valid_range.get("step") is None:
         return requested
     step_q = _q(valid_range["step"])
+    if _uses_milli(valid_range, fractional):
+        return _round_up_range_milli(requested, minimum, step_q)
     if not wraps and requested.amount > _INT64_MAX:
         raise CapacityError(f"{NOT_REPRESENTABLE}: request {requested} exceeds MaxInt64")
     step, low = step_q.value(), minimum.value()
@@ -95,7 +132,8 @@ def _round_up_range(requested: Quantity, valid_range: dict, wraps: bool) -> Quan
     return Quantity.from_int(_int64(low + step * n), step_q.format)
 
 
-def consumed_for(requested: Quantity | None, device: Device, name: str, wraps: bool = False) -> Quantity:
+def consumed_for(requested: Quantity | None, device: Device, name: str, wraps: bool = False,
+                 fractional: bool = False) -> Quantity:
     """calculateConsumedCapacity for one capacity of the device; raises CapacityError (1.37)."""
     policy = device.capacity_policy(name)
     if requested is None:
@@ -106,7 +144,7 @@ def consumed_for(requested: Quantity | None, device: Device, name: str, wraps: b
         return requested
     valid_range = policy.get("validRange")
     if valid_range and valid_range.get("min") is not None:
-        return _round_up_range(requested, valid_range, wraps)
+        return _round_up_range(requested, valid_range, wraps, fractional)
     valid_values = policy.get("validValues")
     if valid_values is not None:
         for valid in valid_values:
@@ -115,7 +153,7 @@ def consumed_for(requested: Quantity | None, device: Device, name: str, wraps: b
     return requested
 
 
-def _violates_policy(consumed: Quantity, policy: dict | None) -> bool:
+def _violates_policy(consumed: Quantity, policy: dict | None, fractional: bool = False) -> bool:
     if not policy:
         return False
     if policy.get("default") is not None and consumed == _q(policy["default"]):
@@ -125,8 +163,15 @@ def _violates_policy(consumed: Quantity, policy: dict | None) -> bool:
         if valid_range.get("max") is not None and consumed > _q(valid_range["max"]):
             return True
         if valid_range.get("step") is not None:
-            added = _int64(consumed.value() - _q(valid_range.get("min") or 0).value())
-            if _go_div_mod(added, _q(valid_range["step"]).value())[1] != 0:
+            minimum, step = _q(valid_range.get("min") or 0), _q(valid_range["step"])
+            if _uses_milli(valid_range, fractional):
+                consumed_milli = _milli(consumed)
+                if consumed_milli is None:
+                    return True
+                added, step_value = _int64(consumed_milli - minimum.milli_value()), step.milli_value()
+            else:
+                added, step_value = _int64(consumed.value() - minimum.value()), step.value()
+            if _go_div_mod(added, step_value)[1] != 0:
                 return True
         return False
     valid_values = policy.get("validValues")
@@ -136,9 +181,10 @@ def _violates_policy(consumed: Quantity, policy: dict | None) -> bool:
 
 
 def check(requests: dict[str, Quantity] | None, device: Device, already: dict[str, Quantity] | None,
-          allocating: dict[str, Quantity] | None, wraps: bool = False) -> CapacityVerdict:
+          allocating: dict[str, Quantity] | None, wraps: bool = False, fractional: bool = False) -> CapacityVerdict:
     """CmpRequestOverCapacity; `wraps` selects the <= 1.36 int64 arithmetic, else a request
-    1.37 cannot handle gives a verdict with `error` set, which must abort the allocation."""
+    1.37 cannot handle gives a verdict with `error` set, which must abort the allocation;
+    `fractional` is DRAFractionalCapacityRange (milli-value range arithmetic)."""
     if not requests and not device.policies and not already and not allocating and (wraps or not device.negative_capacity):
         return _FITS  # each capacity consumes exactly its whole value, which always fits
     if requests:
@@ -150,7 +196,7 @@ def check(requests: dict[str, Quantity] | None, device: Device, already: dict[st
     consumed: dict[str, Quantity] = {}
     for name in device.capacity:
         try:
-            value = consumed_for(requests.get(name) if requests else None, device, name, wraps)
+            value = consumed_for(requests.get(name) if requests else None, device, name, wraps, fractional)
         except CapacityError as err:
             return CapacityVerdict(False, capacity=name, error=f'capacity "{name}": {err}')
         if not wraps and value.sign() < 0:
@@ -158,7 +204,7 @@ def check(requests: dict[str, Quantity] | None, device: Device, already: dict[st
         consumed[name] = value
     for name, total in device.capacity.items():
         wanted = consumed[name]
-        if _violates_policy(wanted, device.capacity_policy(name)):
+        if _violates_policy(wanted, device.capacity_policy(name), fractional):
             return CapacityVerdict(False, capacity=name, wanted=wanted, policy_violation=True)
         used = (already or {}).get(name)
         in_attempt = (allocating or {}).get(name)
@@ -177,7 +223,9 @@ def check(requests: dict[str, Quantity] | None, device: Device, already: dict[st
     return CapacityVerdict(True)
 
 
-def consumed_capacity(requests: dict[str, Quantity] | None, device: Device, wraps: bool = False) -> dict[str, Quantity]:
+def consumed_capacity(requests: dict[str, Quantity] | None, device: Device, wraps: bool = False,
+                      fractional: bool = False) -> dict[str, Quantity]:
     """GetConsumedCapacityFromRequest: every capacity of the device, even zero (after `check`
     accepted the request, so 1.37's CapacityError cannot happen here)."""
-    return {name: consumed_for(requests.get(name) if requests else None, device, name, wraps) for name in device.capacity}
+    return {name: consumed_for(requests.get(name) if requests else None, device, name, wraps, fractional)
+            for name in device.capacity}

@@ -586,7 +586,7 @@ class _Diagnoser:
             return DeviceRejection(device.id, IN_USE, self._holder(device.id))
         if self.features.consumable_capacity:
             verdict = capacity_rules.check(request.capacity, device, self.state.aggregated_capacity.get(device.id), None,
-                                           self.features.capacity_arithmetic_wraps)
+                                           self.features.capacity_arithmetic_wraps, self.features.fractional_capacity_range)
             if not verdict.ok:
                 return DeviceRejection(device.id, CAPACITY, verdict.describe())
         if device.consumes_counters:

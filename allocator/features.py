@@ -27,19 +27,22 @@ _GATE_DEFAULTS: dict[str, dict[int, bool]] = {
     "DRAResourceClaimDeviceStatus": {34: True, 35: True, 36: True, 37: True},
     "DRAListTypeAttributes": {34: False, 35: False, 36: False, 37: False},
     "DRAOptionalNodeOperations": {34: False, 35: False, 36: False, 37: False},
+    # Beta in 1.37 but off: its default-on needs an emulated minimum compatibility of 1.37.
+    "DRAFractionalCapacityRange": {34: False, 35: False, 36: False, 37: False},
     "DRAExtendedResource": {34: False, 35: False, 36: True, 37: True},
 }
 
 KNOWN_GATES = tuple(sorted(_GATE_DEFAULTS))
 # Gates newer than the oldest supported minor: the scheduler of an older release refuses them.
-_GATE_SINCE = {"DRAListTypeAttributes": 36, "DRAOptionalNodeOperations": 37}
+_GATE_SINCE = {"DRAListTypeAttributes": 36, "DRAOptionalNodeOperations": 37, "DRAFractionalCapacityRange": 37}
 
 _BASIC = {"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"}
 _ALL = _BASIC | {"DeviceBindingAndStatus", "DeviceBinding", "DeviceStatus", "ConsumableCapacity", "ListTypeAttributes",
-                 "OptionalNodeOperations"}
+                 "OptionalNodeOperations", "FractionalCapacityRange"}
 # What each allocator variant supports (SupportedFeatures in structured/internal/*), by release.
 _VARIANTS_UP_TO_135 = (("stable", set()), ("incubating", _BASIC), ("experimental", _ALL))
-_VARIANTS_FROM_136 = (("stable", _BASIC), ("incubating", _BASIC | {"DeviceBindingAndStatus", "ConsumableCapacity"}),
+_VARIANTS_FROM_136 = (("stable", _BASIC),
+                      ("incubating", _BASIC | {"DeviceBindingAndStatus", "ConsumableCapacity", "FractionalCapacityRange"}),
                       ("experimental", _ALL))
 
 
@@ -128,6 +131,7 @@ class Features:
             "ConsumableCapacity": self.consumable_capacity,
             "ListTypeAttributes": self.list_type_attributes,
             "OptionalNodeOperations": self.gates["DRAOptionalNodeOperations"],
+            "FractionalCapacityRange": self.fractional_capacity_range,
         }
         return {name for name, on in enabled.items() if on}
 
@@ -194,6 +198,12 @@ class Features:
         (structured/internal/experimental/allocator_experimental.go allocateDevice). The other
         variants ignore the field."""
         return self.minor >= 37 and self.variant == "experimental"
+
+    @property
+    def fractional_capacity_range(self) -> bool:
+        """DRAFractionalCapacityRange (1.37): a validRange whose bounds are exact in milli units is
+        rounded and checked in milli values, so fractional steps work (consumable_capacity.go useMilli)."""
+        return self.gates["DRAFractionalCapacityRange"]
 
     @property
     def optional_node_operations(self) -> bool:

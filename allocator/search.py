@@ -337,7 +337,8 @@ class _Attempt:
                             # 1.37: static capacity only; remaining capacity is checked when the
                             # device is taken, so a busy matching device makes "All" fail.
                             verdict = capacity_rules.check(data.request.capacity, device, None, None,
-                                                           self.features.capacity_arithmetic_wraps)
+                                                           self.features.capacity_arithmetic_wraps,
+                                                           self.features.fractional_capacity_range)
                         else:
                             verdict = self._capacity_fits(data.request, device)
                         if verdict.error:
@@ -510,7 +511,8 @@ class _Attempt:
 
     def _capacity_fits(self, request: Request, device: Device):
         return capacity_rules.check(request.capacity, device, self.a.state.aggregated_capacity.get(device.id),
-                                    self.allocating_capacity.get(device.id), self.features.capacity_arithmetic_wraps)
+                                    self.allocating_capacity.get(device.id), self.features.capacity_arithmetic_wraps,
+                                    self.features.fractional_capacity_range)
 
     def _capacity_in_use(self, device: DeviceID) -> bool:
         if device in self.a.state.aggregated_capacity or device in self.allocating_capacity:
@@ -592,7 +594,8 @@ class _Attempt:
                 self.trace.note(ci, request, device, CAPACITY, verdict.describe())
                 return None
             if multi:
-                consumed = capacity_rules.consumed_capacity(request.capacity, device, self.features.capacity_arithmetic_wraps)
+                consumed = capacity_rules.consumed_capacity(request.capacity, device, self.features.capacity_arithmetic_wraps,
+                                                            self.features.fractional_capacity_range)
                 share_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{claim.ref}/{request.full_name}/{device.id}/{len(self.results[ci])}"))
                 existed = device.id in self.allocating_capacity
                 totals = self.allocating_capacity.setdefault(device.id, {})

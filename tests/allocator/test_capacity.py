@@ -186,3 +186,26 @@ def test_abort_beats_a_soft_mismatch_of_another_capacity():
             claim("c", [exact("r", capacity={"requests": {"ports": "2", "bandwidth": TWO_TO_THE_64}})])]
     assert explain(objs, ("default", "c")).verdict == "Error"
     assert explain(objs, ("default", "c"), minor=36).verdict == "Unschedulable"
+
+
+# DRAFractionalCapacityRange (1.37): ranges exact in milli units are rounded in milli values.
+
+FRACTIONAL = {"DRAFractionalCapacityRange": True}
+HALVES = {"default": "500m", "validRange": {"min": "500m", "step": "1500m", "max": "8"}}
+
+
+def test_fractional_range_rounds_in_milli_values():
+    assert consumed(run(nic(HALVES, value="10"), requests=("2.5",), gates=FRACTIONAL)) == [{"bandwidth": "3500m"}]
+    assert consumed(run(nic(HALVES, value="10"), requests=("1",), gates=FRACTIONAL)) == [{"bandwidth": "2"}]
+    # Without the gate Value() rounds every bound up to a whole number: min 1, step 2.
+    assert consumed(run(nic(HALVES, value="10"), requests=("2.5",))) == [{"bandwidth": "3"}]
+
+
+def test_fractional_range_aborts_on_requests_finer_than_a_milli_or_past_the_milli_range():
+    policy = {"default": "0", "validRange": {"min": "0", "step": "1"}}
+    exp = run(nic(policy, value="10"), requests=("1n",), gates=FRACTIONAL)
+    assert node_verdict(exp, "n1").message.endswith("request 1n is not a representable milli value")
+    exp = run(nic(HALVES, value="10"), requests=("9223372036854775",), gates=FRACTIONAL)
+    assert node_verdict(exp, "n1").message.endswith(
+        "rounding request 9223372036854775 up to the next step passes the milli-value range")
+    assert run(nic(HALVES, value="10"), requests=("9223372036854775",)).verdict == "Unschedulable"

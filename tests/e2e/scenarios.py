@@ -11,7 +11,8 @@ attributes; slice taints, DeviceTaintRules and tolerations; shared counters (par
 devices); consumable capacity with request policies, negative and int64-overflowing requests and
 negative capacities; list-type attributes (ints, bools, strings, versions) mixed with scalars
 in constraints and selectors where DRAListTypeAttributes is on; slices skipping node operations
-and nodes declaring DRAOptionalNodeOperations where that gate is on; firstAvailable; matchAttribute and
+and nodes declaring DRAOptionalNodeOperations where that gate is on; fractional capacity ranges and
+requests where DRAFractionalCapacityRange is on; firstAvailable; matchAttribute and
 distinctAttribute constraints; admin access; All mode; existing allocations (exclusive, shared
 with share IDs, admin access); pods with several claims, some already allocated; objects in
 resource.k8s.io v1beta1 and v1beta2; feature gates switched off.
@@ -87,6 +88,7 @@ class _Generator:
         self.uid_counter = 0
         self.list_attributes = False
         self.node_operations = False
+        self.fractional = False
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -158,6 +160,10 @@ class _Generator:
             else:
                 device["capacity"]["memory"] = {"value": "16Gi", "requestPolicy": {
                     "default": "4Gi", "validValues": ["2Gi", "4Gi", "8Gi"]}}
+        if "consumable" in features and self.fractional and self.chance(0.6):
+            # DRAFractionalCapacityRange: a range the API server accepts only with that gate.
+            device["capacity"]["share"] = {"value": "4", "requestPolicy": {
+                "default": "500m", "validRange": {"min": "500m", "max": "4", "step": self.rng.choice(("250m", "1500m"))}}}
         if "consumable" in features and self.chance(0.04):
             # Nothing forbids a negative capacity; consuming it aborts a 1.37 allocation.
             device["capacity"]["reserve"] = {"value": self.rng.choice(("-1", "-2Gi"))}
@@ -325,6 +331,8 @@ class _Generator:
         if consumable and self.chance(0.4):
             amount = self.rng.choice(ODD_CAPACITY_REQUESTS if self.chance(0.15) else ("1Gi", "2Gi", "3Gi", "4Gi", "8Gi"))
             body["capacity"] = {"requests": {"memory": amount}}
+            if self.fractional and self.chance(0.5):
+                body["capacity"] = {"requests": {"share": self.rng.choice(("300m", "1", "1100m", "2.5", "1n"))}}
         return body, driver
 
     def toleration(self) -> dict:
@@ -423,6 +431,7 @@ class _Generator:
         # Decided first: only an API server with the gate keeps list attributes.
         self.list_attributes = self.minor >= 36 and self.chance(0.15)
         self.node_operations = self.minor >= 37 and self.chance(0.12)
+        self.fractional = self.minor >= 37 and self.chance(0.12)
         objects: list[dict] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {
             "name": NAMESPACE, "labels": {"resource.kubernetes.io/admin-access": "true"}}}]
         objects += self.make_nodes()
@@ -467,6 +476,8 @@ class _Generator:
             gates["DRAListTypeAttributes"] = True
         if self.node_operations:
             gates["DRAOptionalNodeOperations"] = True
+        if self.fractional:
+            gates["DRAFractionalCapacityRange"] = True
         if self.minor <= 35:
             objects = [as_stored(obj, gates) for obj in objects]
         objects = [self.maybe_beta(obj) for obj in objects]
@@ -554,7 +565,7 @@ def generate(seed: int, minor: int = 37) -> Scenario:
 # only where the scheduler of the scenario's version and gates acts on it.
 CLASSES = ("capacity errors", "list attributes", "taints", "counters", "consumable capacity", "firstAvailable",
            "constraints", "admin access", "All mode", "binding conditions", "existing allocations", "v1beta1",
-           "v1beta2", "gates changed", "optional node operations")
+           "v1beta2", "gates changed", "optional node operations", "fractional capacity")
 _INT64_MAX = (1 << 63) - 1
 
 
@@ -590,6 +601,9 @@ def exercised(scenario: Scenario) -> set[str]:
                     found.add("consumable capacity")
                 if features.consumable_capacity and any(q.sign() < 0 for q in capacities):
                     found.add("capacity errors")
+                if features.consumable_capacity and features.fractional_capacity_range and any(
+                        (c.get("requestPolicy") or {}).get("validRange") for c in (device.get("capacity") or {}).values()):
+                    found.add("fractional capacity")
                 if any(key in attr for attr in (device.get("attributes") or {}).values()
                        for key in ("ints", "bools", "strings", "versions")):
                     found.add("list attributes")
