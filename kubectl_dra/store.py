@@ -68,6 +68,11 @@ class ConnectionInfo:
         return Freshness("offline", self.since)
 
 
+def utc_now() -> datetime.datetime:
+    """The clock ages are measured against (tests that draw an age pin it)."""
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
 @dataclasses.dataclass(frozen=True)
 class Freshness:
     """Whether the store's objects are current, for anything that shows them while they change.
@@ -88,7 +93,7 @@ class Freshness:
         """How long the store has been in this state (None when unknown)."""
         if self.since is None:
             return None
-        return max(datetime.timedelta(0), (now or datetime.datetime.now(datetime.timezone.utc)) - self.since)
+        return max(datetime.timedelta(0), (now or utc_now()) - self.since)
 
     def label(self, now: datetime.datetime | None = None) -> str:
         """`STALE 1m5s`, `live` or `offline`: the same words in the dashboard and in `-w` output."""

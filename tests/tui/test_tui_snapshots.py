@@ -134,12 +134,16 @@ def _forbidden_and_stale(store) -> None:
                                      'resourceclaims.resource.k8s.io is forbidden: User "viewer" cannot list '
                                      'resource "resourceclaims" in API group "resource.k8s.io" at the cluster scope'))
     store.set_kind_status(KindStatus("Pod", "forbidden", 'pods is forbidden: User "viewer" cannot list resource "pods"'))
-    store.set_connection(mode="reconnecting", stale=True,
-                         since=datetime.datetime(2026, 11, 30, 9, 15, 2).astimezone())
+    store.set_connection(mode="reconnecting", stale=True, since=LOST_AT)
+
+
+LOST_AT = datetime.datetime(2026, 11, 30, 9, 15, 2, tzinfo=datetime.timezone.utc)
 
 
 class TestTrouble:
-    def test_forbidden_kinds_and_a_lost_watch(self, store, snap_compare):
+    def test_forbidden_kinds_and_a_lost_watch(self, store, snap_compare, monkeypatch):
+        # The header counts the STALE age up every second: the clock is pinned so the picture holds.
+        monkeypatch.setattr("kubectl_dra.store.utc_now", lambda: LOST_AT + datetime.timedelta(seconds=75))
         app, run_before = showing(store, "3", after=_forbidden_and_stale)
         assert snap_compare(app, terminal_size=DEMO_SIZE, run_before=run_before)
 
