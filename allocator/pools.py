@@ -109,11 +109,9 @@ def gather_pools(index: ClusterIndex, node: dict, features: Features,
         return bool(slice_targets_node(s, node, features))
 
     pools: list[Pool] = []
-    with_binding: list[Pool] = []
     for pool_id, slices in _newest_slices_by_pool(index, node, usable).items():
         generation, expected = slices[0].generation, slices[0].slice_count
         all_slices = None
-        legacy_incomplete = False
         if len(slices) != expected:
             newest = index.newest_generation[pool_id]
             if newest > generation:
@@ -126,27 +124,32 @@ def gather_pools(index: ClusterIndex, node: dict, features: Features,
             all_slices = [s for s in index.slices_by_pool[pool_id] if s.generation == generation
                           and not (features.ignores_compatibility_group_slices and s.uses_compatibility_groups)]
             if len(all_slices) != expected:
+                # 1.35+: nothing is allocated from an incomplete pool (1.34 gathers per node, above).
                 if skipped is not None:
                     skipped.append(SkippedPool(pool_id[0], pool_id[1], "Incomplete",
                                                f"{len(all_slices)} of {expected} slices of generation {generation} published",
                                                [d for s in slices for d in s.devices]))
-                if features.skips_incomplete_pools:
-                    pools.append(Pool(pool_id[0], pool_id[1], generation, expected, len(all_slices), incomplete=True))
-                    continue
-                # Up to 1.34, ExactCount requests could use the visible slices of an incomplete pool;
-                # only "All" requests were refused.
-                legacy_incomplete = True
-                all_slices = None
+                pools.append(Pool(pool_id[0], pool_id[1], generation, expected, len(all_slices), incomplete=True))
+                continue
         pool = build_pool(pool_id, slices, features, all_slices)
         pool.generation, pool.expected_slices = generation, expected
         pool.seen_slices = len(all_slices) if all_slices is not None else len(slices)
-        pool.incomplete = legacy_incomplete
+        pools.append(pool)
+    return _in_search_order(pools, skipped)
+
+
+def _in_search_order(pools: list[Pool], skipped: list[SkippedPool] | None) -> list[Pool]:
+    """Sorted by driver and name, binding-condition pools last (upstream appends them after the
+    others); invalid pools are also recorded in `skipped` for explanations."""
+    plain: list[Pool] = []
+    with_binding: list[Pool] = []
+    for pool in pools:
         if pool.invalid and skipped is not None:
             skipped.append(SkippedPool(pool.driver, pool.name, "Invalid", pool.invalid_reason,
                                        [d for s in pool.slices_targeting_node for d in s.devices]))
-        (with_binding if pool.has_binding_conditions else pools).append(pool)
+        (with_binding if pool.has_binding_conditions else plain).append(pool)
     key = lambda p: (p.driver, p.name)  # noqa: E731
-    return sorted(pools, key=key) + sorted(with_binding, key=key)
+    return sorted(plain, key=key) + sorted(with_binding, key=key)
 
 
 def _gather_pools_per_node(index: ClusterIndex, node: dict, features: Features,
@@ -161,7 +164,6 @@ def _gather_pools_per_node(index: ClusterIndex, node: dict, features: Features,
         return bool(slice_targets_node(s, node))
 
     pools: list[Pool] = []
-    with_binding: list[Pool] = []
     for pool_id, slices in _newest_slices_by_pool(index, node, usable).items():
         generation, expected = slices[0].generation, slices[0].slice_count
         pool = build_pool(pool_id, slices, features, None)
@@ -171,12 +173,8 @@ def _gather_pools_per_node(index: ClusterIndex, node: dict, features: Features,
             skipped.append(SkippedPool(pool.driver, pool.name, "Incomplete",
                                        f"{len(slices)} of {expected} slices of generation {generation} reach this node",
                                        [d for s in slices for d in s.devices]))
-        if pool.invalid and skipped is not None:
-            skipped.append(SkippedPool(pool.driver, pool.name, "Invalid", pool.invalid_reason,
-                                       [d for s in pool.slices_targeting_node for d in s.devices]))
-        (with_binding if pool.has_binding_conditions else pools).append(pool)
-    key = lambda p: (p.driver, p.name)  # noqa: E731
-    return sorted(pools, key=key) + sorted(with_binding, key=key)
+        pools.append(pool)
+    return _in_search_order(pools, skipped)
 
 
 def build_pool(pool_id: tuple[str, str], slices: list[Slice], features: Features,
