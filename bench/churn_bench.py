@@ -23,7 +23,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from tui_bench import fleet_store  # noqa: E402  (the same fleet as the dashboard bench)
+from tui_bench import count_frames, fleet_store  # noqa: E402  (the same fleet as the dashboard bench)
 
 
 def rss_mb() -> float:
@@ -78,14 +78,7 @@ async def measure(slices: int, devices: int, rate: float, seconds: float, warmup
     app = tui_app.DraApp(store)
     samples: list[dict] = []
     async with app.run_test(size=(160, 50), message_hook=hook) as pilot:
-        original_refresh = app.screen._compositor_refresh
-
-        def counting_refresh(*args, **kwargs):
-            result = original_refresh(*args, **kwargs)
-            frames.append(time.perf_counter())
-            return result
-
-        app.screen._compositor_refresh = counting_refresh
+        count_frames(app, frames)
         while not ready:
             await asyncio.sleep(0.05)
 

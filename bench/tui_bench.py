@@ -98,6 +98,19 @@ def claim_and_pod(index: int) -> tuple[dict, dict]:
     return claim, pod
 
 
+def count_frames(app, frames: list[float]) -> None:
+    """Appends the time of every frame the screen's compositor draws to `frames` (Textual offers no
+    public frame hook, so the bench wraps the refresh it calls)."""
+    original_refresh = app.screen._compositor_refresh
+
+    def counting_refresh(*args, **kwargs):
+        result = original_refresh(*args, **kwargs)
+        frames.append(time.perf_counter())
+        return result
+
+    app.screen._compositor_refresh = counting_refresh
+
+
 def fleet_store(slices: int, devices: int) -> Store:
     store = Store(ConnectionInfo(mode="live", context="bench", server_version="v1.37.0", kubernetes_minor=37,
                                  resource_api_version="resource.k8s.io/v1"))
@@ -144,14 +157,7 @@ async def measure(slices: int, devices: int) -> dict:
     created = time.perf_counter()
 
     async with app.run_test(size=(160, 50), message_hook=hook) as pilot:
-        original_refresh = app.screen._compositor_refresh
-
-        def counting_refresh(*args, **kwargs):
-            result = original_refresh(*args, **kwargs)
-            frames.append(time.perf_counter())
-            return result
-
-        app.screen._compositor_refresh = counting_refresh
+        count_frames(app, frames)
         while not ready:
             await asyncio.sleep(0.005)
         while not frames or frames[-1] < ready[0][0]:
