@@ -23,7 +23,7 @@ from tui.views.devices_common import attribute_summary, holders_text
 from tui.widgets.terminal_safe import TerminalSafe
 from tui.widgets.virtual_table import Column, Row, VirtualTable
 
-COUNT_PRIORITY = {"FREE": 2, "UNAVAILABLE": 2, "TAINTED": 3, "BLOCKED": 4, "ALLOCATED": 5, "SHARED": 7}
+COUNT_PRIORITY = {"FREE": 2, "UNAVAILABLE": 2, "TAINTED": 3, "BLOCKED": 4, "ALLOCATED": 5, "SHARED": 5}
 """How soon a narrow table drops a count column (higher: sooner; tui.widgets.virtual_table.Column)."""
 
 # The pool name and its state say which pool and whether it works (the driver is the heading);
