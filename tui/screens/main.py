@@ -94,12 +94,17 @@ class DashboardScreen(Screen):
         return self.query_one(f"#{name}-view", View)
 
     def show_views(self, dashboard: Dashboard, data: dict[str, object]) -> None:
+        # Like show_header: a rebuild may finish while the app shuts down and the views are gone.
         for name, view_data in data.items():
-            self.view(name).show(dashboard, view_data)
+            for view in self.query(f"#{name}-view").results(View):
+                view.show(dashboard, view_data)
 
     def show_header(self, connection, namespace: str | None, pools_pending: int | None) -> None:
-        self.query_one(ClusterHeader).show(connection, namespace, pools_pending)
-        self.set_class(bool(connection.stale), "-stale")
+        # A store change can still be queued while the app shuts down and the screen's widgets are
+        # already gone (seen against a live apiserver): there is nothing left to show it on.
+        for header in self.query(ClusterHeader):
+            header.show(connection, namespace, pools_pending)
+            self.set_class(bool(connection.stale), "-stale")
 
     def action_show_view(self, name: str) -> None:
         self.query_one("#views", TabbedContent).active = name
