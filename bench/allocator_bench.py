@@ -29,12 +29,15 @@ def attr(value):
     return {"string": value}
 
 
+def gpu_class() -> dict:
+    """The DeviceClass every bench cluster's pod asks for."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}" && '
+                                                          f'device.attributes["{DRIVER}"].type == "gpu"'}}]}}
+
+
 def cluster(nodes: int, partitionable: bool = False) -> list[dict]:
-    objs: list[dict] = [{
-        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
-        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}" && '
-                                                      f'device.attributes["{DRIVER}"].type == "gpu"'}}]},
-    }]
+    objs: list[dict] = [gpu_class()]
     for n in range(nodes):
         name = f"node-{n:05d}"
         objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"zone": f"z{n % 4}"}},

@@ -17,9 +17,15 @@ import json
 import resource
 import time
 
+import os
+import sys
+
 import allocator
 from kubectl_dra import scheduling
 from kubectl_dra.scheduling.remedies import Target, find_remedies
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from allocator_bench import gpu_class  # noqa: E402  (the same class as the explain bench)
 
 DRIVER = "gpu.example.com"
 
@@ -54,11 +60,7 @@ def _holders(n: int, node: str) -> list[dict]:
 
 
 def cluster(nodes: int) -> list[dict]:
-    objs: list[dict] = [{
-        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
-        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}" && '
-                                                      f'device.attributes["{DRIVER}"].type == "gpu"'}}]},
-    }]
+    objs: list[dict] = [gpu_class()]
     for n in range(nodes):
         node = f"node-{n:05d}"
         objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": {"zone": f"z{n % 3}"}},
