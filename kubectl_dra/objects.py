@@ -19,7 +19,8 @@ _POD_SPEC_FIELDS = (
 )
 # What the scheduler's filters read of a pod without claims (see kubectl_dra/scheduling/).
 _PLAIN_POD_METADATA = ("name", "namespace", "uid", "deletionTimestamp", "resourceVersion")
-_PLAIN_POD_STATUS = ("phase", "nominatedNodeName", "extendedResourceClaimStatus")
+_PLAIN_POD_STATUS = ("phase", "nominatedNodeName", "extendedResourceClaimStatus",
+                     "initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
 # A bound pod without claims only takes room on its node: placement rules no longer matter.
 _BOUND_POD_SPEC = ("nodeName", "priority", "overhead", "resources", "containers", "initContainers")
 _POD_STATUS_FIELDS = (
@@ -27,6 +28,8 @@ _POD_STATUS_FIELDS = (
     "extendedResourceClaimStatus", "nodeAllocatableResourceClaimStatuses", "reason", "message",
 )
 _CONTAINER_LISTS = ("initContainers", "containers")
+# Of container statuses, a DRA pod keeps only the kubelet's device health (allocatedResourcesStatus).
+_CONTAINER_STATUS_LISTS = ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
 _NODE_STATUS_FIELDS = ("capacity", "allocatable", "conditions", "nodeInfo", "addresses")
 
 
@@ -71,6 +74,11 @@ def _slim_pod(pod: dict) -> dict:
     slim["spec"] = slim_spec
     if status:
         slim["status"] = {k: status[k] for k in _POD_STATUS_FIELDS if k in status}
+        for list_name in _CONTAINER_STATUS_LISTS:  # device health (kubectl_dra.model.health)
+            health = [{"name": c.get("name"), "allocatedResourcesStatus": c["allocatedResourcesStatus"]}
+                      for c in status.get(list_name) or [] if isinstance(c, dict) and c.get("allocatedResourcesStatus")]
+            if health:
+                slim["status"][list_name] = health
     return slim
 
 
