@@ -48,6 +48,7 @@ class Cause:
     wanted: int | None = None
     helpable: bool = True        # False: no change on this node short of new hardware helps
     specific: str = ""           # this node's own words (which claim holds its devices), if any
+    reason: str = ""             # a word from a bounded set (REASONS, or an allocator code) for metrics
 
     @property
     def short(self) -> str:
@@ -86,11 +87,12 @@ def dra_cause(verdict) -> Cause:
     """The most specific reason the allocator's verdict for one node holds."""
     plugin = dynamic_resources.NAME
     if verdict.verdict == ERROR:
-        return Cause(plugin, f"error: {verdict.message}", verdict.message, helpable=False)
+        return Cause(plugin, f"error: {verdict.message}", verdict.message, helpable=False, reason="AllocatorError")
     unavailable = [c for c in verdict.claims if c.state == "Allocated" and c.message.startswith("allocation not")]
     if unavailable:
         refs = ", ".join(c.ref for c in unavailable)
-        return Cause(plugin, f"claim {refs} is allocated for other nodes", verdict.message, devices_missing=1)
+        return Cause(plugin, f"claim {refs} is allocated for other nodes", verdict.message, devices_missing=1,
+                     reason="ClaimAllocatedElsewhere")
     for claim in verdict.claims:
         if claim.state in ("Allocated", "Missing"):
             continue
@@ -106,12 +108,14 @@ def dra_cause(verdict) -> Cause:
             klass = _request_class(request)
             if total == 0:
                 return Cause(plugin, f"no {klass} devices on this node", f"request {request.name}: no {klass} devices "
-                             "on this node", devices_missing=wanted, wanted=wanted, helpable=False)
+                             "on this node", devices_missing=wanted, wanted=wanted, helpable=False,
+                             reason="NoDevicesOnNode")
             if total < wanted:
                 return Cause(plugin, f"{klass}: needs {wanted}, only {total} on this node",
                              f"request {request.name}: {klass}: needs {wanted}, only {total} on this node "
                              f"({request.candidates} usable)", devices_missing=wanted - request.candidates,
-                             usable=request.candidates, in_class=total, wanted=wanted, helpable=False)
+                             usable=request.candidates, in_class=total, wanted=wanted, helpable=False,
+                             reason="TooFewDevicesOnNode")
             codes = Counter(r.code for r in in_class)
             code, count = codes.most_common(1)[0] if codes else ("", 0)
             words = _CODE_WORDS.get(code, code)
@@ -123,13 +127,16 @@ def dra_cause(verdict) -> Cause:
                 words = next(iter(holders)).replace("allocated to ", "held by ")
             specific = f"{klass}: needs {wanted}, {request.candidates} usable" + (f" ({count} {words})" if code else "")
             return Cause(plugin, key, f"request {request.name}: {specific}", devices_missing=wanted - request.candidates,
-                         usable=request.candidates, in_class=total, wanted=wanted, specific=specific)
+                         usable=request.candidates, in_class=total, wanted=wanted, specific=specific,
+                         reason=code or "DevicesUnusable")
         conflicts = [r for request in claim.requests for r in request.rejected if r.code == CONSTRAINT]
         if conflicts:
             usable = sum(r.candidates for r in claim.requests)
             return Cause(plugin, f"claim {claim.ref}: devices that are free do not satisfy its constraints",
-                         conflicts[0].message, devices_missing=1, usable=usable, in_class=usable)
-    return Cause(plugin, verdict.message or "cannot allocate all claims", verdict.message, devices_missing=1)
+                         conflicts[0].message, devices_missing=1, usable=usable, in_class=usable,
+                         reason=CONSTRAINT)
+    return Cause(plugin, verdict.message or "cannot allocate all claims", verdict.message, devices_missing=1,
+                 reason="CannotAllocate")
 
 
 def _alternatives(requests):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import datetime
 import random
@@ -66,6 +67,10 @@ class ClusterSource(Source):
         """The kubeconfig context's namespace (or the pod's), known after load()."""
         self._failing: set[str] = set()
         self._loaded = False
+        self.relists: collections.Counter[str] = collections.Counter()
+        """Per kind: lists done again after a lost or expired (410 Gone) watch (the exporter's metrics)."""
+        self.request_errors: collections.Counter[str] = collections.Counter()
+        """Per kind: list and watch requests that failed."""
 
     def open(self) -> Store:
         store = Store()
@@ -142,6 +147,7 @@ class ClusterSource(Source):
         try:
             await informer.list(server)
         except ApiStatusError as error:
+            self.request_errors[kind] += 1
             if error.status == 403 and served.resource.namespaced and namespace:
                 await self._list_one_namespace(server, store, served, namespace, error)
                 return
@@ -185,6 +191,7 @@ class ClusterSource(Source):
                 if relist:
                     await informer.list(server)
                     relist = False
+                    self.relists[kind] += 1
                     self._recovered(store, kind)
                 await informer.watch(server)
                 backoff.reset()
@@ -197,6 +204,7 @@ class ClusterSource(Source):
                 await asyncio.sleep(backoff.next_delay())
 
     def _failed(self, store: Store, informer: Informer, error: Exception) -> None:
+        self.request_errors[informer.kind] += 1
         if isinstance(error, ApiStatusError) and error.status in (403, 404):
             store.set_kind_status(_status_for_error(informer.kind, error, informer.served.api_version))
         was_healthy = not self._failing
