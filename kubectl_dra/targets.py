@@ -100,6 +100,11 @@ def plan_what_if(documents: list[Document], namespace: str, explicit_namespace: 
     return WhatIfPlan(targets, applied, skipped)
 
 
+def in_namespace(document: Document, namespace: str, explicit_namespace: str | None) -> dict:
+    """The object with `namespace` filled in where it has none (kubectl's rule; fit uses it too)."""
+    return _in_namespace(document, namespace, explicit_namespace)
+
+
 def _in_namespace(document: Document, namespace: str, explicit_namespace: str | None) -> dict:
     obj = document.obj
     if obj["kind"] in CLUSTER_SCOPED_KINDS:

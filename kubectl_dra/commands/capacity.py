@@ -1,0 +1,121 @@
+import click
+
+from kubectl_dra.options import global_options
+
+
+@click.command("capacity", epilog="""\b
+Examples:
+  kubectl dra capacity -f gpu-claim-template.yaml     # a ResourceClaim or ResourceClaimTemplate
+  kubectl dra capacity --class gpu.example.com --count 2
+  kubectl dra capacity --class gpu.example.com -o json
+
+\b
+Counts how many more claims like the given one can be allocated right now, per node and per
+pool: the number the scheduler's one-at-a-time order reaches (the allocator's first choice each
+time), and the most that fit together (a search over device choices, bounded by --time-limit);
+where they differ, an early choice (a whole partitionable GPU, say) leaves devices unusable.
+Nodes alike in everything the judgement reads are judged once. The JSON form is documented in
+docs/FIT.md.
+
+\b
+Exit status: 0 at least one copy fits, 1 none fits, 2 usage or input error.""")
+@global_options
+@click.option("-f", "--filename", "filenames", metavar="FILE", type=click.Path(), multiple=True,
+              help="A ResourceClaim or ResourceClaimTemplate ('-' reads stdin); DeviceClasses in it are used as if applied.")
+@click.option("--class", "class_name", metavar="NAME", help="Count claims of COUNT devices of this DeviceClass.")
+@click.option("--count", type=int, default=1, show_default=True, help="Devices per claim, with --class.")
+@click.option("--time-limit", type=float, default=5.0, show_default=True, metavar="SECONDS",
+              help="Stop searching for more copies together after this long.")
+@click.option("--feature-gates", metavar="A=true,B=false", default="",
+              help="Judge like a scheduler with these feature gates changed from the version's defaults.")
+@click.option("-o", "--output", type=click.Choice(("text", "json", "yaml")), default="text", show_default=True,
+              help="Output format; json/yaml are the documented DRACapacity.")
+@click.pass_context
+def capacity(ctx, filenames, class_name, count, time_limit, feature_gates, output):
+    """How many more copies of a claim fit now, per node and pool, and what limits each node."""
+    from kubectl_dra.commands.common import open_session
+    from kubectl_dra.commands.fit import gate_features, refuse_invalid
+    from kubectl_dra.documents import Document, read_documents
+    from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK, InputError, describe
+    from kubectl_dra.options import options_of
+    from kubectl_dra.scheduling import fit as fitting
+    from kubectl_dra.targets import in_namespace
+
+    if bool(filenames) == bool(class_name):
+        raise click.UsageError("give either -f FILE or --class NAME")
+    if count <= 0:
+        raise click.UsageError(f"--count: must be greater than 0, got {count}")
+    if time_limit <= 0:
+        raise click.UsageError("--time-limit: must be greater than 0")
+    options = options_of(ctx)
+    session = open_session(ctx)
+    namespace = session.namespace() or session.context_namespace
+    features = gate_features(session, feature_gates)
+    objs = session.store.object_set()
+    if filenames:
+        documents = [d for name in filenames for d in read_documents(name)]
+        objects = [Document(in_namespace(d, namespace, options.namespace), d.origin) for d in documents]
+        claims = [d for d in objects if d.obj["kind"] in ("ResourceClaim", "ResourceClaimTemplate")]
+        if len(claims) != 1:
+            raise InputError(f"{documents[0].origin}: want one ResourceClaim or ResourceClaimTemplate, found "
+                             f"{len(claims)} among {len(documents)} object{'s' if len(documents) != 1 else ''}")
+        applied = [d for d in objects if d.obj["kind"] in ("DeviceClass", "ResourceSlice", "Node", "DeviceTaintRule")]
+        refuse_invalid(applied + claims, features)
+        source = claims[0].obj
+        spec = source["spec"]["spec"] if source["kind"] == "ResourceClaimTemplate" else source.get("spec")
+        if not isinstance(spec, dict):
+            raise InputError(f"{claims[0].origin}: {describe(source)}: spec: required")
+        target = describe(source)
+        meta = source["metadata"]
+        claim_namespace = meta.get("namespace") or namespace
+    else:
+        if class_name not in objs.device_classes:
+            raise InputError(f"--class: DeviceClass {class_name} not found")
+        applied = []
+        spec = {"devices": {"requests": [{"name": "devices", "exactly": {"deviceClassName": class_name, "count": count}}]}}
+        target = f"{count} × {class_name}"
+        claim_namespace = namespace
+    template_name = "kubectl-dra-capacity"
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": template_name, "namespace": claim_namespace}, "spec": {"spec": spec}}
+    objs = objs.with_objects([d.obj for d in applied] + [template])
+    if objs.errors and (claim_namespace, template_name) not in objs.claim_templates:
+        raise InputError(f"{target}: {objs.errors[-1]}")
+    report = fitting.capacity(objs, claim_namespace, template_name, features, target, time_limit)
+    _emit(report, output)
+    ctx.exit(EXIT_OK if report.together else EXIT_DOES_NOT_FIT)
+
+
+def _emit(report, output: str) -> None:
+    from kubectl_dra.render.base import to_json, to_yaml
+
+    if output == "text":
+        click.echo(capacity_text(report), nl=False)
+        return
+    document = report.to_dict()
+    click.echo(to_json(document) if output == "json" else to_yaml(document), nl=False)
+
+
+def capacity_text(report, limit: int = 50) -> str:
+    from kubectl_dra.render.base import text_table
+    from kubectl_dra.terminal_text import safe_line
+
+    features = report.features.to_dict()
+    lines = [report.summary() + (" (search cut short by the time limit)" if report.cut_short else ""),
+             f"Rules:   Kubernetes {features['kubernetesVersion']}, {features['allocator']} allocator"]
+    text = "".join(safe_line(line) + "\n" for line in lines)
+    rows = [["NODE", "TOGETHER", "ONE-AT-A-TIME", "LIMITED BY"]]
+    for n in report.nodes[:limit]:
+        rows.append([n.node, str(n.together), str(n.one_at_a_time), n.limit])
+    text += "\n" + text_table(rows)
+    if len(report.nodes) > limit:
+        text += f"... and {len(report.nodes) - limit} more nodes (-o json lists all)\n"
+    pools = report.pools()
+    if pools:
+        rows = [["POOL", "DEVICES TAKEN ONE AT A TIME"]] + [[p, str(c)] for p, c in list(pools.items())[:limit]]
+        text += "\n" + text_table(rows)
+        if len(pools) > limit:
+            text += f"... and {len(pools) - limit} more pools (-o json lists all)\n"
+    for warning in report.warnings:
+        text += safe_line(f"Warning: {warning}") + "\n"
+    return text

@@ -1,0 +1,170 @@
+import click
+
+from kubectl_dra.options import global_options
+
+
+@click.command("fit", epilog="""\b
+Examples:
+  kubectl dra fit -f trainer.yaml                   # a Deployment, Job, JobSet, LWS, PyTorchJob, ...
+  kubectl dra fit -f trainer.yaml --replicas 16
+  kubectl dra fit -f jobset.yaml --gang --time-limit 10
+  kubectl dra fit -f trainer.yaml --add-node gpu-node-2=auto
+  kubectl dra fit -f trainer.yaml -o json
+
+\b
+Pods are placed one after another as the scheduler does (each pod's claims are allocated
+before the next pod is judged); --gang asks for all pods at once and searches placements
+with backtracking. Claims, templates, DeviceClasses, slices and nodes in the input are used
+as if applied. The JSON form is documented in docs/FIT.md.
+
+\b
+Exit status: 0 every pod fits, 1 some pod does not fit, 2 usage or input error.""")
+@global_options
+@click.option("-f", "--filename", "filenames", metavar="FILE", type=click.Path(), multiple=True, required=True,
+              help="The workload's manifest (file, directory or '-'); repeatable.")
+@click.option("-R", "--recursive", is_flag=True, help="Read the directories given with -f recursively.")
+@click.option("--replicas", type=int, default=None, help="Place this many replicas instead of the manifest's count.")
+@click.option("--gang", is_flag=True, help="All pods or none: search for a placement of all of them together.")
+@click.option("--time-limit", type=float, default=5.0, show_default=True, metavar="SECONDS",
+              help="Stop the --gang search (and --add-node auto's searches) after this long.")
+@click.option("--add-node", "add_node", metavar="NODE[=COUNT|auto]",
+              help="Judge with COUNT more nodes like NODE (auto: the smallest count that makes everything fit).")
+@click.option("--feature-gates", metavar="A=true,B=false", default="",
+              help="Judge like a scheduler with these feature gates changed from the version's defaults.")
+@click.option("-o", "--output", type=click.Choice(("text", "json", "yaml")), default="text", show_default=True,
+              help="Output format; json/yaml are the documented DRAFitPlan.")
+@click.pass_context
+def fit(ctx, filenames, recursive, replicas, gang, time_limit, add_node, feature_gates, output):
+    """Will a whole workload fit? Where each pod goes, and what stops the first that does not."""
+    from kubectl_dra.commands.common import open_session
+    from kubectl_dra.documents import read_documents
+    from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK, InputError
+    from kubectl_dra.options import options_of
+    from kubectl_dra.scheduling import fit as fitting
+    from kubectl_dra.targets import in_namespace
+    from kubectl_dra.workloads import expand, split_input
+
+    if time_limit <= 0:
+        raise click.UsageError("--time-limit: must be greater than 0")
+    node_name, count = _parse_add_node(add_node)
+    options = options_of(ctx)
+    documents = [d for name in filenames for d in read_documents(name, recursive=recursive)]
+    session = open_session(ctx)
+    namespace = session.namespace() or session.context_namespace
+    from kubectl_dra.documents import Document
+
+    objects = [in_namespace(d, namespace, options.namespace) for d in documents]
+    origins = {id(o): d.origin for o, d in zip(objects, documents)}
+    workloads, applied = split_input(objects)
+    if not workloads:
+        raise InputError(f"{documents[0].origin}: nothing to place: no Pod or workload among {len(documents)} object"
+                         f"{'s' if len(documents) != 1 else ''}")
+    if len(workloads) > 1:
+        raise InputError(f"{origins[id(workloads[1])]}: fit places one workload at a time; the input has "
+                         f"{len(workloads)} ({', '.join(_describe(w) for w in workloads[:3])})")
+    features = gate_features(session, feature_gates)
+    workload = expand(workloads[0], objects, replicas, origins[id(workloads[0])])
+    refuse_invalid([Document(o, origins[id(o)]) for o in applied], features)
+    objs = session.store.object_set()
+    if applied:
+        objs = objs.with_objects(applied)
+    objs, pods = fitting.prepare(objs, workload)
+    if node_name is not None and node_name not in objs.nodes:
+        raise InputError(f"--add-node: Node {node_name} not found")
+    with_gang = gang or workload.gang_min is not None
+    if node_name is not None:
+        plan = fitting.fit_with_nodes(objs, pods, workload.roles, features, node_name, count, with_gang,
+                                      workload.ref, time_limit)
+    elif with_gang:
+        plan = fitting.place_gang(objs, pods, workload.roles, features, workload.ref, time_limit)
+    else:
+        plan = fitting.place_sequential(objs, pods, workload.roles, features, workload.ref)
+    if workload.gang_min is not None and not gang:
+        plan.warnings.append(f"{workload.ref} asks for gang scheduling (minCount {workload.gang_min}): judged with --gang")
+    _emit(plan, output)
+    ctx.exit(EXIT_OK if plan.fits else EXIT_DOES_NOT_FIT)
+
+
+def _describe(obj: dict) -> str:
+    from kubectl_dra.errors import describe
+    from kubectl_dra.terminal_text import safe_line
+
+    return safe_line(describe(obj))
+
+
+def gate_features(session, feature_gates: str):
+    import allocator
+
+    try:
+        features = session.store.features()
+        if feature_gates:
+            features = allocator.Features.for_version(features.minor, allocator.parse_gate_overrides(feature_gates))
+    except allocator.FeatureError as error:
+        raise click.UsageError(f"--feature-gates: {error}") from None
+    return features
+
+
+def refuse_invalid(documents, features) -> None:
+    import allocator
+
+    from kubectl_dra.errors import InputErrors
+
+    problems = []
+    for document in documents:
+        problems.extend(f"{document.origin}: {error}" for error in allocator.validate_object(document.obj, features))
+    if problems:
+        raise InputErrors(problems)
+
+
+def _parse_add_node(value: str | None) -> tuple[str | None, int | None]:
+    """(node, count); count None means auto."""
+    if value is None:
+        return None, None
+    name, _, count = value.partition("=")
+    if not name:
+        raise click.UsageError(f"--add-node: want NODE[=COUNT|auto], got {value!r}")
+    if not count:
+        return name, 1
+    if count == "auto":
+        return name, None
+    if not count.isdigit() or int(count) <= 0:
+        raise click.UsageError(f"--add-node: COUNT must be a positive integer or auto, got {count!r}")
+    return name, int(count)
+
+
+def _emit(plan, output: str) -> None:
+    from kubectl_dra.render.base import to_json, to_yaml
+
+    if output == "text":
+        click.echo(plan_text(plan), nl=False)
+        return
+    document = plan.to_dict()
+    click.echo(to_json(document) if output == "json" else to_yaml(document), nl=False)
+
+
+def plan_text(plan) -> str:
+    from kubectl_dra.render.base import text_table
+    from kubectl_dra.render.explain import explain_text
+    from kubectl_dra.terminal_text import safe_line
+
+    features = plan.features.to_dict()
+    lines = [f"{plan.workload}: {plan.summary()}",
+             f"Mode:    {plan.mode.lower()}" + (", search cut short after the time limit" if plan.cut_short else ""),
+             f"Rules:   Kubernetes {features['kubernetesVersion']}, {features['allocator']} allocator"]
+    if plan.mode == "Gang" and plan.exists:
+        lines.append("Greedy:  " + ("the scheduler's one-at-a-time order places all of them" if plan.greedy_fits
+                                    else "the scheduler's one-at-a-time order does not place all of them"))
+    if plan.added_nodes:
+        lines.append(f"Added:   {', '.join(plan.added_nodes)}")
+    text = "".join(safe_line(line) + "\n" for line in lines)
+    rows = [["POD", "ROLE", "NODE", "DEVICES"]]
+    for p in plan.placements:
+        devices = ", ".join(f"{d['driver']}/{d['pool']}/{d['device']}" for d in p.devices)
+        rows.append([p.name, p.role, p.node or "<pending>", devices or ("-" if p.node else "")])
+    text += "\n" + text_table(rows)
+    for warning in plan.warnings:
+        text += safe_line(f"Warning: {warning}") + "\n"
+    if plan.failure is not None:
+        text += "\n" + safe_line(f"First pod that does not fit: {plan.failed_pod}, after the pods placed above:") + "\n"
+        text += explain_text(plan.failure)
+    return text

@@ -1,0 +1,701 @@
+"""Will a whole workload fit? Its pods placed one after another as the scheduler places them, or
+all together (`gang`) with a bounded backtracking search, optionally on a cluster with nodes
+cloned from an existing one (`add_nodes`, as cluster-autoscaler builds a template node).
+
+Every judgement is the explain judgement: kubectl_dra.scheduling.framework's filter chain with the
+embedded allocator for DynamicResources. A placed pod is committed before the next is judged: its
+claims (templates instantiated per pod, named claims shared) get the allocation the allocator chose,
+reserved for the pod, and the pod is bound to the node (counted in the node's requested resources),
+exactly like the snapshot of a cluster where the scheduler had placed it.
+
+Nodes are tried in name order and the first that fits is taken (the scheduler scores nodes and
+breaks ties at random; where the choice of node does not matter the counts agree).
+The JSON form (`to_dict`) is documented in docs/FIT.md.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+
+from allocator.explain import FITS
+from allocator.gcpause import paused_gc
+
+from . import framework
+from .plugins import dynamic_resources
+from .resources import bound_pod, node_infos
+from .summary import filter_cause
+
+API_VERSION = "kubectl-dra.io/v1alpha1"
+KIND = "DRAFitPlan"
+SEQUENTIAL, GANG = "Sequential", "Gang"
+# Nodes judged together in one run of the filter chain (the scheduler stops once it has enough
+# feasible nodes too): small enough that the first fitting node is found early.
+_BATCH = 32
+# Device choices tried per node in the gang search besides the allocator's first one.
+_ALTERNATIVES = 4
+
+
+class CutShort(Exception):
+    """The gang search ran out of time."""
+
+
+# ---------------------------------------------------------------------------- results
+
+
+@dataclass
+class PodPlacement:
+    namespace: str
+    name: str
+    role: str
+    node: str | None
+    devices: list[dict] = field(default_factory=list)   # {claim, request, driver, pool, device}
+    claims: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"pod": {"namespace": self.namespace, "name": self.name}, "role": self.role, "node": self.node,
+                "claims": list(self.claims), "devices": [dict(d) for d in self.devices]}
+
+
+@dataclass
+class FitPlan:
+    """What one placement run found."""
+
+    mode: str
+    workload: str
+    total: int
+    placements: list[PodPlacement]
+    failure: object = None          # the explanation (scheduling.Explanation) of the first pod that did not fit
+    failed_pod: str | None = None
+    greedy_fits: bool | None = None  # gang: whether the scheduler's order (sequential) places all
+    exists: bool | None = None       # gang: a placement of all pods exists (None: search cut short)
+    cut_short: bool = False
+    search_steps: int = 0
+    added_nodes: list[str] = field(default_factory=list)
+    add_node: dict | None = None     # {"from": NODE, "count": N, "auto": bool, "needed": N|None}
+    placed_now: int | None = None    # --add-node: how many fit without new nodes
+    warnings: list[str] = field(default_factory=list)
+    features: object = None
+
+    @property
+    def placed(self) -> int:
+        return sum(1 for p in self.placements if p.node)
+
+    @property
+    def fits(self) -> bool:
+        return self.placed == self.total
+
+    def summary(self) -> str:
+        plural = "s" if self.total != 1 else ""
+        if self.mode == GANG:
+            if self.fits:
+                text = f"all {self.total} pod{plural} fit together"
+                if self.greedy_fits is False:
+                    text += "; the scheduler's one-at-a-time order does not find this placement"
+            elif self.cut_short:
+                text = f"no placement of all {self.total} pod{plural} found before the time limit (search cut short)"
+            else:
+                text = f"no placement of all {self.total} pod{plural} exists"
+        else:
+            text = (f"all {self.total} pod{plural} fit now" if self.fits
+                    else f"{self.placed} of {self.total} pod{plural} fit now")
+        if self.add_node:
+            spec = self.add_node
+            if spec.get("auto") and self.placed_now is not None and self.placed_now < self.total:
+                text = f"{self.placed_now} of {self.total} pod{plural} fit now"
+            if spec.get("auto"):
+                needed = spec.get("needed")
+                text += (f"; all {self.total} fit with {needed} more node{'s' if needed != 1 else ''} like {spec['from']}"
+                         if needed is not None else f"; not with up to {spec['count']} more nodes like {spec['from']}")
+            else:
+                text += f" (with {spec['count']} more node{'s' if spec['count'] != 1 else ''} like {spec['from']})"
+        return text
+
+    def to_dict(self) -> dict:
+        data = {
+            "kind": KIND, "apiVersion": API_VERSION,
+            "mode": self.mode, "workload": self.workload,
+            **(self.features.to_dict() if self.features is not None else {}),
+            "fits": self.fits, "total": self.total, "placed": self.placed,
+            "summary": self.summary(),
+            "placements": [p.to_dict() for p in self.placements],
+            "firstFailure": None,
+            "warnings": list(self.warnings),
+        }
+        if self.failure is not None:
+            data["firstFailure"] = {"pod": self.failed_pod, "explanation": self.failure.to_dict()}
+        if self.mode == GANG:
+            data["gang"] = {"exists": self.exists, "greedyFinds": self.greedy_fits, "cutShort": self.cut_short,
+                            "searchSteps": self.search_steps}
+        if self.add_node is not None:
+            data["addNode"] = {**self.add_node, "nodes": list(self.added_nodes), "placedNow": self.placed_now}
+        return data
+
+
+# ---------------------------------------------------------------------------- the placer
+
+
+class Placer:
+    """The cluster as the scheduler's cache would see it while pods are placed: an ObjectSet with
+    every committed claim and pod, and per-node requested resources kept up to date."""
+
+    def __init__(self, objs, features, node_names: list[str] | None = None):
+        self.objs = objs
+        self.features = features
+        self.infos = node_infos(objs.nodes, objs.pods)
+        self.order = sorted(node_names if node_names is not None else objs.nodes)
+        # Per pod shape, the nodes where it failed and how many pods were committed then: valid
+        # until an undo takes the cluster back before that point.
+        self._failed: dict[object, dict[str, int]] = {}
+        self.depth = 0
+        self.steps = 0
+        self.committed: dict[str, list] = {}    # node: (pod shape, device names) committed there
+        self._device_kinds: dict | None = None
+        self._static: dict | None = None
+
+    # -- judging
+
+    def _shape(self, pod: dict) -> tuple:
+        """Pods of one shape fail on the same nodes while nothing is freed: committing only takes
+        resources away, except that a shared claim, once allocated, is judged as allocated."""
+        spec = pod["spec"]
+        namespace = pod["metadata"].get("namespace") or "default"
+        shared = tuple(sorted((e.get("resourceClaimName"), bool(self._allocated(namespace, e.get("resourceClaimName"))))
+                              for e in spec.get("resourceClaims") or [] if e.get("resourceClaimName")))
+        return (namespace, json.dumps(spec, sort_keys=True, default=str), shared)
+
+    def _allocated(self, namespace: str, name: str | None):
+        claim = self.objs.claims.get((namespace, name)) if name else None
+        return (claim.get("status") or {}).get("allocation") if claim else None
+
+    def judge(self, pod: dict, names: list[str], objs=None):
+        """One run of the filter chain over `names`: (fitting node names in order, cycle)."""
+        infos = {n: self.infos[n] for n in names if n in self.infos}
+        cycle = framework.Cycle(pod, objs if objs is not None else self.objs, self.features, infos, what_if=True)
+        diagnosis = framework.run(cycle)
+        self.steps += len(infos)
+        return [r.name for r in diagnosis.nodes if r.fits], cycle, diagnosis
+
+    def candidates(self, pod: dict, start: int = 0):
+        """Fitting nodes in order (from index `start`), each with its allocator verdict, found
+        batch by batch; nodes that fail are remembered for pods of the same shape."""
+        shape = self._shape(pod)
+        failed = self._failed.setdefault(shape, {})
+        todo = [n for n in self.order[start:] if n not in failed]
+        for at in range(0, len(todo), _BATCH):
+            batch = todo[at:at + _BATCH]
+            fitting, cycle, diagnosis = self.judge(pod, batch)
+            if diagnosis.pre_filter is not None:
+                failed.update(dict.fromkeys(self.order, self.depth))
+                return
+            verdicts = cycle.state.get(dynamic_resources.NAME, {})
+            failed.update(dict.fromkeys(set(batch) - set(fitting), self.depth))
+            for name in fitting:
+                yield name, verdicts.get(name)
+
+    def alternatives(self, pod: dict, node: str, verdict):
+        """Other device choices on `node`: the allocator run again with one chosen device held
+        back (a claim holding it, never committed). A choice of devices alike in everything
+        (attributes, capacity, counters) to one already tried is the same choice."""
+        if verdict is None:
+            return
+        seen = {self._kinds(verdict)}
+        chosen = [(r["driver"], r["pool"], r["device"]) for _, results in verdict.chosen for r in results]
+        for driver, pool, device in chosen[:_ALTERNATIVES]:
+            blocker = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                       "metadata": {"namespace": "kube-system", "name": f"kubectl-dra-fit-hold-{pool}-{device}"},
+                       "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "-"}}]}},
+                       "status": {"allocation": {"devices": {"results": [
+                           {"request": "r", "driver": driver, "pool": pool, "device": device}]}}}}
+            held = self.objs.with_changes(add=[blocker])
+            fitting, cycle, _ = self.judge(pod, [node], held)
+            if not fitting:
+                continue
+            other = cycle.state.get(dynamic_resources.NAME, {}).get(node)
+            key = self._kinds(other)
+            if other is not None and key not in seen:
+                seen.add(key)
+                yield node, other
+
+    def _kinds(self, verdict) -> tuple:
+        """The chosen devices as what they are, not what they are called."""
+        if self._device_kinds is None:
+            self._device_kinds = {}
+            for s in self.objs.slices:
+                spec = s["spec"]
+                for d in spec.get("devices") or []:
+                    self._device_kinds[(spec["driver"], spec["pool"]["name"], d["name"])] = json.dumps(
+                        {k: v for k, v in d.items() if k != "name"}, sort_keys=True, default=str)
+        return tuple(sorted(self._device_kinds.get(k, repr(k)) for k in _device_key(verdict)))
+
+    def node_state(self, node: str) -> tuple:
+        """What the search has done to `node`, for telling nodes alike apart from ones that differ."""
+        if self._static is None:
+            slices: dict[str, list[dict]] = {}
+            for s in self.objs.slices:
+                if (s.get("spec") or {}).get("nodeName"):
+                    slices.setdefault(s["spec"]["nodeName"], []).append(s)
+            used = _used_devices(self.objs)
+            signatures: dict[tuple, int] = {}
+            self._static = {n: signatures.setdefault(_node_signature(self.objs.nodes[n], slices.get(n, []), used,
+                                                                     self.infos[n]), len(signatures))
+                            for n in self.order}
+        return self._static[node], tuple(sorted(self.committed.get(node, ())))
+
+    # -- committing
+
+    def commit(self, pod: dict, node: str, verdict) -> tuple[object, dict, PodPlacement]:
+        """Binds `pod` to `node` with the claims `verdict` allocated; returns what undo needs."""
+        meta = pod["metadata"]
+        namespace = meta.get("namespace") or "default"
+        bound = copy.copy(pod)
+        bound["spec"] = {**pod["spec"], "nodeName": node}
+        statuses, claims, devices, names = [], [], [], []
+        pod_ref = {"resource": "pods", "name": meta["name"], "uid": meta.get("uid") or f"fit-{meta['name']}"}
+        for outcome in (verdict.claims if verdict is not None else []):
+            key = (outcome.namespace, outcome.name)
+            names.append(outcome.name)
+            if outcome.state == "Allocated":
+                claim = self.objs.claims.get(key)
+                if claim is not None:
+                    status = dict(claim.get("status") or {})
+                    status["reservedFor"] = list(status.get("reservedFor") or []) + [pod_ref]
+                    claims.append({**claim, "status": status})
+                continue
+            if outcome.allocation is None:
+                continue
+            if outcome.state == "WhatIf":
+                template = self._template_for(pod, outcome.pod_claim_name)
+                claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                         "metadata": {"namespace": namespace, "name": outcome.name,
+                                      "annotations": {"resource.kubernetes.io/pod-claim-name": outcome.pod_claim_name}},
+                         "spec": template["spec"]["spec"]}
+                statuses.append({"name": outcome.pod_claim_name, "resourceClaimName": outcome.name})
+            else:
+                claim = self.objs.claims[key]
+            claims.append({**claim, "status": {"allocation": outcome.allocation, "reservedFor": [pod_ref]}})
+            for result in outcome.allocation["devices"]["results"]:
+                devices.append({"claim": outcome.name, "request": result["request"], "driver": result["driver"],
+                                "pool": result["pool"], "device": result["device"]})
+        bound["status"] = {"phase": "Pending", "resourceClaimStatuses": statuses}
+        previous = self.objs
+        self.objs = self.objs.with_changes(add=[*claims, bound])
+        added = bound_pod(bound)
+        self.infos[node].add(added)
+        self.committed.setdefault(node, []).append((self._shape(pod)[1], tuple(sorted(d["device"] for d in devices))))
+        self.depth += 1
+        placement = PodPlacement(namespace, meta["name"], "", node, devices, names)
+        return previous, {"node": node, "pod": added}, placement
+
+    def undo(self, previous, change: dict) -> None:
+        self.objs = previous
+        self.infos[change["node"]].remove(change["pod"])
+        self.committed[change["node"]].pop()
+        self.depth -= 1
+        for failed in self._failed.values():
+            stale = [n for n, depth in failed.items() if depth > self.depth]
+            for n in stale:
+                del failed[n]
+
+    def _template_for(self, pod: dict, pod_claim: str) -> dict:
+        namespace = pod["metadata"].get("namespace") or "default"
+        entry = next(e for e in pod["spec"].get("resourceClaims") or [] if e.get("name") == pod_claim)
+        return self.objs.claim_templates[(namespace, entry["resourceClaimTemplateName"])]
+
+
+def _device_key(verdict) -> tuple:
+    if verdict is None:
+        return ()
+    return tuple(sorted((r["driver"], r["pool"], r["device"]) for _, results in verdict.chosen for r in results))
+
+
+# ---------------------------------------------------------------------------- placing workloads
+
+
+def prepare(objs, workload) -> tuple[object, list[dict]]:
+    """The workload's pods normalised as the API server would store them, and the cluster with a
+    PodGroup's own claims instantiated once (named GROUP-CLAIM) and referenced by each of its pods."""
+    from allocator.objects import normalise
+
+    pods = []
+    shared_entries = []
+    added = []
+    for entry in workload.shared_claims:
+        name = entry.get("name")
+        if entry.get("resourceClaimName"):
+            shared_entries.append({"name": name, "resourceClaimName": entry["resourceClaimName"]})
+            continue
+        template = objs.claim_templates.get((workload.namespace, entry.get("resourceClaimTemplateName")))
+        claim_name = f"{workload.name}-{name}"
+        if template is not None:
+            added.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                          "metadata": {"namespace": workload.namespace, "name": claim_name},
+                          "spec": template["spec"]["spec"]})
+        shared_entries.append({"name": name, "resourceClaimName": claim_name})
+    if added:
+        objs = objs.with_changes(add=added)
+    for raw in workload.pods:
+        pod = copy.deepcopy(raw)
+        spec = pod["spec"]
+        spec.pop("nodeName", None)
+        if shared_entries:
+            own = [e for e in spec.get("resourceClaims") or [] if e.get("name") not in {s["name"] for s in shared_entries}]
+            spec["resourceClaims"] = own + [dict(e) for e in shared_entries]
+        pod.pop("status", None)
+        _, normalised = normalise(pod)
+        normalised["metadata"]["namespace"] = normalised["metadata"].get("namespace") or workload.namespace
+        pods.append(normalised)
+    return objs, pods
+
+
+def place_sequential(objs, pods: list[dict], roles: list[str], features, workload: str = "",
+                     explain_failure: bool = True) -> FitPlan:
+    """One pod after another in queue order, as the scheduler does; a pod that fits nowhere stays
+    pending and the next is tried. The first pod that does not fit is explained."""
+    with paused_gc():
+        placer = Placer(objs, features)
+        plan = FitPlan(SEQUENTIAL, workload, len(pods), [], features=features)
+        for pod, role in zip(pods, roles):
+            found = next(placer.candidates(pod), None)
+            meta = pod["metadata"]
+            if found is None:
+                plan.placements.append(PodPlacement(meta.get("namespace") or "default", meta["name"], role, None))
+                if plan.failure is None:
+                    plan.failed_pod = f"{meta.get('namespace') or 'default'}/{meta['name']}"
+                    if explain_failure:
+                        plan.failure = explain_at(placer.objs, pod, features)
+                continue
+            _, _, placement = placer.commit(pod, *found)
+            placement.role = role
+            plan.placements.append(placement)
+        plan.search_steps = placer.steps
+        plan.objs_after = placer.objs  # type: ignore[attr-defined]
+        return plan
+
+
+def explain_at(objs, pod: dict, features):
+    """The explain judgement of `pod` on the cluster as it stands after the pods placed before it."""
+    from .explain import explain_objects
+
+    return explain_objects(objs, pod, features)
+
+
+def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str = "",
+               time_limit: float = 5.0) -> FitPlan:
+    """All pods or none: depth-first over nodes (and a few device choices per node) in the
+    scheduler's order, backtracking across pods; the first path tried is the scheduler's own.
+    Pods of one shape are interchangeable, so each takes a node at or after its predecessor's."""
+    greedy = place_sequential(objs, pods, roles, features, workload, explain_failure=False)
+    if greedy.fits:
+        greedy.mode, greedy.greedy_fits, greedy.exists = GANG, True, True
+        return greedy
+    with paused_gc():
+        placer = Placer(objs, features)
+        deadline = time.monotonic() + time_limit
+        position = {n: i for i, n in enumerate(placer.order)}
+        shapes = [placer._shape(p) for p in pods]
+        stack: list[PodPlacement] = []
+        plan = FitPlan(GANG, workload, len(pods), [], features=features, greedy_fits=False)
+
+        def search(i: int) -> bool:
+            if i == len(pods):
+                return True
+            if time.monotonic() > deadline:
+                raise CutShort
+            start = 0
+            if i and shapes[i] == shapes[i - 1] and stack[i - 1].node is not None:
+                start = position[stack[i - 1].node]
+            tried: set[tuple] = set()   # nodes alike in every respect fail alike
+            for node, first in placer.candidates(pods[i], start):
+                state = placer.node_state(node)
+                if state in tried:
+                    continue
+                for _, verdict in itertools.chain([(node, first)], placer.alternatives(pods[i], node, first)):
+                    if time.monotonic() > deadline:
+                        raise CutShort
+                    previous, change, placement = placer.commit(pods[i], node, verdict)
+                    placement.role = roles[i]
+                    stack.append(placement)
+                    if search(i + 1):
+                        return True
+                    stack.pop()
+                    placer.undo(previous, change)
+                tried.add(state)
+            return False
+
+        try:
+            plan.exists = search(0)
+        except CutShort:
+            plan.cut_short = True
+        plan.search_steps = placer.steps + greedy.search_steps
+        if plan.exists:
+            plan.placements = stack
+        else:
+            plan.placements = [PodPlacement(p["metadata"].get("namespace") or "default", p["metadata"]["name"], r, None)
+                               for p, r in zip(pods, roles)]
+            plan.failure = explain_at(greedy.objs_after, pods[greedy_first_failure(greedy)], features)  # type: ignore[attr-defined]
+            plan.failed_pod = greedy.failed_pod
+        return plan
+
+
+def greedy_first_failure(plan: FitPlan) -> int:
+    return next(i for i, p in enumerate(plan.placements) if p.node is None)
+
+
+# ---------------------------------------------------------------------------- nodes like NODE
+
+
+def clone_nodes(objs, node_name: str, count: int) -> tuple[list[dict], list[str]]:
+    """COUNT copies of `node_name` (labels, taints, allocatable) and of its node-local
+    ResourceSlices with fresh names and pools, hence unallocated devices: the template node
+    cluster-autoscaler simulates a scale-up with."""
+    node = objs.nodes.get(node_name)
+    if node is None:
+        raise KeyError(node_name)
+    slices = [s for s in objs.slices if (s.get("spec") or {}).get("nodeName") == node_name]
+    added, names = [], []
+    existing = set(objs.nodes)
+    index = 0
+    for _ in range(count):
+        index += 1
+        while f"{node_name}-template-{index}" in existing:
+            index += 1
+        name = f"{node_name}-template-{index}"
+        names.append(name)
+        clone = copy.deepcopy(node)
+        meta = clone["metadata"]
+        meta["name"] = name
+        for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields"):
+            meta.pop(key, None)
+        labels = meta.setdefault("labels", {})
+        if labels.get("kubernetes.io/hostname") == node_name:
+            labels["kubernetes.io/hostname"] = name
+        clone.setdefault("spec", {}).pop("providerID", None)
+        added.append(clone)
+        for s in slices:
+            copied = copy.deepcopy(s)
+            smeta = copied["metadata"]
+            smeta["name"] = f"{smeta['name']}-template-{index}"
+            for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "ownerReferences"):
+                smeta.pop(key, None)
+            spec = copied["spec"]
+            spec["nodeName"] = name
+            pool = spec["pool"]
+            pool["name"] = (pool["name"].replace(node_name, name) if node_name in pool["name"]
+                            else f"{pool['name']}-template-{index}")
+            added.append(copied)
+    return added, names
+
+
+def fit_with_nodes(objs, pods, roles, features, node_name: str, count: int | None, gang: bool,
+                   workload: str = "", time_limit: float = 5.0, max_auto: int = 64) -> FitPlan:
+    """The plan with COUNT nodes like `node_name` added; with count None, the smallest count that
+    makes every pod fit (up to `max_auto`)."""
+    def attempt(n: int) -> FitPlan:
+        added, names = clone_nodes(objs, node_name, n)
+        grown = objs.with_changes(add=added)
+        plan = (place_gang(grown, pods, roles, features, workload, time_limit) if gang
+                else place_sequential(grown, pods, roles, features, workload))
+        plan.added_nodes = names
+        return plan
+
+    if count is not None:
+        plan = attempt(count)
+        plan.add_node = {"from": node_name, "count": count, "auto": False, "needed": count if plan.fits else None}
+        return plan
+    now = attempt(0)
+    if now.fits:
+        now.add_node = {"from": node_name, "count": 0, "auto": True, "needed": 0}
+        return now
+    low, high, best = 0, 1, None
+    while high <= max_auto:
+        plan = attempt(high)
+        if plan.fits:
+            best = plan
+            break
+        low, high = high, high * 2
+    if best is None:
+        now.add_node = {"from": node_name, "count": max_auto, "auto": True, "needed": None}
+        now.placed_now = now.placed
+        return now
+    while high - low > 1:
+        middle = (low + high) // 2
+        plan = attempt(middle)
+        if plan.fits:
+            best, high = plan, middle
+        else:
+            low = middle
+    best.add_node = {"from": node_name, "count": high, "auto": True, "needed": high}
+    best.placed_now = now.placed
+    return best
+
+
+# ---------------------------------------------------------------------------- capacity
+
+
+@dataclass
+class NodeCapacity:
+    node: str
+    together: int
+    one_at_a_time: int
+    limit: str
+    pools: dict[str, int] = field(default_factory=dict)   # devices the one-at-a-time copies take, per pool
+
+    def to_dict(self) -> dict:
+        return {"node": self.node, "together": self.together, "oneAtATime": self.one_at_a_time,
+                "limitedBy": self.limit, "devicesPerPool": dict(sorted(self.pools.items()))}
+
+
+@dataclass
+class CapacityReport:
+    target: str
+    nodes: list[NodeCapacity]
+    warnings: list[str] = field(default_factory=list)
+    cut_short: bool = False
+    features: object = None
+
+    @property
+    def together(self) -> int:
+        return sum(n.together for n in self.nodes)
+
+    @property
+    def one_at_a_time(self) -> int:
+        return sum(n.one_at_a_time for n in self.nodes)
+
+    def pools(self) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for n in self.nodes:
+            for pool, count in n.pools.items():
+                total[pool] = total.get(pool, 0) + count
+        return dict(sorted(total.items()))
+
+    def summary(self) -> str:
+        text = f"{self.together} more cop{'ies' if self.together != 1 else 'y'} of {self.target} fit"
+        if self.one_at_a_time != self.together:
+            text += f" together; the scheduler's one-at-a-time order places {self.one_at_a_time}"
+        return text
+
+    def to_dict(self) -> dict:
+        return {"kind": "DRACapacity", "apiVersion": API_VERSION, "target": self.target,
+                **(self.features.to_dict() if self.features is not None else {}),
+                "summary": self.summary(), "together": self.together, "oneAtATime": self.one_at_a_time,
+                "cutShort": self.cut_short,
+                "pools": [{"pool": p, "devices": c} for p, c in self.pools().items()],
+                "nodes": [n.to_dict() for n in self.nodes], "warnings": list(self.warnings)}
+
+
+def copy_pod(namespace: str, template_name: str, index: int) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"namespace": namespace, "name": f"capacity-copy-{index}"},
+            "spec": {"containers": [{"name": "c", "image": "-"}],
+                     "resourceClaims": [{"name": "copy", "resourceClaimTemplateName": template_name}]}}
+
+
+def capacity(objs, namespace: str, template_name: str, features, target: str = "",
+             time_limit: float = 5.0, max_per_node: int = 256) -> CapacityReport:
+    """How many more claims like the template fit: per node, the one-at-a-time count (the
+    allocator's first choice each time) and the most that fit together (the gang search on that
+    node); nodes alike in everything the judgement reads are judged once."""
+    report = CapacityReport(target, [], features=features)
+    deadline = time.monotonic() + time_limit
+    shared_pools = [s for s in objs.slices if not (s.get("spec") or {}).get("nodeName")]
+    if shared_pools:
+        report.warnings.append("some pools are not node-local (network-attached or per node selector): each node is "
+                               "counted as if it had them alone, so totals may count their devices more than once")
+    groups: dict[tuple, list[str]] = {}
+    slices_by_node: dict[str, list[dict]] = {}
+    for s in objs.slices:
+        node = (s.get("spec") or {}).get("nodeName")
+        if node:
+            slices_by_node.setdefault(node, []).append(s)
+    usage = _used_devices(objs)
+    infos = node_infos(objs.nodes, objs.pods)
+    for name in sorted(objs.nodes):
+        groups.setdefault(_node_signature(objs.nodes[name], slices_by_node.get(name, []), usage, infos[name]),
+                          []).append(name)
+    with paused_gc():
+        for names in groups.values():
+            first = names[0]
+            counted = _capacity_on(objs, first, namespace, template_name, features, deadline, max_per_node)
+            if counted.limit == "time limit":
+                report.cut_short = True
+            for name in names:
+                pools = {p.replace(first, name): c for p, c in counted.pools.items()}
+                report.nodes.append(NodeCapacity(name, counted.together, counted.one_at_a_time, counted.limit, pools))
+    report.nodes.sort(key=lambda n: (-n.together, n.node))
+    return report
+
+
+def _capacity_on(objs, node: str, namespace: str, template_name: str, features, deadline: float,
+                 max_per_node: int) -> NodeCapacity:
+    placer = Placer(objs, features, [node])
+    pools: dict[str, int] = {}
+    count, limit = 0, ""
+    while count < max_per_node:
+        pod = copy_pod(namespace, template_name, count)
+        found = next(placer.candidates(pod), None)
+        if found is None:
+            _, cycle, diagnosis = placer.judge(pod, [node])
+            result = diagnosis.nodes[0] if diagnosis.nodes else None
+            if result is not None and result.recorded is not None:
+                verdict = cycle.state.get(dynamic_resources.NAME, {}).get(node)
+                per_node = result.recorded.plugin == dynamic_resources.NAME and result.recorded is not diagnosis.pre_filter
+                limit = filter_cause(result.recorded, verdict if per_node else None).text
+            break
+        _, _, placement = placer.commit(pod, *found)
+        for device in placement.devices:
+            key = f"{device['driver']}/{device['pool']}"
+            pools[key] = pools.get(key, 0) + 1
+        count += 1
+    if count >= max_per_node:
+        limit = f"stopped counting at {max_per_node}"
+    together = count
+    # More together than one at a time: the gang search for count + 1 copies on this node alone.
+    while together < max_per_node and time.monotonic() < deadline and count:
+        pods = [copy_pod(namespace, template_name, i) for i in range(together + 1)]
+        remaining = max(0.0, deadline - time.monotonic())
+        plan = place_gang(objs.with_changes(remove=[("Node", None, n) for n in objs.nodes if n != node]), pods,
+                          ["copy"] * len(pods), features, time_limit=remaining)
+        if not plan.exists:
+            if plan.cut_short:
+                limit = "time limit"
+            break
+        together += 1
+    return NodeCapacity(node, together, count, limit or "-", pools)
+
+
+def _used_devices(objs) -> set[tuple[str, str, str]]:
+    used = set()
+    for claim in objs.claims.values():
+        allocation = (claim.get("status") or {}).get("allocation")
+        for result in (allocation or {}).get("devices", {}).get("results") or []:
+            used.add((result["driver"], result["pool"], result["device"]))
+    return used
+
+
+def _node_signature(node: dict, slices: list[dict], used: set, info) -> tuple:
+    """Everything a copy's judgement reads of a node, its name and pool names left out."""
+    name = node["metadata"]["name"]
+    meta = node["metadata"]
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if v != name}
+    spec = {k: v for k, v in (node.get("spec") or {}).items() if k != "providerID"}
+    status = (node.get("status") or {})
+    parts = [json.dumps([labels, spec, status.get("allocatable"), status.get("conditions") and
+                         [(c.get("type"), c.get("status")) for c in status["conditions"]]], sort_keys=True, default=str),
+             (info.requested.milli_cpu, info.requested.memory, tuple(sorted(info.requested.scalars.items())),
+              tuple(sorted(map(str, info.used_ports))), len(info.pods))]
+    for s in sorted(slices, key=lambda s: s["metadata"]["name"]):
+        spec = s["spec"]
+        pool = spec["pool"]["name"]
+        taken = sorted(d["name"] for d in spec.get("devices") or [] if (spec["driver"], pool, d["name"]) in used)
+        body = {k: v for k, v in spec.items() if k not in ("nodeName", "pool")}
+        parts.append(json.dumps([pool.replace(name, "<node>"), spec["pool"].get("generation"),
+                                 spec["pool"].get("resourceSliceCount"), body, taken], sort_keys=True, default=str))
+    return tuple(parts)
+
+
+def fits_verdict(explanation) -> bool:
+    return explanation is not None and explanation.verdict == FITS
