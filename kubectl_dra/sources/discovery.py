@@ -63,6 +63,9 @@ class Discovery:
     """Kinds the server serves, at the version we read them in."""
     not_served: dict[str, str]
     """Kinds it does not serve -> why, in words."""
+    resource_versions: tuple[str, ...] = ()
+    """Every version of resource.k8s.io the server serves, in its group document's order
+    (`kubectl dra version` lists them; alphas we do not read included)."""
 
     @property
     def resource_api_version(self) -> str | None:
@@ -76,7 +79,7 @@ async def discover(server: ApiServer) -> Discovery:
     minor = kubernetes_minor(git_version)
     if minor is None and str(version_doc.get("minor") or "").rstrip("+").isdigit():
         minor = int(str(version_doc["minor"]).rstrip("+"))  # some distributions report "37+"
-    served_resources = await _served_resource_versions(server)
+    offered, served_resources = await _served_resource_versions(server)
     served, not_served = {}, {}
     for kind, resource in RESOURCE_KINDS.items():
         if not resource.group:
@@ -90,21 +93,22 @@ async def discover(server: ApiServer) -> Discovery:
         else:
             wanted = ", ".join(f"{RESOURCE_GROUP}/{v}" for v in resource.versions)
             not_served[kind] = f"not served in any version kubectl dra reads ({wanted})"
-    return Discovery(git_version, minor, served, not_served)
+    return Discovery(git_version, minor, served, not_served, offered)
 
 
-async def _served_resource_versions(server: ApiServer) -> dict[str, set[str]]:
-    """{version: {plural, ...}} for the versions of resource.k8s.io that we read."""
+async def _served_resource_versions(server: ApiServer) -> tuple[tuple[str, ...], dict[str, set[str]]]:
+    """The versions of resource.k8s.io the server offers, and {version: {plural, ...}} for those we read."""
     try:
         group = await server.get_json(f"/apis/{RESOURCE_GROUP}")
     except ApiStatusError as error:
         if error.status == 404:
-            return {}
+            return (), {}
         raise _explained(server, error) from None
-    offered = {v.get("version") for v in group.get("versions") or [] if isinstance(v, dict)}
+    offered = tuple(dict.fromkeys(str(v.get("version")) for v in group.get("versions") or []
+                                  if isinstance(v, dict) and v.get("version")))
     wanted = [v for v in dict.fromkeys(RESOURCE_VERSIONS + TAINT_RULE_VERSIONS) if v in offered]
     documents = await asyncio.gather(*(_resource_list(server, v) for v in wanted))
-    return {version: names for version, names in zip(wanted, documents)}
+    return offered, {version: names for version, names in zip(wanted, documents)}
 
 
 async def _resource_list(server: ApiServer, version: str) -> set[str]:

@@ -4,6 +4,7 @@ import json
 import os
 
 import pytest
+from importlib.metadata import version as distribution_version
 
 
 def test_help_speaks_kubectl_dra(run_cli):
@@ -56,10 +57,10 @@ def test_node_mode_is_registered(run_cli):
 
 
 def test_version(run_cli):
-    text = run_cli("version")
-    assert text.stdout.startswith("kubectl-dra v0.1.0 (Python ")
-    document = json.loads(run_cli("version", "-o", "json").stdout)
-    assert (document["kind"], document["kubernetesVersions"]) == ("DRAVersion", ["1.34", "1.35", "1.36", "1.37"])
+    text = run_cli("version", "--client")
+    assert text.stdout.startswith(f"Client Version: v{distribution_version('kubectl-dra')}\nPython Version: ")
+    document = json.loads(run_cli("version", "--client", "-o", "json").stdout)
+    assert (document["kind"], document["clientVersion"]["kubernetesVersions"]) == ("DRAVersion", ["1.34", "1.35", "1.36", "1.37"])
 
 
 @pytest.mark.parametrize("args", [("--demo",), ("tui", "--demo")])
