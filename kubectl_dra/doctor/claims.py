@@ -1,0 +1,353 @@
+"""Classes; claims and pods; sharing and capacity; failure detection."""
+
+from __future__ import annotations
+
+from allocator.quantity import QuantityError, parse_quantity
+from kubectl_dra import scheduling
+from kubectl_dra.doctor.common import meta, node_trouble, nodes_by_name, plural
+from kubectl_dra.doctor.report import OK, PROBLEM, WARNING, Check, Context, Finding
+from kubectl_dra.model.claims import reserved_for
+from kubectl_dra.model.health import UNHEALTHY, unhealthy_devices
+from kubectl_dra.model.states import BLOCKED_BY_COUNTERS, FREE, SHARED
+from kubectl_dra.scheduling.extended import IMPLICIT_PREFIX, classes_by_resource
+from kubectl_dra.scheduling.resources import container_requests
+
+ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
+"""The namespace label the API server requires of claims asking for admin access (KEP-5018)."""
+NEAR_FULL = 0.9
+"""Consumable capacity this used (or more) is near exhaustion."""
+EXPLAINED_PODS = 50
+"""Pending pods explained one by one; the rest are counted (each explanation judges every node)."""
+
+
+# --- classes ------------------------------------------------------------------------------------
+
+def classes_without_devices(ctx: Context) -> Finding:
+    members = ctx.model.classes.members
+    empty = [f"deviceclass/{name}" for name, ids in sorted(members.items()) if not ids]
+    if not members:
+        return Finding(OK, "no DeviceClasses")
+    if not empty:
+        return Finding(OK, f"each of {plural(len(members), 'DeviceClass', 'DeviceClasses')} selects some device")
+    return Finding(WARNING, f"{plural(len(empty), 'DeviceClass', 'DeviceClasses')} select no device at all: claims "
+                   f"of these classes can never be allocated", empty, f"kubectl get {empty[0]} -o yaml")
+
+
+def class_selector_errors(ctx: Context) -> Finding:
+    errors = ctx.model.classes.errors
+    if not errors:
+        return Finding(OK, "every class selector evaluates on every device")
+    objects = [error.split(":", 1)[0].lower() + " (" + error.split(":", 1)[1].strip() + ")" for error in errors]
+    return Finding(WARNING, f"{plural(len(errors), 'DeviceClass', 'DeviceClasses')} with selectors that fail at run "
+                   f"time: a failing selector rejects the device and the claim's whole allocation attempt",
+                   objects, f"kubectl get {objects[0].split()[0]} -o yaml")
+
+
+def extended_resource_conflicts(ctx: Context) -> Finding:
+    classes = ctx.model.objects.device_classes
+    by_resource: dict[str, list[str]] = {}
+    for name, klass in sorted(classes.items()):
+        resource = (klass.get("spec") or {}).get("extendedResourceName")
+        if resource:
+            by_resource.setdefault(resource, []).append(name)
+    chosen = classes_by_resource(classes)
+    conflicts = [f"{resource}: deviceclass/{', deviceclass/'.join(names)} (the scheduler uses {chosen.get(resource)})"
+                 for resource, names in sorted(by_resource.items()) if len(names) > 1]
+    if not conflicts:
+        return Finding(OK, f"{plural(len(by_resource), 'extended resource name')} each backed by one class")
+    return Finding(PROBLEM, f"{plural(len(conflicts), 'extended resource name')} claimed by several DeviceClasses: "
+                   f"pods asking for it get only the newest class's devices", conflicts, "kubectl get deviceclasses -o "
+                   "custom-columns=NAME:.metadata.name,EXTENDED:.spec.extendedResourceName")
+
+
+# --- claims and pods ----------------------------------------------------------------------------
+
+def _pending_dra_pods(model) -> list[dict]:
+    extended = set(classes_by_resource(model.objects.device_classes))
+    pods = []
+    for pod in model.raw.get("Pod", ()):
+        spec = pod.get("spec") or {}
+        if spec.get("nodeName") or meta(pod).get("deletionTimestamp"):
+            continue
+        if ((pod.get("status") or {}).get("phase") or "Pending") != "Pending":
+            continue
+        uses_dra = bool(spec.get("resourceClaims"))
+        if not uses_dra and extended:
+            uses_dra = any(name in extended or name.startswith(IMPLICIT_PREFIX)
+                           for container in spec.get("containers") or [] for name in container_requests(container))
+        if uses_dra:
+            pods.append(pod)
+    return sorted(pods, key=lambda p: (meta(p).get("namespace") or "", meta(p).get("name") or ""))
+
+
+def pending_pods(ctx: Context) -> Finding:
+    model = ctx.model
+    pods = _pending_dra_pods(model)
+    if not pods:
+        return Finding(OK, "no pending pod uses DRA")
+    objs = model.all_objects()
+    causes: dict[str, list[str]] = {}
+    for pod in pods[:EXPLAINED_PODS]:
+        namespace, name = meta(pod).get("namespace") or "", meta(pod).get("name") or ""
+        try:
+            exp = scheduling.explain_pod(objs, namespace, name, model.features, remedies=False)
+        except scheduling.ExplainError as error:
+            cause = f"cannot explain: {error}"
+        else:
+            if exp.summary.fits:
+                cause = "fits now: waiting for the scheduler to retry"
+            elif exp.summary.causes:
+                cause = exp.summary.causes[0].text
+            else:
+                cause = exp.message or exp.verdict
+        causes.setdefault(cause, []).append(f"pod/{namespace}/{name}")
+    groups = sorted(causes.items(), key=lambda item: (-len(item[1]), item[0]))
+    details = [f"{len(refs)} × {cause}" for cause, refs in groups]
+    if len(pods) > EXPLAINED_PODS:
+        details.append(f"{len(pods) - EXPLAINED_PODS} more not explained")
+    nowhere = sum(len(refs) for cause, refs in groups if not cause.startswith("fits now"))
+    ordered = [ref for _, refs in groups for ref in refs] + [
+        f"pod/{meta(p).get('namespace')}/{meta(p).get('name')}" for p in pods[EXPLAINED_PODS:]]
+    stuck = next((refs[0] for cause, refs in groups if not cause.startswith("fits now")), ordered[0]).split("/")
+    return Finding(WARNING, f"{plural(len(pods), 'pending pod')} with claims, {nowhere} fitting no node now",
+                   ordered, f"kubectl dra explain pod/{stuck[2]} -n {stuck[1]}", details)
+
+
+def leaked_claims(ctx: Context) -> Finding:
+    """Allocated claims reserved for pods that no longer exist, and generated claims whose pod is gone."""
+    model = ctx.model
+    pod_status = model.kind_status.get("Pod")
+    only_namespace = pod_status.namespace if pod_status is not None else None
+    pods = {(meta(p).get("namespace"), meta(p).get("name")): meta(p).get("uid") for p in model.raw.get("Pod", ())}
+    leaked, idle = [], []
+    for claim in model.raw.get("ResourceClaim", ()):
+        metadata, status = meta(claim), claim.get("status") or {}
+        namespace = metadata.get("namespace")
+        if not status.get("allocation") or metadata.get("deletionTimestamp"):
+            continue
+        if only_namespace and namespace != only_namespace:
+            continue  # pods of other namespaces are not known
+        gone = [entry.get("name") for entry in status.get("reservedFor") or []
+                if entry.get("resource", "pods") == "pods" and
+                pods.get((namespace, entry.get("name")), "missing") not in (entry.get("uid"), None)]
+        owner = next((o for o in metadata.get("ownerReferences") or [] if o.get("kind") == "Pod"), None)
+        if gone:
+            leaked.append(f"resourceclaim/{namespace}/{metadata.get('name')} (reserved for deleted pod/{gone[0]})")
+        elif owner is not None and pods.get((namespace, owner.get("name")), "missing") not in (owner.get("uid"), None):
+            leaked.append(f"resourceclaim/{namespace}/{metadata.get('name')} (its pod/{owner.get('name')} is deleted)")
+        elif not reserved_for(claim):
+            idle.append(f"resourceclaim/{namespace}/{metadata.get('name')} (allocated, reserved for nobody)")
+    if leaked:
+        first = leaked[0].split()[0].split("/")
+        return Finding(PROBLEM, f"{plural(len(leaked), 'claim')} hold devices for pods that no longer exist: "
+                       f"those devices are leaked until the claims are deallocated", leaked + idle,
+                       f"kubectl describe resourceclaim {first[2]} -n {first[1]}")
+    if idle:
+        first = idle[0].split()[0].split("/")
+        return Finding(WARNING, f"{plural(len(idle), 'claim')} allocated but reserved for no pod: their devices are "
+                       f"held by nobody", idle, f"kubectl describe resourceclaim {first[2]} -n {first[1]}")
+    return Finding(OK, "every allocated claim is reserved for a pod that exists")
+
+
+def _allocation_node(claim: dict, pods: dict) -> str | None:
+    metadata, status = meta(claim), claim.get("status") or {}
+    for entry in status.get("reservedFor") or []:
+        pod = pods.get((metadata.get("namespace"), entry.get("name")))
+        node = ((pod or {}).get("spec") or {}).get("nodeName")
+        if node:
+            return node
+    selector = (status.get("allocation") or {}).get("nodeSelector") or {}
+    for term in selector.get("nodeSelectorTerms") or []:
+        for field in term.get("matchFields") or []:
+            if field.get("key") == "metadata.name" and field.get("operator") == "In" and len(field.get("values") or []) == 1:
+                return field["values"][0]
+    return None
+
+
+def claims_on_unready_nodes(ctx: Context) -> Finding:
+    model = ctx.model
+    nodes = nodes_by_name(model)
+    pods = {(meta(p).get("namespace"), meta(p).get("name")): p for p in model.raw.get("Pod", ())}
+    found = []
+    for claim in model.raw.get("ResourceClaim", ()):
+        if not (claim.get("status") or {}).get("allocation"):
+            continue
+        node = _allocation_node(claim, pods)
+        if node is None or node not in nodes:
+            continue
+        trouble = node_trouble(nodes[node])
+        if trouble:
+            found.append(f"resourceclaim/{meta(claim).get('namespace')}/{meta(claim).get('name')} (node/{node} {trouble})")
+    if not found:
+        return Finding(OK, "no allocated claim is on a NotReady or cordoned node")
+    return Finding(WARNING, f"{plural(len(found), 'claim')} allocated on NotReady or cordoned nodes: their pods may not "
+                   f"run, and their devices stay held", found, "kubectl get nodes")
+
+
+def _admin_requests(spec: dict) -> bool:
+    for request in (spec.get("devices") or {}).get("requests") or []:
+        for exact in [request.get("exactly") or {}, *(request.get("firstAvailable") or [])]:
+            if exact.get("adminAccess"):
+                return True
+    return False
+
+
+def admin_access_namespaces(ctx: Context) -> Finding:
+    model = ctx.model
+    labelled = {meta(ns).get("name"): (meta(ns).get("labels") or {}).get(ADMIN_ACCESS_LABEL) == "true"
+                for ns in model.raw.get("Namespace", ())}
+    found = []
+    for kind, objects in (("resourceclaim", model.raw.get("ResourceClaim", ())),
+                          ("resourceclaimtemplate", model.raw.get("ResourceClaimTemplate", ()))):
+        for obj in objects:
+            spec = obj.get("spec") or {}
+            if kind == "resourceclaimtemplate":
+                spec = spec.get("spec") or {}
+            namespace = meta(obj).get("namespace")
+            if _admin_requests(spec) and namespace in labelled and not labelled[namespace]:
+                found.append(f"{kind}/{namespace}/{meta(obj).get('name')}")
+    if not found:
+        return Finding(OK, f"admin-access claims only in namespaces labelled {ADMIN_ACCESS_LABEL}=true")
+    namespace = found[0].split("/")[1]
+    return Finding(PROBLEM, f"admin access asked for in namespaces without the {ADMIN_ACCESS_LABEL}=true label "
+                   f"({plural(len(found), 'claim or template', 'claims or templates')}): the API server rejects them",
+                   found,
+                   f"kubectl label namespace {namespace} {ADMIN_ACCESS_LABEL}=true")
+
+
+# --- sharing and capacity -----------------------------------------------------------------------
+
+def _ratio(consumed, total) -> float | None:
+    try:
+        whole = parse_quantity(total).amount
+        used = parse_quantity(consumed).amount
+    except QuantityError:
+        return None
+    return float(used / whole) if whole > 0 else None
+
+
+def capacity_exhaustion(ctx: Context) -> Finding:
+    model = ctx.model
+    found = []
+    # Counter sets: exhausted when no device drawing on them is free and some are blocked by them.
+    by_set: dict[tuple[str, str, str], list[str]] = {}
+    for pool in model.pools:
+        if not pool.counter_sets:
+            continue
+        for device in pool.devices:
+            state = model.device_state(device)
+            for consumption in device.consumed_counters:
+                key = (pool.driver, pool.pool, consumption.get("counterSet"))
+                by_set.setdefault(key, []).append(state)
+    for (driver, pool, counter_set), states in sorted(by_set.items()):
+        if FREE not in states and BLOCKED_BY_COUNTERS in states:
+            found.append(f"{driver}/{pool} counter set {counter_set} (no device left: "
+                         f"{states.count(BLOCKED_BY_COUNTERS)} blocked by counters)")
+    # Consumable capacity of shared devices.
+    for device in model.devices:
+        if not device.allow_multiple_allocations or not device.consumed_capacity:
+            continue
+        for name, consumed in sorted(device.consumed_capacity.items()):
+            value = (device.capacity.get(name) or {}).get("value") if isinstance(device.capacity.get(name), dict) \
+                else device.capacity.get(name)
+            ratio = _ratio(consumed, value) if value is not None else None
+            if ratio is not None and ratio >= NEAR_FULL:
+                found.append(f"{device.driver}/{device.pool}/{device.name} {name.rsplit('/', 1)[-1]} "
+                             f"{round(ratio * 100)}% used ({consumed} of {value})")
+    if not found:
+        return Finding(OK, "no counter set or consumable capacity is near exhaustion")
+    return Finding(WARNING, f"{plural(len(found), 'counter set or shared capacity', 'counter sets or shared capacities')} "
+                   f"near exhaustion: new claims for them will not fit", found, "kubectl dra devices -o wide")
+
+
+def classes_exhausted(ctx: Context) -> Finding:
+    model = ctx.model
+    by_id = {device.id: device for device in model.devices}
+    full = []
+    for name, ids in sorted(model.classes.members.items()):
+        if not ids:
+            continue  # classes.no-devices says so
+        states = [model.device_state(by_id[i]) for i in ids if i in by_id]
+        if states and not any(state in (FREE, SHARED) for state in states):
+            full.append(f"deviceclass/{name} (0 free of {len(states)})")
+    if not full:
+        return Finding(OK, "every DeviceClass with devices has a free one")
+    return Finding(WARNING, f"{plural(len(full), 'DeviceClass', 'DeviceClasses')} with no free device left: new claims "
+                   f"of these classes stay pending", full, "kubectl dra devices -o wide")
+
+
+# --- failure detection --------------------------------------------------------------------------
+
+def taints_in_effect(ctx: Context) -> Finding:
+    groups = ctx.model.taints
+    if not groups:
+        return Finding(OK, "no device taints or DeviceTaintRules")
+    objects, evicting, unmatched = [], [], []
+    for group in groups:
+        affected = [f"{c.ref}" for c in group.claims if not c.tolerated]
+        text = f"{group.source.lower()} {group.key}={group.value}:{group.effect} on {plural(len(group.devices), 'device')}"
+        if group.effect == "NoExecute" and affected:
+            pods = [p for c in group.claims if not c.tolerated for p in (f"{ns}/{name}" for ns, name in c.pods)]
+            text += f", evicts {plural(len(pods), 'pod')}: {', '.join(pods[:3])}"
+            evicting.append(text)
+        elif group.source_kind == "DeviceTaintRule" and not group.devices:
+            text += " (matches no device: check its selector)"
+            unmatched.append(text)
+        objects.append(text)
+    devices = {d.id for g in groups for d in g.devices}
+    message = f"{plural(len(groups), 'taint')} on {plural(len(devices), 'device')} in effect"
+    if evicting:
+        message += f"; {len(evicting)} NoExecute evicting pods"
+    return Finding(WARNING, message, evicting + [o for o in objects if o not in evicting], "kubectl dra taints -o wide")
+
+
+def unhealthy(ctx: Context) -> Finding:
+    model = ctx.model
+    unwell = unhealthy_devices(model.raw.get("Pod", ()), model.raw.get("ResourceClaim", ()))
+    if not unwell:
+        return Finding(OK, "no device reported Unhealthy or Unknown by kubelets or drivers")
+    objects = []
+    for entry in unwell:
+        report = entry.reports[0]
+        note = f": {report.message}" if report.message else ""
+        objects.append(f"{'/'.join(entry.device)} ({entry.health} per {report.object_ref}{note})")
+    bad = sum(1 for entry in unwell if entry.health == UNHEALTHY)
+    first = unwell[0].reports[0]
+    kind = "pod" if first.source == "pod" else "claim"
+    next_command = f"kubectl describe {kind} {first.name} -n {first.namespace}"
+    if bad:
+        return Finding(PROBLEM, f"{plural(bad, 'device')} reported Unhealthy"
+                       f"{f', {len(unwell) - bad} Unknown' if len(unwell) > bad else ''}: the pods using them may fail",
+                       objects, next_command)
+    return Finding(WARNING, f"{plural(len(unwell), 'device')} of unknown health (a plugin stopped reporting)",
+                   objects, next_command)
+
+
+CLAIMS_CHECKS = [
+    Check("classes.no-devices", "DeviceClasses that select no device", "a claim of a class that selects no device "
+          "stays pending forever", ("DeviceClass", "ResourceSlice"), classes_without_devices),
+    Check("classes.selector-errors", "class selectors that fail at run time", "a CEL error on a device (a missing "
+          "attribute, a type mismatch) makes the scheduler skip it and report the error on every pod",
+          ("DeviceClass", "ResourceSlice"), class_selector_errors),
+    Check("classes.extended-resource", "classes sharing an extendedResourceName", "when two classes back one extended "
+          "resource, pods asking for it get only one class's devices", ("DeviceClass",), extended_resource_conflicts),
+    Check("claims.pending-pods", "pending pods with claims, by dominant cause", "pods waiting on devices; the dominant "
+          "cause says what to fix first", ("Pod", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice",
+                                            "DeviceClass", "Node"), pending_pods),
+    Check("claims.leaked", "claims holding devices for nobody", "an allocated claim whose pod is gone keeps its "
+          "devices from every other pod", ("ResourceClaim", "Pod"), leaked_claims),
+    Check("claims.unready-nodes", "claims allocated on NotReady or cordoned nodes", "devices on a node that cannot run "
+          "pods are held but do no work", ("ResourceClaim", "Node", "Pod"), claims_on_unready_nodes),
+    Check("claims.admin-access", "admin-access claims outside admin namespaces", "the API server refuses admin access "
+          f"in a namespace without the {ADMIN_ACCESS_LABEL}=true label",
+          ("ResourceClaim", "ResourceClaimTemplate", "Namespace"), admin_access_namespaces),
+    Check("sharing.capacity", "counter sets and consumable capacity near exhaustion", "partitions and shares draw on "
+          "one budget: when it runs out, new claims fit nowhere though devices look present",
+          ("ResourceSlice", "ResourceClaim"), capacity_exhaustion),
+    Check("sharing.classes-full", "classes with no free device left", "new claims of a full class wait until a "
+          "device is released", ("DeviceClass", "ResourceSlice", "ResourceClaim"), classes_exhausted),
+    Check("failure.taints", "device taints and DeviceTaintRules in effect", "tainted devices are not allocated; "
+          "NoExecute taints evict the pods using them", ("ResourceSlice", "ResourceClaim"), taints_in_effect),
+    Check("failure.unhealthy-devices", "devices reported unhealthy", "kubelets (allocatedResourcesStatus) and drivers "
+          "(claim device conditions) report failing hardware before pods crash", ("Pod", "ResourceClaim"), unhealthy),
+]
