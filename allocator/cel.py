@@ -969,6 +969,7 @@ class SelectorCompiler:
         self._check = _check_env(consumable_capacity, list_attributes)
         self._runtime = _runtime_env(list_attributes)
         self._compiled: dict[str, CompiledSelector | CelCompileError] = {}
+        self._derived: dict[str, Any] = {}
         self._device_cache: dict[int, tuple[Any, dict[str, Any]]] = {}
         self._split_cache: dict[int, tuple[Any, tuple]] = {}
         self._split_names: dict[tuple[str, str], tuple[str, str]] = {}
@@ -981,6 +982,10 @@ class SelectorCompiler:
         if isinstance(cached, CelCompileError):
             raise cached
         return cached
+
+    def compile_derived(self, expression: str) -> "CompiledDerivedAttribute":
+        """A derived attribute's expression (DRADerivedAttributes); raises CelCompileError."""
+        return _compile_derived(self, expression)
 
     def _compile(self, expression: str) -> CompiledSelector | CelCompileError:
         try:
@@ -1040,3 +1045,111 @@ class SelectorCompiler:
         if self.consumable_capacity:
             fields["allowMultipleAllocations"] = bool(device.allow_multiple_allocations) and self.multi_allocations_visible
         return {"device": fields}
+
+
+# --- derived attributes (DRADerivedAttributes) ---------------------------------------------
+
+# Result types a derived attribute may have, alone or as a list's element type
+# (cel/compile.go isAllowedDerivedAttributeElementType: bool, int, string, any, dyn, semver).
+_DERIVED_ELEMENT_TYPES = ("BOOL", "INT", "STRING", "DYN", "ANY", "google.protobuf.Any", "kubernetes.Semver")
+# The Go type (%T) of the native value of each kind of CEL result, for upstream's messages.
+_GO_TYPES = {"BOOL": "bool", "INT": "int64", "STRING": "string", "UINT": "uint64", "DOUBLE": "float64",
+             "BYTES": "[]uint8", "NULL": "structpb.NullValue", "DURATION": "time.Duration",
+             "TIMESTAMP": "time.Time", "LIST": "[]ref.Val", "MAP": "map[ref.Val]ref.Val"}
+
+
+def _derived_type_allowed(type_name: str) -> bool:
+    if type_name in _DERIVED_ELEMENT_TYPES:
+        return True
+    # Stored expressions may always return lists (cel/compile.go validateOutputType: allowListType
+    # is true for environment.StoredExpressions, which the scheduler's cache uses).
+    return type_name.startswith("LIST<") and type_name.endswith(">") and type_name[5:-1] in _DERIVED_ELEMENT_TYPES
+
+
+def _go_type(value: Any) -> str:
+    """The Go type name upstream's errors print (%T) for one CEL value."""
+    kind = value.type().name().split("<", 1)[0]
+    if kind == "STRING":
+        text = value.value()
+        if _is_semver_value(text):
+            return "semver.Version"
+        if _is_quantity_value(text):
+            return "*resource.Quantity"
+    return _GO_TYPES.get(kind, kind)
+
+
+_ELEMENT_KINDS = {"bool": ("bools", "bool"), "int64": ("ints", "int"), "string": ("strings", "string"),
+                  "semver.Version": ("versions", "semver")}
+
+
+def _derived_value(value: Any) -> Any:
+    """A plain element value: a version as its text, everything else as is."""
+    native = value.value()
+    if isinstance(native, str) and _is_semver_value(native):
+        return native[len(_SEMVER_PREFIX):]
+    return native
+
+
+class CompiledDerivedAttribute:
+    """One compiled derived-attribute expression; evaluate() gives the device attribute it yields
+    in the API's form ({"int": 1}, {"strings": [...]}, ...) like cel/compile.go
+    EvaluateDerivedAttribute and valToDeviceAttribute."""
+
+    def __init__(self, compiler: SelectorCompiler, expression: str, program: Any):
+        self.expression = expression
+        self._compiler = compiler
+        self._program = program
+
+    def evaluate(self, device: Any) -> dict:
+        result = self._program.eval(data=self._compiler.device_data(device))
+        kind = result.type().name().split("<", 1)[0]
+        if kind == "ERROR":
+            try:
+                message = str(result.value())
+            except TypeError:
+                raise CelRuntimeError("unsupported CEL return type: types.Optional") from None
+            raise CelRuntimeError(_runtime_message(message))
+        go_type = _go_type(result)
+        if go_type in ("bool", "int64", "string", "semver.Version"):
+            key = {"bool": "bool", "int64": "int", "string": "string", "semver.Version": "version"}[go_type]
+            return {key: _derived_value(result)}
+        if kind != "LIST":
+            raise CelRuntimeError(f"unsupported CEL return type: {go_type}")
+        elements = list(result.value())
+        if not elements:
+            return {"strings": []}
+        first = _go_type(elements[0])
+        if first not in _ELEMENT_KINDS:
+            raise CelRuntimeError(f"unsupported list element type: {first}")
+        key, word = _ELEMENT_KINDS[first]
+        values = []
+        for i, element in enumerate(elements):
+            element_type = _go_type(element)
+            if element_type != first:
+                raise CelRuntimeError(f"expected list element at index {i} to be {word}, got {element_type}")
+            values.append(_derived_value(element))
+        return {key: values}
+
+
+def _compile_derived(self: SelectorCompiler, expression: str) -> CompiledDerivedAttribute:
+    """Compiles a derived-attribute expression (memoised apart from selectors, like cel/cache.go
+    GetOrCompileDerivedAttribute); raises CelCompileError."""
+    cached = self._derived.get(expression)
+    if cached is None:
+        try:
+            checked = self._check.compile(_for_checker(expression))
+        except RuntimeError as error:
+            cached = CelCompileError("compilation failed: " + _compile_message(expression, str(error)))
+        else:
+            result_type = checked.return_type()
+            if not _derived_type_allowed(result_type.name()):
+                cached = CelCompileError("must evaluate to a primitive scalar (string, integer, boolean, semver) "
+                                         f"or a list of these scalars, not {_cel_type_name(result_type)}")
+            else:
+                runtime_source = _fold_constant_calls(_rewrite_domain_lookups(expression))
+                cached = CompiledDerivedAttribute(self, expression, self._runtime.compile(runtime_source, disable_check=True))
+        self._derived[expression] = cached
+    if isinstance(cached, CelCompileError):
+        raise cached
+    return cached
+

@@ -8,11 +8,20 @@ compared as sets, a scalar being a set of one (structured/internal/experimental/
 allocator_experimental.go attributeAsSet): matchAttribute holds while the chosen devices' sets
 have a common value, distinctAttribute while the new device's set is disjoint from each chosen
 one's. Sets of different types never share a value.
+
+With DRADerivedAttributes (1.37, experimental allocator) a request may compute the attribute a
+constraint compares for its own devices (a derived attribute shadows the device's attribute of the
+same name); the search passes that lookup in (allocator_experimental.go lookupAttribute).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .model import Device, attribute_identity
+
+# (device, fully qualified attribute name) -> the attribute as the API spells it, or None.
+AttributeLookup = Callable[[Device, str], "dict | None"]
 
 _LIST_TYPES = (("ints", "int"), ("bools", "bool"), ("strings", "string"), ("versions", "version"))
 _SCALAR_TYPES = ("int", "bool", "string", "version")
@@ -95,11 +104,12 @@ class MatchAttribute(Constraint):
         self.intersections: list[AttributeSet] = []
         self.count = 0
 
-    def add(self, request: str, subrequest: str | None, device: Device) -> str | None:
-        """None if the device can join; otherwise why not."""
+    def add(self, request: str, subrequest: str | None, device: Device, lookup: AttributeLookup | None = None) -> str | None:
+        """None if the device can join; otherwise why not. `lookup` finds the attribute for this
+        request's devices (derived attributes); it may raise, which aborts the allocation."""
         if not self.applies(request, subrequest):
             return None
-        attr = device.lookup_attribute(self.attribute)
+        attr = lookup(device, self.attribute) if lookup is not None else device.lookup_attribute(self.attribute)
         if attr is None:
             return f"matchAttribute {self.attribute}: device has no such attribute"
         if self.list_values:
@@ -156,10 +166,10 @@ class DistinctAttribute(Constraint):
     def _remembered(self):
         return self.values.values() if self.per_request else self.chosen
 
-    def add(self, request: str, subrequest: str | None, device: Device) -> str | None:
+    def add(self, request: str, subrequest: str | None, device: Device, lookup: AttributeLookup | None = None) -> str | None:
         if not self.applies(request, subrequest):
             return None
-        attr = device.lookup_attribute(self.attribute)
+        attr = lookup(device, self.attribute) if lookup is not None else device.lookup_attribute(self.attribute)
         if attr is None:
             return f"distinctAttribute {self.attribute}: device has no such attribute"
         if not (self.per_request and self.count == 0):

@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from . import capacity as capacity_rules
+from . import compatibility
 from .cel import CelCompileError, CelRuntimeError
 from .features import Features
 from .gcpause import paused_gc
@@ -24,7 +25,7 @@ from .objects import ObjectSet
 from .pools import (AllocatorError, NodeUnschedulable, PoolOrder, SkippedPool, available_counters, counter_shortage,
                     gather_pools)
 from .search import (
-    BINDING_CONDITIONS_DISABLED, CAPACITY, CEL_ERROR, CLASS_SELECTOR, COUNTERS, COUNTERS_DISABLED,
+    BINDING_CONDITIONS_DISABLED, CAPACITY, CEL_ERROR, CLASS_SELECTOR, COMPATIBILITY_GROUPS, COUNTERS, COUNTERS_DISABLED,
     IN_USE, NODE_MISMATCH, REQUEST_SELECTOR, TAINTED, Allocator, ClaimSpec, Request, SearchTrace,
     SelectorEvaluator, make_request,
 )
@@ -595,6 +596,20 @@ class _Diagnoser:
             shortage = self._counter_shortage(device, pool)
             if shortage:
                 return DeviceRejection(device.id, COUNTERS, shortage)
+            if self.features.compatibility_groups and not (
+                    self.features.consumable_capacity and device.allow_multiple_allocations
+                    and (device.id in self.state.aggregated_capacity or device.id in self.state.shared_devices)):
+                # DRADeviceCompatibilityGroups: the groups of the devices already allocated from the
+                # same counter set leave this one out (a further share of a shared device is not checked).
+                key = ("compatibility", pool.driver, pool.name)
+                states = self._available.get(key)
+                if states is None:
+                    states = self._available[key] = compatibility.baseline(
+                        (d for s in pool.slices_targeting_node + pool.slices_not_targeting_node for d in s.devices),
+                        self.state.is_allocated)
+                conflict = compatibility.conflict(device, states)
+                if conflict:
+                    return DeviceRejection(device.id, COMPATIBILITY_GROUPS, conflict)
         if self.features.device_taints:
             blocking = untolerated_taints(device.taints, request.tolerations)
             if blocking:
@@ -652,7 +667,7 @@ def _primary_reason(verdict: NodeVerdict) -> str:
                 have = f"{request.candidates} of {request.wanted}" if request.wanted != "All" else "no"
                 return f"claim {claim.ref} request {request.name}: {have} devices usable" + (f" ({top})" if top else "")
         conflicts = Counter(r.code for request in claim.requests for r in request.rejected
-                            if r.code in ("ConstraintConflict", COUNTERS, CAPACITY, "InUse"))
+                            if r.code in ("ConstraintConflict", COUNTERS, CAPACITY, "InUse", COMPATIBILITY_GROUPS))
         if conflicts:
             top = ", ".join(f"{n} {code}" for code, n in conflicts.most_common(3))
             return f"claim {claim.ref}: no combination of devices works together ({top})"

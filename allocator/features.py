@@ -29,16 +29,20 @@ _GATE_DEFAULTS: dict[str, dict[int, bool]] = {
     "DRAOptionalNodeOperations": {34: False, 35: False, 36: False, 37: False},
     # Beta in 1.37 but off: its default-on needs an emulated minimum compatibility of 1.37.
     "DRAFractionalCapacityRange": {34: False, 35: False, 36: False, 37: False},
+    # Alpha in 1.37 (kube_features.go); only the experimental allocator supports them.
+    "DRADeviceCompatibilityGroups": {34: False, 35: False, 36: False, 37: False},
+    "DRADerivedAttributes": {34: False, 35: False, 36: False, 37: False},
     "DRAExtendedResource": {34: False, 35: False, 36: True, 37: True},
 }
 
 KNOWN_GATES = tuple(sorted(_GATE_DEFAULTS))
 # Gates newer than the oldest supported minor: the scheduler of an older release refuses them.
-_GATE_SINCE = {"DRAListTypeAttributes": 36, "DRAOptionalNodeOperations": 37, "DRAFractionalCapacityRange": 37}
+_GATE_SINCE = {"DRAListTypeAttributes": 36, "DRAOptionalNodeOperations": 37, "DRAFractionalCapacityRange": 37,
+               "DRADeviceCompatibilityGroups": 37, "DRADerivedAttributes": 37}
 
 _BASIC = {"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"}
 _ALL = _BASIC | {"DeviceBindingAndStatus", "DeviceBinding", "DeviceStatus", "ConsumableCapacity", "ListTypeAttributes",
-                 "OptionalNodeOperations", "FractionalCapacityRange"}
+                 "OptionalNodeOperations", "FractionalCapacityRange", "CompatibilityGroups", "DerivedAttributes"}
 # What each allocator variant supports (SupportedFeatures in structured/internal/*), by release.
 _VARIANTS_UP_TO_135 = (("stable", set()), ("incubating", _BASIC), ("experimental", _ALL))
 _VARIANTS_FROM_136 = (("stable", _BASIC),
@@ -132,6 +136,8 @@ class Features:
             "ListTypeAttributes": self.list_type_attributes,
             "OptionalNodeOperations": self.gates["DRAOptionalNodeOperations"],
             "FractionalCapacityRange": self.fractional_capacity_range,
+            "CompatibilityGroups": self.compatibility_groups,
+            "DerivedAttributes": self.derived_attributes,
         }
         return {name for name, on in enabled.items() if on}
 
@@ -255,8 +261,31 @@ class Features:
 
     @property
     def ignores_compatibility_group_slices(self) -> bool:
-        """1.37 with DRADeviceCompatibilityGroups off: slices using compatibility groups are ignored."""
-        return self.minor >= 37
+        """1.37 with DRADeviceCompatibilityGroups off: every allocator variant ignores slices whose
+        devices declare compatibility groups, so their pools look incomplete
+        (structured/internal/*/pools_*.go GatherPools, compatibility_groups.go)."""
+        return self.minor >= 37 and not self.compatibility_groups
+
+    @property
+    def compatibility_groups(self) -> bool:
+        """DRADeviceCompatibilityGroups (1.37 alpha): devices drawing from one counter set may only
+        be allocated together while their compatibilityGroups intersect; a device without groups
+        only goes with others without groups (structured/internal/experimental/
+        compatibility_groups.go, allocator_experimental.go checkAndConsumeCompatibilityGroups)."""
+        return self.gates.get("DRADeviceCompatibilityGroups", False)
+
+    @property
+    def derived_attributes(self) -> bool:
+        """DRADerivedAttributes (1.37 alpha): a request's derivedAttributes compute, per candidate
+        device, the attribute its constraints compare (allocator_experimental.go lookupAttribute)."""
+        return self.gates.get("DRADerivedAttributes", False)
+
+    @property
+    def rejects_derived_attributes(self) -> bool:
+        """1.37 experimental allocator with DRADerivedAttributes off: a request with derived
+        attributes is an error rather than silently unconstrained (validateDeviceRequest). The
+        stable and incubating allocators ignore the field."""
+        return self.minor >= 37 and self.variant == "experimental" and not self.derived_attributes
 
     @property
     def deterministic_order(self) -> bool:

@@ -96,7 +96,7 @@ class Device:
         "id", "name", "slice", "raw", "raw_attributes", "attributes", "capacity", "consumes_counters",
         "taints", "binding_conditions", "binding_failure_conditions", "binds_to_node",
         "allow_multiple_allocations", "node_name", "node_selector", "all_nodes", "position", "policies",
-        "counter_amounts", "negative_capacity", "list_attribute",
+        "counter_amounts", "negative_capacity", "list_attribute", "compatibility_groups",
     )
 
     def __init__(self, raw: dict, slice_: "Slice", position: int, extra_taints: list[Taint]):
@@ -120,6 +120,11 @@ class Device:
         self.consumes_counters: list[tuple[str, dict[str, Quantity]]] = [
             (c["counterSet"], {name: parse_quantity(v["value"]) for name, v in (c.get("counters") or {}).items()})
             for c in consumes
+        ] if consumes else []
+        # DRADeviceCompatibilityGroups: per counter set consumed, its groups; an unset or empty list
+        # means "no groups" (compatibility_groups.go compatibilityGroupSet).
+        self.compatibility_groups: list[tuple[str, frozenset[str]]] = [
+            (c["counterSet"], frozenset(c.get("compatibilityGroups") or ())) for c in consumes
         ] if consumes else []
         # Exact numbers for the search's counter arithmetic (Quantity objects are kept for messages).
         self.counter_amounts: list[tuple[str, dict[str, object]]] = [

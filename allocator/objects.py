@@ -31,6 +31,7 @@ _BASIC_FIELDS = (
 # v1beta1 flat request fields that v1 moves under `exactly`.
 _EXACT_FIELDS = (
     "deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity",
+    "derivedAttributes",
 )
 
 
@@ -424,6 +425,10 @@ def _normalise_slice(obj: dict, version: str) -> None:
                 raise FieldError(cpath, "must be an object")
             _string(consumption, "counterSet", f"{cpath}.counterSet")
             _counters(consumption, f"{cpath}.counters", store=False)
+            # DRADeviceCompatibilityGroups (1.37 alpha): opaque group names.
+            for g, group in enumerate(_list(consumption, "compatibilityGroups", f"{cpath}.compatibilityGroups", store=False)):
+                if not isinstance(group, str):
+                    raise FieldError(f"{cpath}.compatibilityGroups[{g}]", f"must be a string, not {type(group).__name__}")
         _node_selector(device.get("nodeSelector"), f"{dpath}.nodeSelector", store=False)
         _taints(device, f"{dpath}.taints", store=False)
         _list(device, "bindingConditions", f"{dpath}.bindingConditions", store=False)
@@ -492,6 +497,13 @@ def _normalise_exact(request: dict, path: str) -> None:
             raise FieldError(f"{path}.capacity", "must be an object")
         for name, value in _dict(capacity, "requests", f"{path}.capacity.requests", default={}).items():
             _quantity(value, f"{path}.capacity.requests[{name}]")
+    # DRADerivedAttributes (1.37 alpha): attributes computed per device by CEL, for constraints.
+    for d, derived in enumerate(_list(request, "derivedAttributes", f"{path}.derivedAttributes", store=False)):
+        dpath = f"{path}.derivedAttributes[{d}]"
+        if not isinstance(derived, dict):
+            raise FieldError(dpath, "must be an object")
+        _string(derived, "name", f"{dpath}.name")
+        _string(derived, "expression", f"{dpath}.expression")
 
 
 def _normalise_claim_status(obj: dict) -> None:

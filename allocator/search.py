@@ -16,6 +16,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from . import capacity as capacity_rules
+from . import compatibility
 from .cel import CelCompileError, CelRuntimeError, SelectorCompiler
 from .constraints import Constraint, build_constraints
 from .features import Features
@@ -45,6 +46,7 @@ COUNTERS = "CountersExhausted"
 TAINTED = "TaintNotTolerated"
 CONSTRAINT = "ConstraintConflict"
 NODE_OPERATIONS = "NodeOperationsUnsupported"
+COMPATIBILITY_GROUPS = "CompatibilityGroupConflict"
 
 # The node-declared feature a device of a slice with skipNodeOperations needs
 # (component-helpers nodedeclaredfeatures/features/draoptionalnodeoperations).
@@ -113,6 +115,8 @@ class RequestData:
     num_devices: int = 0
     all_devices: list[tuple[Device, Pool]] | None = None
     selected_sub: int = 0
+    # DRADerivedAttributes: attribute name -> CEL expression, for this request's devices only.
+    derived: dict[str, str] | None = None
 
 
 @dataclass
@@ -229,6 +233,9 @@ class Allocator:
         self.classes = classes
         self.selectors = selectors or SelectorEvaluator(features)
         self.available_counters: dict[tuple[str, str], dict[str, dict[str, object]]] = {}
+        # Per pool, the compatibility-group intersections of already-allocated devices; like the
+        # counters, upstream caches them in the shared Allocator (compatibilityGroupsBaseline).
+        self.compatibility_baseline: dict[tuple[str, str], dict[str, object]] = {}
 
     def allocate(self, node: dict, claims: list[ClaimSpec], trace: SearchTrace | None = None,
                  pools: list[Pool] | None = None) -> "list[dict] | None":
@@ -255,6 +262,11 @@ class _Attempt:
         self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, object]]] = {}
         self.results: list[list[ChosenDevice]] = [[] for _ in claims]
         self.selectable_cache: dict[tuple[DeviceID, tuple[int, int, int]], bool] = {}
+        # pool -> counter set -> intersection, for the devices chosen in this attempt (seeded from
+        # the allocator's baseline the first time a set is touched).
+        self.compatibility: dict[tuple[str, str], dict[str, object]] = {}
+        # (device, expression) -> derived attribute (upstream derivedAttributesCache).
+        self.derived_cache: dict[tuple[DeviceID, str], dict] = {}
 
     # ------------------------------------------------------------------ setup
 
@@ -308,6 +320,15 @@ class _Attempt:
 
     def _validate(self, request: Request, key: tuple[int, int, int]) -> RequestData:
         claim = self.claims[key[0]]
+        derived = None
+        if request.raw.get("derivedAttributes"):
+            if self.features.derived_attributes:
+                derived = {d["name"]: d["expression"] for d in request.raw["derivedAttributes"]}
+            elif self.features.rejects_derived_attributes:
+                # Refused rather than ignored, so constraints are not silently unchecked
+                # (allocator_experimental.go validateDeviceRequest).
+                raise AllocatorError(f"claim {claim.ref}, request {request.name}: cannot handle request with derived "
+                                     f"attributes, the feature is disabled")
         for i, selector in enumerate(request.selectors):
             if not isinstance(selector, dict) or selector.get("cel") is None:
                 raise AllocatorError(f"claim {claim.ref}, request {request.name}, selector #{i}: CEL expression empty (unsupported selector type?)")
@@ -319,7 +340,7 @@ class _Attempt:
         if klass is None:
             raise AllocatorError(f'claim {claim.ref}, request {request.name}: could not retrieve device class {request.class_name}: '
                                  f'deviceclass.resource.k8s.io "{request.class_name}" not found')
-        data = RequestData(request, klass)
+        data = RequestData(request, klass, derived=derived)
         if request.mode == "ExactCount":
             data.num_devices = request.count
         elif request.mode == "All":
@@ -555,9 +576,18 @@ class _Attempt:
                 undo.pop()()
 
         skip_counters = multi and self._capacity_in_use(device.id)
+        if self.features.compatibility_groups and not skip_counters and device.consumes_counters:
+            # Before the counters, so a rejection reserves nothing (allocateDevice); skipped for a
+            # further share of a device already placed, like the counter check.
+            restore = self._join_compatibility_groups(device, pool)
+            if isinstance(restore, str):
+                self.trace.note(ci, request, device, COMPATIBILITY_GROUPS, restore)
+                return None
+            undo.append(restore)
         if not skip_counters and device.consumes_counters:
             shortage = self._take_counters(device, pool)
             if shortage:
+                rollback()
                 self.trace.note(ci, request, device, COUNTERS, shortage)
                 return None
             undo.append(lambda: self._give_back_counters(device, pool))
@@ -568,8 +598,13 @@ class _Attempt:
                 self.trace.note(ci, request, device, TAINTED, "taint " + ", ".join(str(t) for t in blocking) + " not tolerated")
                 return None
         base, sub = (request.name, None) if request.parent is None else (request.parent, request.name)
+        lookup = self._derived_lookup(data) if data.derived else None
         for constraint in self.constraints[ci]:
-            conflict = constraint.add(base, sub, device)
+            try:
+                conflict = constraint.add(base, sub, device, lookup)
+            except AllocatorError:
+                rollback()
+                raise
             if conflict is not None:
                 rollback()
                 if must:
@@ -620,6 +655,66 @@ class _Attempt:
             del self.allocating_capacity[device]
             if existed:
                 self.allocating_capacity[device] = {}
+
+    # ------------------------------------------------------------------ derived attributes
+
+    def _derived_lookup(self, data: RequestData):
+        """The attribute lookup constraints use for this request's devices: a derived attribute of
+        the request first (evaluated once per device and expression), else the device's own
+        (allocator_experimental.go lookupAttribute). Errors abort the allocation."""
+        derived = data.derived
+
+        def lookup(device: Device, name: str) -> dict | None:
+            expression = derived.get(name)
+            if expression is None:
+                return device.lookup_attribute(name)
+            key = (device.id, expression)
+            cached = self.derived_cache.get(key)
+            if cached is not None:
+                return cached
+            try:
+                compiled = self.a.selectors.compiler.compile_derived(expression)
+            except CelCompileError as err:
+                raise AllocatorError(f"compile derived attribute {name} failed: {err}") from None
+            try:
+                value = compiled.evaluate(device)
+            except CelRuntimeError as err:
+                raise AllocatorError(f"evaluate derived attribute {name} on device {device.id} failed: {err}") from None
+            self.derived_cache[key] = value
+            return value
+
+        return lookup
+
+    # ------------------------------------------------------------------ compatibility groups
+
+    def _join_compatibility_groups(self, device: Device, pool: Pool):
+        """checkAndConsumeCompatibilityGroups: the device joins the running intersection of every counter
+        set it draws from, or nothing changes. Returns the function that undoes the join, or why not."""
+        pool_id = (pool.driver, pool.name)
+        running = self.compatibility.setdefault(pool_id, {})
+        baseline = self.a.compatibility_baseline.get(pool_id)
+        if baseline is None:
+            baseline = self.a.compatibility_baseline[pool_id] = compatibility.baseline(
+                (d for s in pool.slices_targeting_node + pool.slices_not_targeting_node for d in s.devices),
+                self.a.state.is_allocated)
+        saved: list[tuple[str, object, bool]] = []
+
+        def restore() -> None:
+            for set_name, previous, existed in reversed(saved):
+                if existed:
+                    running[set_name] = previous
+                else:
+                    running.pop(set_name, None)
+
+        for set_name, groups in device.compatibility_groups:
+            existed = set_name in running
+            current = running[set_name] if existed else baseline.get(set_name)
+            if not compatibility.admits(current, groups):
+                restore()
+                return compatibility.conflict(device, {set_name: current})
+            saved.append((set_name, current, existed))
+            running[set_name] = compatibility.add(current, groups)
+        return restore
 
     # ------------------------------------------------------------------ counters
 

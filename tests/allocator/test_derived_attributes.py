@@ -1,0 +1,164 @@
+"""DRADerivedAttributes (1.37 alpha, experimental allocator): a request's derivedAttributes compute, per
+candidate device, the attribute its matchAttribute/distinctAttribute constraints compare; a derived
+name shadows the device's own attribute for that request only; CEL errors abort the allocation
+(structured/internal/experimental/allocator_experimental.go lookupAttribute, validateDeviceRequest;
+cel/compile.go EvaluateDerivedAttribute, validateOutputType)."""
+
+import pytest
+from builders import DRIVER, claim, device, device_class, exact, first_available, node, resource_slice, sub
+from helpers import chosen, explain, node_verdict
+
+import allocator
+
+GATE = {"DRADerivedAttributes": True}
+NIC = "nic.example.org"
+GPU_ATTR = f'device.attributes["{DRIVER}"]'
+NIC_ATTR = f'device.attributes["{NIC}"]'
+
+
+def derived(name, expression):
+    return {"name": name, "expression": expression}
+
+
+def cluster(gpus, nics=()):
+    objs = [device_class("gpu"), device_class("nic", [f'device.driver == "{NIC}"']), node("n1"),
+            resource_slice("gpus", gpus, node_name="n1")]
+    if nics:
+        objs.append(resource_slice("nics", list(nics), driver=NIC, node_name="n1"))
+    return objs
+
+
+def run(objs, requests, constraints, gates=GATE, **kwargs):
+    return explain([*objs, claim("c", requests, constraints=constraints)], ("default", "c"), gates=gates, **kwargs)
+
+
+def numa_pair(gpu_numa=(0, 1), nic_topology=("numa-1", "numa-0")):
+    gpus = [device(f"gpu-{i}", {"numa": n}) for i, n in enumerate(gpu_numa)]
+    nics = [device(f"nic-{i}", {"topology": t}) for i, t in enumerate(nic_topology)]
+    return cluster(gpus, nics)
+
+
+NIC_NUMA = derived("derived/numa", f'int({NIC_ATTR}.topology.substring(5))')
+GPU_NUMA = derived("derived/numa", f'{GPU_ATTR}.numa')
+
+
+def test_match_on_a_derived_attribute_aligns_two_drivers():
+    requests = [exact("gpu", "gpu", derivedAttributes=[GPU_NUMA]), exact("nic", "nic", derivedAttributes=[NIC_NUMA])]
+    exp = run(numa_pair(), requests, [{"matchAttribute": "derived/numa"}])
+    assert exp.features.variant == "experimental"
+    # gpu-0 has NUMA 0; nic-0 says numa-1, so nic-1 (numa-0) goes with it.
+    assert chosen(exp, "n1") == [("gpu", "n1/gpu-0"), ("nic", "n1/nic-1")]
+
+
+def test_distinct_on_a_derived_attribute():
+    gpus = [device(f"gpu-{i}", {"model": m}) for i, m in enumerate(("A100-40", "a100-80", "h100"))]
+    lower = derived("derived/family", f'{GPU_ATTR}.model.lowerAscii().startsWith("a100")')
+    exp = run(cluster(gpus), [exact("gpu", "gpu", count=2, derivedAttributes=[lower])],
+              [{"distinctAttribute": "derived/family"}])
+    assert chosen(exp, "n1") == [("gpu", "n1/gpu-0"), ("gpu", "n1/gpu-2")]
+
+
+def test_a_derived_attribute_shadows_the_device_attribute_for_its_request_only():
+    # Both GPUs publish numa 0 and 1 as "numa"; request a derives numa as 1 - numa, so the pair
+    # gpu-0 (derived 1) and gpu-1 (own 1) matches, which plain attributes never would.
+    gpus = [device("gpu-0", {"numa": 0}), device("gpu-1", {"numa": 1})]
+    flipped = derived(f"{DRIVER}/numa", f"1 - {GPU_ATTR}.numa")
+    requests = [exact("a", "gpu", derivedAttributes=[flipped]), exact("b", "gpu")]
+    exp = run(cluster(gpus), requests, [{"matchAttribute": f"{DRIVER}/numa"}])
+    assert chosen(exp, "n1") == [("a", "n1/gpu-0"), ("b", "n1/gpu-1")]
+    assert run(cluster(gpus), [exact("a", "gpu"), exact("b", "gpu")],
+               [{"matchAttribute": f"{DRIVER}/numa"}]).verdict == "Unschedulable"
+
+
+def test_subrequests_use_their_own_derived_attributes():
+    gpus = [device("gpu-0", {"numa": 0}), device("gpu-1", {"numa": 1})]
+    constant = derived("derived/zone", '"same"')
+    requests = [first_available("a", sub("x", "gpu", derivedAttributes=[constant])),
+                exact("b", "gpu", derivedAttributes=[constant])]
+    exp = run(cluster(gpus), requests, [{"matchAttribute": "derived/zone"}])
+    assert chosen(exp, "n1") == [("a/x", "n1/gpu-0"), ("b", "n1/gpu-1")]
+
+
+def test_list_results_match_on_a_common_value_with_list_type_attributes():
+    gpus = [device("gpu-0", {"numa": 0}), device("gpu-1", {"numa": 1})]
+    near = derived("derived/near", f"[{GPU_ATTR}.numa, 2]")
+    requests = [exact("g", "gpu", count=2, derivedAttributes=[near])]
+    both = {**GATE, "DRAListTypeAttributes": True}
+    assert chosen(run(cluster(gpus), requests, [{"matchAttribute": "derived/near"}], gates=both), "n1") == [
+        ("g", "n1/gpu-0"), ("g", "n1/gpu-1")]
+    # Without list-type attributes a list value matches nothing after the first device.
+    assert run(cluster(gpus), requests, [{"matchAttribute": "derived/near"}]).verdict == "Unschedulable"
+
+
+def test_runtime_error_aborts_the_allocation():
+    gpus = [device("gpu-0", {"numa": 0}), device("gpu-1", {})]
+    missing = derived("derived/numa", f"{GPU_ATTR}.numa")
+    exp = run(cluster(gpus), [exact("g", "gpu", count=2, derivedAttributes=[missing])],
+              [{"matchAttribute": "derived/numa"}])
+    verdict = node_verdict(exp, "n1")
+    assert verdict.verdict == "Error"
+    assert verdict.message == ("evaluate derived attribute derived/numa on device gpu.example.com/n1/gpu-1 failed: "
+                               "no such key: numa")
+
+
+def test_expression_is_only_evaluated_for_devices_the_constraint_reaches():
+    # gpu-1 would fail the expression, but the request's selector keeps it out first.
+    gpus = [device("gpu-0", {"numa": 0, "ok": True}), device("gpu-1", {"ok": False}), device("gpu-2", {"numa": 0, "ok": True})]
+    expr = derived("derived/numa", f"{GPU_ATTR}.numa")
+    exp = run(cluster(gpus), [exact("g", "gpu", count=2, selectors=[f"{GPU_ATTR}.ok"], derivedAttributes=[expr])],
+              [{"matchAttribute": "derived/numa"}])
+    assert chosen(exp, "n1") == [("g", "n1/gpu-0"), ("g", "n1/gpu-2")]
+
+
+@pytest.mark.parametrize("expression, message", [
+    ("1.5", "compile derived attribute derived/x failed: must evaluate to a primitive scalar (string, integer, "
+            "boolean, semver) or a list of these scalars, not double"),
+    ("[[1]]", "compile derived attribute derived/x failed: must evaluate to a primitive scalar (string, integer, "
+              "boolean, semver) or a list of these scalars, not list(list(int))"),
+    ('[1, "a"]', "evaluate derived attribute derived/x on device gpu.example.com/n1/gpu-0 failed: "
+                 "expected list element at index 1 to be int, got string"),
+    ("dyn(2u)", "evaluate derived attribute derived/x on device gpu.example.com/n1/gpu-0 failed: "
+                "unsupported CEL return type: uint64"),
+])
+def test_results_that_are_no_attribute_are_errors(expression, message):
+    exp = run(cluster([device("gpu-0", {"numa": 0})]), [exact("g", "gpu", derivedAttributes=[derived("derived/x", expression)])],
+              [{"matchAttribute": "derived/x"}])
+    assert node_verdict(exp, "n1").message == message
+
+
+def test_values_of_every_type():
+    gpus = [device("gpu-0", {"v": "v:1.2.3", "b": True}), device("gpu-1", {"v": "v:1.2.3", "b": True})]
+    for expression in (f"{GPU_ATTR}.v", f"{GPU_ATTR}.b", 'semver("1.0.0")', f"string({GPU_ATTR}.b)"):
+        exp = run(cluster(gpus), [exact("g", "gpu", count=2, derivedAttributes=[derived("derived/x", expression)])],
+                  [{"matchAttribute": "derived/x"}])
+        assert exp.verdict == "Fits", expression
+
+
+def test_gate_off_in_the_experimental_allocator_is_an_error():
+    # Another alpha gate selects the experimental allocator, which refuses rather than ignores the field.
+    requests = [exact("gpu", "gpu", derivedAttributes=[GPU_NUMA]), exact("nic", "nic", derivedAttributes=[NIC_NUMA])]
+    exp = run(numa_pair(), requests, [{"matchAttribute": "derived/numa"}], gates={"DRAListTypeAttributes": True})
+    assert node_verdict(exp, "n1").message == (
+        "claim default/c, request gpu: cannot handle request with derived attributes, the feature is disabled")
+
+
+def test_gate_off_elsewhere_ignores_the_field():
+    # The incubating allocator knows no derived attributes: the constraint reads the devices' own
+    # attributes, which GPUs and NICs do not share.
+    requests = [exact("gpu", "gpu", derivedAttributes=[GPU_NUMA]), exact("nic", "nic", derivedAttributes=[NIC_NUMA])]
+    exp = run(numa_pair(), requests, [{"matchAttribute": "derived/numa"}], gates=None)
+    assert exp.features.variant == "incubating"
+    assert exp.verdict == "Unschedulable"
+
+
+def test_v1beta1_requests_carry_derived_attributes():
+    objs = allocator.load_objects([{"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaim",
+                                    "metadata": {"name": "c", "namespace": "default"},
+                                    "spec": {"devices": {"requests": [{"name": "r", "deviceClassName": "gpu",
+                                                                       "derivedAttributes": [GPU_NUMA]}]}}}])
+    assert objs.claims[("default", "c")]["spec"]["devices"]["requests"][0]["exactly"]["derivedAttributes"] == [GPU_NUMA]
+
+
+def test_gate_is_new_in_137():
+    with pytest.raises(allocator.FeatureError, match="added in 1.37"):
+        allocator.Features.for_version(36, GATE)
