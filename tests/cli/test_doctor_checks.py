@@ -1,0 +1,324 @@
+"""Every doctor check on API objects shaped as the API server returns them: the healthy baseline is ok
+everywhere, each fault is found by its check (and only made a problem where it is one)."""
+
+from __future__ import annotations
+
+import copy
+import datetime
+
+import pytest
+
+from kubectl_dra.doctor import CHECK_IDS, OK, PROBLEM, UNKNOWN, WARNING, diagnose
+from kubectl_dra.doctor.drivers import selector_references
+from kubectl_dra.model import ClusterModel
+from kubectl_dra.objects import keep
+from kubectl_dra.store import KINDS, KindStatus, Store
+
+NOW = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
+CREATED = "2026-12-01T10:00:00Z"
+DRIVER = "gpu.example.com"
+RESOURCE = "resource.k8s.io/v1"
+
+
+def node(name: str, labels: dict | None = None, kubelet: str = "v1.37.2", ready: str = "True", **spec) -> dict:
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "uid": f"uid-{name}", "creationTimestamp": CREATED,
+                         "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+            "spec": spec,
+            "status": {"conditions": [{"type": "Ready", "status": ready, "reason": "KubeletReady"}],
+                       "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                       "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                       "nodeInfo": {"kubeletVersion": kubelet}}}
+
+
+def gpu(name: str, **extra) -> dict:
+    return {"name": name, "attributes": {"model": {"string": "H100"}, "index": {"int": int(name[-1])}},
+            "capacity": {"memory": {"value": "80Gi"}}, **extra}
+
+
+def slice_for(node_name: str, devices: list[dict], count: int = 1, generation: int = 1, suffix: str = "a",
+              created: str = CREATED) -> dict:
+    return {"apiVersion": RESOURCE, "kind": "ResourceSlice",
+            "metadata": {"name": f"{node_name}-{DRIVER}-{suffix}", "uid": f"uid-slice-{node_name}-{suffix}",
+                         "creationTimestamp": created},
+            "spec": {"driver": DRIVER, "nodeName": node_name,
+                     "pool": {"name": node_name, "generation": generation, "resourceSliceCount": count},
+                     "devices": devices}}
+
+
+def device_class(name: str, expression: str = f"device.driver == '{DRIVER}'", extended: str | None = None,
+                 created: str = CREATED) -> dict:
+    spec = {"selectors": [{"cel": {"expression": expression}}]}
+    if extended:
+        spec["extendedResourceName"] = extended
+    return {"apiVersion": RESOURCE, "kind": "DeviceClass",
+            "metadata": {"name": name, "uid": f"uid-class-{name}", "creationTimestamp": created}, "spec": spec}
+
+
+def namespace(name: str, admin: bool = False) -> dict:
+    labels = {"kubernetes.io/metadata.name": name}
+    if admin:
+        labels["resource.kubernetes.io/admin-access"] = "true"
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "uid": f"uid-ns-{name}", "labels": labels},
+            "status": {"phase": "Active"}}
+
+
+def claim(name: str, ns: str = "ml", device: str | None = None, node_name: str = "node-0", pod: str | None = None,
+          pod_uid: str | None = None, admin: bool = False, selector: str | None = None, conditions=None) -> dict:
+    exact = {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}
+    if admin:
+        exact["adminAccess"] = True
+    if selector:
+        exact["selectors"] = [{"cel": {"expression": selector}}]
+    obj = {"apiVersion": RESOURCE, "kind": "ResourceClaim",
+           "metadata": {"name": name, "namespace": ns, "uid": f"uid-claim-{name}", "creationTimestamp": CREATED},
+           "spec": {"devices": {"requests": [{"name": "gpu", "exactly": exact}]}}}
+    if device:
+        status = {"allocation": {"devices": {"results": [
+            {"request": "gpu", "driver": DRIVER, "pool": node_name, "device": device, **({"adminAccess": True} if admin else {})}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}}}
+        if pod:
+            status["reservedFor"] = [{"resource": "pods", "name": pod, "uid": pod_uid or f"uid-pod-{pod}"}]
+        if conditions:
+            status["devices"] = [{"driver": DRIVER, "pool": node_name, "device": device, "conditions": conditions}]
+        obj["status"] = status
+    return obj
+
+
+def pod(name: str, claim_name: str, ns: str = "ml", node_name: str | None = "node-0", health=None) -> dict:
+    obj = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": ns, "uid": f"uid-pod-{name}", "creationTimestamp": CREATED},
+           "spec": {"containers": [{"name": "main", "image": "registry.example.com/x:1",
+                                    "resources": {"claims": [{"name": "gpu"}]}}],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimName": claim_name}],
+                    "schedulerName": "default-scheduler"},
+           "status": {"phase": "Running" if node_name else "Pending"}}
+    if node_name:
+        obj["spec"]["nodeName"] = node_name
+    if health:
+        obj["status"]["containerStatuses"] = [{"name": "main", "ready": True, "allocatedResourcesStatus": [
+            {"name": "claim:gpu", "resources": [{"resourceID": f"{DRIVER}/{node_name}/{health[0]}", "health": health[1]}]}]}]
+    return obj
+
+
+def healthy() -> list[dict]:
+    """Two GPU nodes, one class, one running pod holding gpu-0 of node-0."""
+    return [
+        namespace("ml"), node("node-0", {"gpu": "h100"}), node("node-1", {"gpu": "h100"}),
+        slice_for("node-0", [gpu("gpu-0"), gpu("gpu-1")]), slice_for("node-1", [gpu("gpu-0"), gpu("gpu-1")]),
+        device_class("gpu"), claim("train", device="gpu-0", pod="train"), pod("train", "train"),
+    ]
+
+
+def report(objects: list[dict], only=(), unreadable: dict | None = None):
+    store = Store()
+    by_kind: dict[str, list[dict]] = {kind: [] for kind in KINDS}
+    for obj in objects:
+        kept = keep(obj["kind"], copy.deepcopy(obj))
+        if kept is not None:
+            by_kind[obj["kind"]].append(kept)
+    with store.batch():
+        for kind, items in by_kind.items():
+            store.replace_kind(kind, items)
+            store.set_kind_status(KindStatus(kind, "ok", "", "v1" if kind in ("Node", "Pod", "Namespace") else RESOURCE))
+        for kind, state in (unreadable or {}).items():
+            store.set_kind_status(KindStatus(kind, state, f"{kind.lower()}s is {state}"))
+        store.set_connection(mode="live", kubernetes_minor=37, server_version="v1.37.2", context="test",
+                             resource_api_version=RESOURCE)
+    return diagnose(ClusterModel.from_store(store), NOW, only=only)
+
+
+def result(objects, check_id: str, **kwargs):
+    [outcome] = report(objects, only=(check_id,), **kwargs).outcomes
+    return outcome.finding
+
+
+def test_the_healthy_cluster_is_ok_everywhere_and_exits_0():
+    done = report(healthy())
+    assert {o.check.id: (o.result, o.finding.message) for o in done.outcomes if o.result != OK} == {}
+    assert [o.check.id for o in done.outcomes] == list(CHECK_IDS)
+    assert (done.exit_status, done.headline) == (0, f"{len(CHECK_IDS)} ok")
+    body = done.to_dict()
+    assert body["summary"] == {"problem": 0, "unknown": 0, "warning": 0, "ok": len(CHECK_IDS)}
+    assert all({"id", "group", "result", "message", "why", "objects", "objectCount"} <= set(c) for c in body["checks"])
+
+
+def test_a_forbidden_kind_makes_the_checks_that_read_it_unknown_and_exit_2():
+    done = report(healthy(), unreadable={"ResourceClaim": "forbidden"})
+    by_id = {o.check.id: o for o in done.outcomes}
+    assert by_id["claims.leaked"].result == UNKNOWN
+    assert "claims (forbidden: resourceclaims is forbidden)" in by_id["claims.leaked"].finding.message
+    assert by_id["drivers.invalid-pools"].result == OK
+    assert by_id["api.versions"].result == WARNING
+    assert done.exit_status == 2
+    assert done.outcomes[0].result == UNKNOWN  # worst first (no problem here)
+
+
+def test_only_and_skip_take_ids_and_groups_and_refuse_unknown_names():
+    assert [o.check.id for o in report(healthy(), only=("classes",)).outcomes] == [
+        "classes.no-devices", "classes.selector-errors", "classes.extended-resource"]
+    with pytest.raises(ValueError, match="unknown check 'claims.nope'"):
+        report(healthy(), only=("claims.nope",))
+
+
+def test_kubelet_skew():
+    objects = healthy()
+    objects[1] = node("node-0", {"gpu": "h100"}, kubelet="v1.30.4")
+    finding = result(objects, "api.kubelet-skew")
+    assert (finding.result, finding.objects) == (PROBLEM, ["node/node-0 (v1.30.4)"])
+    objects[1] = node("node-0", {"gpu": "h100"}, kubelet="v1.38.0")
+    assert result(objects, "api.kubelet-skew").result == PROBLEM
+    objects[1] = node("node-0", {"gpu": "h100"}, kubelet="v1.35.1")
+    assert result(objects, "api.kubelet-skew").result == OK
+
+
+def test_api_rules_name_the_minor_and_the_features_in_use():
+    finding = result(healthy(), "api.rules")
+    assert finding.result == OK and "Kubernetes 1.37" in finding.message
+
+
+def test_no_slices_at_all_is_a_warning():
+    objects = [o for o in healthy() if o["kind"] != "ResourceSlice"]
+    assert result(objects, "drivers.coverage").result == WARNING
+
+
+def test_incomplete_pool_fresh_is_a_warning_stuck_is_a_problem():
+    objects = healthy()
+    objects[3] = slice_for("node-0", [gpu("gpu-0")], count=2, created="2026-12-01T11:58:00Z")
+    fresh = result(objects, "drivers.incomplete-pools")
+    assert fresh.result == WARNING and fresh.objects[0].startswith(f"{DRIVER}/node-0 (Incomplete for 2m")
+    objects[3] = slice_for("node-0", [gpu("gpu-0")], count=2)
+    stuck = result(objects, "drivers.incomplete-pools")
+    assert stuck.result == PROBLEM and "Incomplete for 2h" in stuck.objects[0]
+    assert stuck.next == f"kubectl dra pools --driver {DRIVER} -o wide"
+
+
+def test_invalid_pool_with_a_duplicate_device_name():
+    objects = healthy()
+    objects[3] = slice_for("node-0", [gpu("gpu-0")], count=2, suffix="a")
+    objects.append(slice_for("node-0", [gpu("gpu-0")], count=2, suffix="b"))
+    finding = result(objects, "drivers.invalid-pools")
+    assert finding.result == PROBLEM and finding.objects[0].startswith(f"{DRIVER}/node-0")
+
+
+def test_slices_of_a_deleted_node():
+    objects = [o for o in healthy() if o["metadata"]["name"] != "node-1"]
+    finding = result(objects, "drivers.missing-nodes")
+    assert (finding.result, finding.objects) == (PROBLEM, [f"{DRIVER}/node-1 (Node/node-1 does not exist)"])
+
+
+def test_a_node_labelled_like_the_gpu_nodes_without_devices():
+    objects = healthy() + [node("node-2", {"gpu": "h100"}), node("cpu-0", {"role": "cpu"})]
+    finding = result(objects, "drivers.nodes-without-devices")
+    assert (finding.result, finding.objects) == (WARNING, [f"node/node-2 (no {DRIVER} devices; has gpu=h100)"])
+
+
+def test_selector_references_skip_guarded_reads():
+    assert selector_references("device.attributes['a.com'].model == 'x' && device.capacity[\"a.com\"]['mem'] > 1") == {
+        ("attributes", "a.com", "model"), ("capacity", "a.com", "mem")}
+    assert selector_references("'model' in device.attributes['a.com'] && device.attributes['a.com'].model == 'x'") == set()
+
+
+def test_a_claim_selector_reading_an_attribute_some_devices_lack():
+    objects = healthy()
+    objects[4] = slice_for("node-1", [gpu("gpu-0"), {"name": "gpu-1", "attributes": {"index": {"int": 1}}}])
+    objects.append(claim("picky", selector=f"device.attributes['{DRIVER}'].model == 'H100'"))
+    finding = result(objects, "drivers.missing-attributes")
+    assert finding.result == WARNING
+    assert finding.objects == [f"{DRIVER}/model: 1 device of class gpu (4) lack this attribute (e.g. node-1/gpu-1), "
+                               f"read by resourceclaim/ml/picky"]
+
+
+def test_classes_that_select_nothing_fail_at_run_time_or_share_an_extended_resource():
+    objects = healthy() + [device_class("none", "device.driver == 'other.example.com'"),
+                           device_class("broken", f"device.attributes['{DRIVER}'].missing == 'x'")]
+    empty = result(objects, "classes.no-devices")
+    assert (empty.result, empty.objects) == (WARNING, ["deviceclass/broken", "deviceclass/none"])
+    errors = result(objects, "classes.selector-errors")
+    assert errors.result == WARNING and errors.objects[0].startswith("deviceclass/broken (CEL runtime error on 4 device")
+    objects += [device_class("a", extended="example.com/gpu"),
+                device_class("b", extended="example.com/gpu", created="2026-12-01T11:00:00Z")]
+    conflict = result(objects, "classes.extended-resource")
+    assert (conflict.result, conflict.objects) == (
+        PROBLEM, ["example.com/gpu: deviceclass/a, deviceclass/b (the scheduler uses b)"])
+
+
+def test_pending_pods_grouped_by_dominant_cause():
+    objects = healthy() + [claim("waits"), pod("waiting", "waits", node_name=None),
+                           claim("admin-waits", selector="device.attributes['x.com'].nope == 1"),
+                           pod("never", "admin-waits", node_name=None)]
+    finding = result(objects, "claims.pending-pods")
+    assert finding.result == WARNING
+    assert finding.message == "2 pending pods with claims, 1 fitting no node now"
+    assert sorted(finding.objects) == ["pod/ml/never", "pod/ml/waiting"]
+    assert finding.next == "kubectl dra explain pod/never -n ml"
+    assert "1 × fits now: waiting for the scheduler to retry" in finding.details
+
+
+def test_claims_reserved_for_deleted_pods_or_for_nobody():
+    objects = healthy() + [claim("ghost", device="gpu-1", pod="gone")]
+    leaked = result(objects, "claims.leaked")
+    assert (leaked.result, leaked.objects) == (PROBLEM, ["resourceclaim/ml/ghost (reserved for deleted pod/gone)"])
+    replaced = healthy() + [claim("old", device="gpu-1", pod="train", pod_uid="uid-of-an-older-train")]
+    assert result(replaced, "claims.leaked").result == PROBLEM
+    idle = healthy() + [claim("idle", device="gpu-1")]
+    finding = result(idle, "claims.leaked")
+    assert (finding.result, finding.objects) == (WARNING, ["resourceclaim/ml/idle (allocated, reserved for nobody)"])
+
+
+def test_claims_on_not_ready_and_cordoned_nodes():
+    objects = healthy()
+    objects[1] = node("node-0", {"gpu": "h100"}, ready="False", unschedulable=True)
+    finding = result(objects, "claims.unready-nodes")
+    assert (finding.result, finding.objects) == (WARNING, ["resourceclaim/ml/train (node/node-0 NotReady, cordoned)"])
+    assert result(objects, "failure.stale-pools").objects == [f"{DRIVER}/node-0 (node/node-0 NotReady, cordoned)"]
+
+
+def test_admin_access_outside_labelled_namespaces():
+    objects = healthy() + [namespace("ops", admin=True), claim("diag", ns="ops", admin=True),
+                           claim("sneaky", ns="ml", admin=True)]
+    finding = result(objects, "claims.admin-access")
+    assert (finding.result, finding.objects) == (PROBLEM, ["resourceclaim/ml/sneaky"])
+    assert finding.next == "kubectl label namespace ml resource.kubernetes.io/admin-access=true"
+
+
+def test_a_class_with_every_device_taken_and_shared_capacity_near_exhaustion():
+    objects = healthy()[:3] + [slice_for("node-0", [gpu("gpu-0")]), device_class("gpu"), namespace("ml"),
+                               claim("train", device="gpu-0", pod="train"), pod("train", "train")]
+    assert result(objects, "sharing.classes-full").objects == ["deviceclass/gpu (0 free of 1)"]
+    shared = gpu("gpu-0", allowMultipleAllocations=True)
+    shared["capacity"] = {"memory": {"value": "80Gi", "requestPolicy": {"default": "10Gi", "validRange": {"min": "10Gi"}}}}
+    objects[3] = slice_for("node-0", [shared])
+    big = claim("train", device="gpu-0", pod="train")
+    big["spec"]["devices"]["requests"][0]["exactly"]["capacity"] = {"requests": {"memory": "75Gi"}}
+    big["status"]["allocation"]["devices"]["results"][0].update(
+        {"shareID": "8a3c9c2e-1111-4c4e-9b0e-0123456789ab", "consumedCapacity": {"memory": "75Gi"}})
+    objects[6] = big
+    finding = result(objects, "sharing.capacity")
+    assert finding.result == WARNING and finding.objects == [f"{DRIVER}/node-0/gpu-0 memory 94% used (75Gi of 80Gi)"]
+
+
+def test_taints_and_the_pods_a_no_execute_taint_evicts():
+    objects = healthy()
+    objects[3] = slice_for("node-0", [gpu("gpu-0", taints=[{"key": "example.com/xid", "value": "79",
+                                                            "effect": "NoExecute"}]), gpu("gpu-1")])
+    finding = result(objects, "failure.taints")
+    assert finding.result == WARNING
+    assert finding.objects == [f"resourceslice/node-0-{DRIVER}-a example.com/xid=79:NoExecute on 1 device, "
+                               f"evicts 1 pod: ml/train"]
+
+
+def test_unhealthy_devices_from_the_kubelet_and_from_a_driver_condition():
+    objects = healthy()
+    objects[-1] = pod("train", "train", health=("gpu-0", "Unhealthy"))
+    finding = result(objects, "failure.unhealthy-devices")
+    assert (finding.result, finding.objects) == (PROBLEM, [f"{DRIVER}/node-0/gpu-0 (Unhealthy per pod/ml/train)"])
+    assert finding.next == "kubectl describe pod train -n ml"
+    objects = healthy()
+    objects[-2] = claim("train", device="gpu-0", pod="train", conditions=[
+        {"type": "Ready", "status": "Unknown", "reason": "PluginGone", "message": "",
+         "lastTransitionTime": CREATED}])
+    unknown = result(objects, "failure.unhealthy-devices")
+    assert (unknown.result, unknown.objects) == (WARNING, [f"{DRIVER}/node-0/gpu-0 (Unknown per resourceclaim/ml/train: "
+                                                          "PluginGone)"])
