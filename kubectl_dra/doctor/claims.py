@@ -28,7 +28,7 @@ def classes_without_devices(ctx: Context) -> Finding:
     if not members:
         return Finding(OK, "no DeviceClasses")
     if not empty:
-        return Finding(OK, f"each of {plural(len(members), 'DeviceClass', 'DeviceClasses')} selects some device")
+        return Finding(OK, f"{plural(len(members), 'DeviceClass', 'DeviceClasses')}, each selecting some device")
     return Finding(WARNING, f"{plural(len(empty), 'DeviceClass', 'DeviceClasses')} select no device at all: claims "
                    f"of these classes can never be allocated", empty, f"kubectl get {empty[0]} -o yaml")
 
@@ -53,6 +53,8 @@ def extended_resource_conflicts(ctx: Context) -> Finding:
     chosen = classes_by_resource(classes)
     conflicts = [f"{resource}: deviceclass/{', deviceclass/'.join(names)} (the scheduler uses {chosen.get(resource)})"
                  for resource, names in sorted(by_resource.items()) if len(names) > 1]
+    if not by_resource:
+        return Finding(OK, "no DeviceClass names an extended resource")
     if not conflicts:
         return Finding(OK, f"{plural(len(by_resource), 'extended resource name')} each backed by one class")
     return Finding(PROBLEM, f"{plural(len(conflicts), 'extended resource name')} claimed by several DeviceClasses: "

@@ -177,8 +177,8 @@ def incomplete_pools(ctx: Context) -> Finding:
     objects = stuck + fresh
     driver = objects[0].split("/", 1)[0]
     if stuck:
-        return Finding(PROBLEM, f"{plural(len(stuck), 'pool')} incomplete or being replaced for more than "
-                       f"{duration(STUCK_AFTER)}: the scheduler does not allocate their devices", objects,
+        return Finding(PROBLEM, f"{plural(len(objects), 'pool')} incomplete or being replaced, {len(stuck)} for more "
+                       f"than {duration(STUCK_AFTER)}: the scheduler allocates none of their devices", objects,
                        f"kubectl dra pools --driver {driver} -o wide")
     return Finding(WARNING, f"{plural(len(fresh), 'pool')} being written by a driver right now", objects,
                    f"kubectl dra pools --driver {driver} -o wide")
