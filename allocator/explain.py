@@ -210,13 +210,17 @@ def explain_pod(objs: ObjectSet, namespace: str, name: str, features: Features, 
 
 
 def explain_pod_object(objs: ObjectSet, pod: dict, features: Features, *, what_if: bool = False,
-                       node_names: list[str] | None = None, extended_claim: dict | None = None) -> Explanation:
+                       node_names: list[str] | None = None, extended_claim: dict | None = None,
+                       diagnose: bool = True) -> Explanation:
     """A normalised Pod (from objs.pods, or normalised by the caller), judged on `node_names` only
     (default: every node). `extended_claim` is the scheduler's in-memory claim for the pod's
     extended resources backed by DRA (DRAExtendedResource): the caller builds it from the pod's
     container requests for the nodes it judges, and it is allocated with the pod's own claims; or
-    the claim the scheduler already created for the pod, judged like any allocated claim."""
-    return _explain_pod(objs, pod, features, None, what_if, extended_claim=extended_claim, node_names=node_names)
+    the claim the scheduler already created for the pod, judged like any allocated claim.
+    `diagnose=False` gives the verdicts and allocations only, without judging every device on its
+    own (callers that place many pods, such as `fit`, need no per-device reasons)."""
+    return _explain_pod(objs, pod, features, None, what_if, extended_claim=extended_claim, node_names=node_names,
+                        diagnose=diagnose)
 
 
 def explain_claim(objs: ObjectSet, namespace: str, name: str, features: Features, node: str | None = None) -> Explanation:
@@ -277,7 +281,7 @@ def _allocation(claim: dict) -> dict | None:
 
 def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | None, what_if: bool,
                  pool_order: PoolOrder | None = None, extended_claim: dict | None = None,
-                 node_names: list[str] | None = None) -> Explanation:
+                 node_names: list[str] | None = None, diagnose: bool = True) -> Explanation:
     meta = pod["metadata"]
     namespace, name = meta.get("namespace") or "default", meta["name"]
     statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []}
@@ -328,7 +332,8 @@ def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | Non
         slots.append(_ClaimSlot(claim, pod_claim, "Allocated" if _allocation(claim) else "ToAllocate"))
     if extended_claim is not None:
         slots.append(_ClaimSlot(extended_claim, None, "Allocated" if _allocation(extended_claim) else "ToAllocate"))
-    return _Explainer(objs, features, "Pod", namespace, name, slots, node, what_if, pool_order, node_names).run()
+    return _Explainer(objs, features, "Pod", namespace, name, slots, node, what_if, pool_order, node_names,
+                      diagnose).run()
 
 
 # ---------------------------------------------------------------------------- the explainer
@@ -337,8 +342,9 @@ def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | Non
 class _Explainer:
     def __init__(self, objs: ObjectSet, features: Features, kind: str, namespace: str, name: str,
                  slots: list[_ClaimSlot], node: str | None, what_if: bool, pool_order: PoolOrder | None = None,
-                 node_names: list[str] | None = None):
+                 node_names: list[str] | None = None, diagnose: bool = True):
         self.objs = objs
+        self.diagnose = diagnose
         self.node_names = node_names
         self.pool_order = pool_order
         self.features = features
@@ -480,12 +486,13 @@ class _Explainer:
             verdict.message = "all claims can be allocated" if not unavailable else verdict.message
 
         verdict.skipped_pools = skipped
-        diagnoser = _Diagnoser(self, node, pools, skipped, state, selectors)
+        diagnoser = _Diagnoser(self, node, pools, skipped, state, selectors) if self.diagnose else None
         for ci, (slot, spec) in enumerate(zip(to_allocate, specs)):
             outcome = self._claim_outcome(slot)
             if results is not None:
                 outcome.allocation = results[ci]
-            outcome.requests = diagnoser.requests(ci, spec, trace, results[ci] if results is not None else None)
+            if self.diagnose:
+                outcome.requests = diagnoser.requests(ci, spec, trace, results[ci] if results is not None else None)
             verdict.claims.append(outcome)
         return verdict
 

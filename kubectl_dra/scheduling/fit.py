@@ -23,10 +23,12 @@ from dataclasses import dataclass, field
 
 from allocator.explain import FITS
 from allocator.gcpause import paused_gc
+from allocator.index import cluster_index, share_indexes
+from allocator.objects import ObjectSet, normalise
 
 from . import framework
 from .plugins import dynamic_resources
-from .resources import bound_pod, node_infos
+from .resources import as_resource, bound_pod, host_ports, node_infos, pod_requests
 from .summary import filter_cause
 
 API_VERSION = "kubectl-dra.io/v1alpha1"
@@ -147,9 +149,15 @@ class Placer:
         self.features = features
         self.infos = node_infos(objs.nodes, objs.pods)
         self.order = sorted(node_names if node_names is not None else objs.nodes)
-        # Per pod shape, the nodes where it failed and how many pods were committed then: valid
-        # until an undo takes the cluster back before that point.
+        self._position = {n: i for i, n in enumerate(self.order)}
+        self._bases: dict[int, ObjectSet] = {}
+        self._chunk_pools: dict[int, set] = {}
+        self._index_pools()
+        # Per pod shape, the nodes where it failed and the last commit the failure depends on
+        # (the last on that node; with pools that are not node-local, the last of all): valid
+        # until an undo takes that commit back.
         self._failed: dict[object, dict[str, int]] = {}
+        self._touched: dict[str, list[int]] = {}
         self.depth = 0
         self.steps = 0
         self.committed: dict[str, list] = {}    # node: (pod shape, device names) committed there
@@ -171,28 +179,109 @@ class Placer:
         claim = self.objs.claims.get((namespace, name)) if name else None
         return (claim.get("status") or {}).get("allocation") if claim else None
 
-    def judge(self, pod: dict, names: list[str], objs=None):
-        """One run of the filter chain over `names`: (fitting node names in order, cycle)."""
+    def judge(self, pod: dict, names: list[str], extra_claims: tuple = (), diagnose: bool = False):
+        """One run of the filter chain over `names` (nodes of one chunk): (fitting node names in
+        order, cycle, diagnosis)."""
         infos = {n: self.infos[n] for n in names if n in self.infos}
-        cycle = framework.Cycle(pod, objs if objs is not None else self.objs, self.features, infos, what_if=True)
+        view = self._view(pod, names, extra_claims)
+        cycle = framework.Cycle(pod, view, self.features, infos, what_if=True, diagnose=diagnose)
         diagnosis = framework.run(cycle)
         self.steps += len(infos)
         return [r.name for r in diagnosis.nodes if r.fits], cycle, diagnosis
 
+    # -- views: the part of the cluster a chunk of nodes can see
+
+    def _chunk_of(self, node: str) -> int:
+        return self._position[node] // _BATCH
+
+    def _view(self, pod: dict, names: list[str], extra_claims: tuple):
+        """The cluster as the nodes of one chunk see it: those nodes, their pools' slices, every
+        slice that is not node-local, and the claims holding devices of those pools (or named by
+        the pod). The judgement reads nothing else, and its cost then grows with the chunk, not
+        with the cluster; each chunk's typed slices are built once."""
+        chunk = self._chunk_of(names[0])
+        base = self._bases.get(chunk)
+        if base is None:
+            base = self._bases[chunk] = self._base_view(chunk)
+        pools = self._chunk_pools[chunk]
+        keys = set()
+        for pool in pools:
+            keys.update(self._pool_claims.get(pool, ()))
+        namespace = pod["metadata"].get("namespace") or "default"
+        for entry in pod["spec"].get("resourceClaims") or []:
+            if entry.get("resourceClaimName"):
+                keys.add((namespace, entry["resourceClaimName"]))
+        claims = {k: self.objs.claims[k] for k in keys if k in self.objs.claims}
+        for claim in extra_claims:
+            claims[(claim["metadata"]["namespace"], claim["metadata"]["name"])] = claim
+        view = ObjectSet(slices=base.slices, device_classes=self.objs.device_classes, claims=claims,
+                         claim_templates=self.objs.claim_templates, taint_rules=self.objs.taint_rules,
+                         nodes=base.nodes, pods={}, namespaces=self.objs.namespaces)
+        share_indexes(base, view)
+        return view
+
+    def _base_view(self, chunk: int):
+        names = self.order[chunk * _BATCH:(chunk + 1) * _BATCH]
+        pools = set(self._shared_pools)
+        for name in names:
+            pools.update(self._node_pools.get(name, ()))
+        self._chunk_pools[chunk] = pools
+        slices = [s for pool in sorted(pools) for s in self._pool_slices[pool]]
+        base = ObjectSet(slices=slices, device_classes=self.objs.device_classes, claims={},
+                         claim_templates=self.objs.claim_templates, taint_rules=self.objs.taint_rules,
+                         nodes={n: self.objs.nodes[n] for n in names}, namespaces=self.objs.namespaces)
+        cluster_index(base, self.features)
+        return base
+
+    def _index_pools(self) -> None:
+        self._pool_slices: dict[tuple[str, str], list[dict]] = {}
+        self._node_pools: dict[str, set] = {}
+        self._shared_pools: set = set()
+        for s in self.objs.slices:
+            spec = s["spec"]
+            pool = (spec["driver"], spec["pool"]["name"])
+            self._pool_slices.setdefault(pool, []).append(s)
+        for pool, slices in self._pool_slices.items():
+            nodes = {s["spec"].get("nodeName") for s in slices}
+            if None in nodes or "" in nodes:
+                self._shared_pools.add(pool)
+            for node in nodes - {None, ""}:
+                self._node_pools.setdefault(node, set()).add(pool)
+        self._pool_claims: dict[tuple[str, str], set] = {}
+        for key, claim in self.objs.claims.items():
+            self._note_claim(key, claim)
+
+    def _depends_on(self, node: str) -> int:
+        if self._shared_pools:
+            return self.depth
+        touched = self._touched.get(node)
+        return touched[-1] if touched else 0
+
+    def _note_claim(self, key, claim: dict) -> None:
+        allocation = (claim.get("status") or {}).get("allocation")
+        for result in (allocation or {}).get("devices", {}).get("results") or []:
+            self._pool_claims.setdefault((result["driver"], result["pool"]), set()).add(key)
+
     def candidates(self, pod: dict, start: int = 0):
         """Fitting nodes in order (from index `start`), each with its allocator verdict, found
-        batch by batch; nodes that fail are remembered for pods of the same shape."""
+        chunk by chunk; nodes that fail are remembered for pods of the same shape."""
         shape = self._shape(pod)
         failed = self._failed.setdefault(shape, {})
-        todo = [n for n in self.order[start:] if n not in failed]
-        for at in range(0, len(todo), _BATCH):
-            batch = todo[at:at + _BATCH]
+        chunks: dict[int, list[str]] = {}
+        for n in self.order[start:]:
+            if n not in failed:
+                chunks.setdefault(self._chunk_of(n), []).append(n)
+        for chunk in sorted(chunks):
+            batch = [n for n in chunks[chunk] if n not in failed]  # learned while this generator waited
+            if not batch:
+                continue
             fitting, cycle, diagnosis = self.judge(pod, batch)
             if diagnosis.pre_filter is not None:
                 failed.update(dict.fromkeys(self.order, self.depth))
                 return
             verdicts = cycle.state.get(dynamic_resources.NAME, {})
-            failed.update(dict.fromkeys(set(batch) - set(fitting), self.depth))
+            for name in set(batch) - set(fitting):
+                failed[name] = self._depends_on(name)
             for name in fitting:
                 yield name, verdicts.get(name)
 
@@ -210,8 +299,7 @@ class Placer:
                        "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "-"}}]}},
                        "status": {"allocation": {"devices": {"results": [
                            {"request": "r", "driver": driver, "pool": pool, "device": device}]}}}}
-            held = self.objs.with_changes(add=[blocker])
-            fitting, cycle, _ = self.judge(pod, [node], held)
+            fitting, cycle, _ = self.judge(pod, [node], (normalise(blocker)[1],))
             if not fitting:
                 continue
             other = cycle.state.get(dynamic_resources.NAME, {}).get(node)
@@ -283,10 +371,14 @@ class Placer:
         bound["status"] = {"phase": "Pending", "resourceClaimStatuses": statuses}
         previous = self.objs
         self.objs = self.objs.with_changes(add=[*claims, bound])
+        for claim in claims:
+            key = (claim["metadata"]["namespace"], claim["metadata"]["name"])
+            self._note_claim(key, self.objs.claims[key])
         added = bound_pod(bound)
         self.infos[node].add(added)
         self.committed.setdefault(node, []).append((self._shape(pod)[1], tuple(sorted(d["device"] for d in devices))))
         self.depth += 1
+        self._touched.setdefault(node, []).append(self.depth)
         placement = PodPlacement(namespace, meta["name"], "", node, devices, names)
         return previous, {"node": node, "pod": added}, placement
 
@@ -294,6 +386,7 @@ class Placer:
         self.objs = previous
         self.infos[change["node"]].remove(change["pod"])
         self.committed[change["node"]].pop()
+        self._touched[change["node"]].pop()
         self.depth -= 1
         for failed in self._failed.values():
             stale = [n for n, depth in failed.items() if depth > self.depth]
@@ -318,7 +411,6 @@ def _device_key(verdict) -> tuple:
 def prepare(objs, workload) -> tuple[object, list[dict]]:
     """The workload's pods normalised as the API server would store them, and the cluster with a
     PodGroup's own claims instantiated once (named GROUP-CLAIM) and referenced by each of its pods."""
-    from allocator.objects import normalise
 
     pods = []
     shared_entries = []
@@ -426,10 +518,15 @@ def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str
                 tried.add(state)
             return False
 
-        try:
-            plan.exists = search(0)
-        except CutShort:
-            plan.cut_short = True
+        bounded = _bound_fails(placer, pods, shapes)
+        if bounded:
+            plan.exists = False
+            plan.warnings.append(bounded)
+        else:
+            try:
+                plan.exists = search(0)
+            except CutShort:
+                plan.cut_short = True
         plan.search_steps = placer.steps + greedy.search_steps
         if plan.exists:
             plan.placements = stack
@@ -439,6 +536,69 @@ def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str
             plan.failure = explain_at(greedy.objs_after, pods[greedy_first_failure(greedy)], features)  # type: ignore[attr-defined]
             plan.failed_pod = greedy.failed_pod
         return plan
+
+
+def _bound_fails(placer: Placer, pods: list[dict], shapes: list) -> str:
+    """Why no placement can exist, when counting alone shows it (see most_on_nodes); else ""."""
+    counts: dict = {}
+    for pod, shape in zip(pods, shapes):
+        counts.setdefault(shape, [pod, 0])[1] += 1
+    for pod, count in counts.values():
+        if any(e.get("resourceClaimName") for e in pod["spec"].get("resourceClaims") or []):
+            continue  # pods sharing a claim do not each need its devices
+        most = most_on_nodes(placer, pod)
+        if most < count:
+            return (f"{count} pods like {pod['metadata']['name']} need room for {count}; counting every node's "
+                    f"free devices, resources and ports on its own, at most {most} fit")
+    return ""
+
+
+def most_on_nodes(placer: Placer, pod: dict) -> int:
+    """An upper bound on how many pods like `pod` fit together: per node (judged with per-device
+    reasons), the fewest copies any one limit allows (pods, cpu, memory, a host port, or the
+    devices usable for each exact-count request, divided by the count), summed. Devices that
+    allow several allocations, admin access and subrequests give no device limit."""
+    shareable = any(d.get("allowMultipleAllocations") for s in placer.objs.slices for d in s["spec"].get("devices") or [])
+    admin = any((r.get("exactly") or {}).get("adminAccess") or r.get("firstAvailable")
+                for e in pod["spec"].get("resourceClaims") or []
+                for r in _claim_requests(placer.objs, pod, e))
+    requests = as_resource(pod_requests(pod))
+    ports = bool(host_ports(pod))
+    total = 0
+    chunks: dict[int, list[str]] = {}
+    for n in placer.order:
+        chunks.setdefault(placer._chunk_of(n), []).append(n)
+    for chunk in sorted(chunks):
+        fitting, cycle, diagnosis = placer.judge(pod, chunks[chunk], diagnose=True)
+        if diagnosis.pre_filter is not None:
+            return 0
+        verdicts = cycle.state.get(dynamic_resources.NAME, {})
+        for name in fitting:
+            info = placer.infos[name]
+            bounds = [info.allocatable.allowed_pods - len(info.pods)]
+            if ports:
+                bounds.append(1)
+            for have, want in ((info.allocatable.milli_cpu - info.requested.milli_cpu, requests.milli_cpu),
+                               (info.allocatable.memory - info.requested.memory, requests.memory)):
+                if want > 0:
+                    bounds.append(have // want)
+            verdict = verdicts.get(name)
+            if verdict is not None and not shareable and not admin:
+                for claim in verdict.claims:
+                    for request in claim.requests:
+                        if isinstance(request.wanted, int) and request.wanted > 0:
+                            bounds.append(request.candidates // request.wanted)
+            total += max(0, min(bounds))
+    return total
+
+
+def _claim_requests(objs, pod: dict, entry: dict) -> list[dict]:
+    namespace = pod["metadata"].get("namespace") or "default"
+    if entry.get("resourceClaimName"):
+        claim = objs.claims.get((namespace, entry["resourceClaimName"]))
+        return (claim or {}).get("spec", {}).get("devices", {}).get("requests") or []
+    template = objs.claim_templates.get((namespace, entry.get("resourceClaimTemplateName")))
+    return ((template or {}).get("spec", {}).get("spec", {}).get("devices", {}).get("requests")) or []
 
 
 def greedy_first_failure(plan: FitPlan) -> int:
@@ -638,7 +798,7 @@ def _capacity_on(objs, node: str, namespace: str, template_name: str, features, 
         pod = copy_pod(namespace, template_name, count)
         found = next(placer.candidates(pod), None)
         if found is None:
-            _, cycle, diagnosis = placer.judge(pod, [node])
+            _, cycle, diagnosis = placer.judge(pod, [node], diagnose=True)
             result = diagnosis.nodes[0] if diagnosis.nodes else None
             if result is not None and result.recorded is not None:
                 verdict = cycle.state.get(dynamic_resources.NAME, {}).get(node)

@@ -45,6 +45,7 @@ class Cycle:
     state: dict = field(default_factory=dict)
     allocator_explanations: list = field(default_factory=list)
     pre_enqueue: str = ""
+    diagnose: bool = True   # False: DynamicResources gives verdicts without per-device reasons (fit)
 
     def __post_init__(self):
         self.requests = pod_requests(self.pod)
