@@ -203,12 +203,20 @@ def slices_on_missing_nodes(ctx: Context) -> Finding:
                    f"the driver or the node's deletion left behind", objects, "kubectl dra slices -o wide")
 
 
-IGNORED_LABELS = ("kubernetes.io/hostname", "node.kubernetes.io/exclude", "node-role.kubernetes.io/")
+IGNORED_LABELS = ("kubernetes.io/hostname", "kubernetes.io/os", "kubernetes.io/arch", "beta.kubernetes.io/",
+                  "topology.kubernetes.io/", "failure-domain.beta.kubernetes.io/", "node-role.kubernetes.io/",
+                  "node.kubernetes.io/exclude")
+HARDWARE_PREFIXES = ("feature.node.kubernetes.io/", "nvidia.com/", "amd.com/", "gpu.intel.com/", "intel.com/",
+                     "habana.ai/", "cloud.google.com/gke-accelerator", "cloud.google.com/gke-tpu",
+                     "k8s.amazonaws.com/accelerator", "node.kubernetes.io/instance-type")
+"""Labels that describe a node's hardware (GPU feature discovery, NFD, cloud accelerator labels)."""
 
 
 def nodes_without_devices(ctx: Context) -> Finding:
-    """Nodes that carry every label the nodes with a driver's node-local pools share (and that not
-    every node has), yet publish nothing for that driver: a driver pod missing or crashing there."""
+    """Nodes labelled like the nodes with a driver's node-local pools, yet publishing nothing for that
+    driver: a driver pod missing or crashing there. "Labelled like" is every hardware label (GPU or
+    node feature discovery, a cloud's accelerator label, a label in the driver's own domain) those
+    nodes share; without such labels, every other label they share that not every node has."""
     model = ctx.model
     nodes = nodes_by_name(model)
     if len(nodes) < 2:
@@ -218,21 +226,16 @@ def nodes_without_devices(ctx: Context) -> Finding:
         for device in pool.devices[:1]:
             if device.node_scope.kind == "node" and device.node_scope.node_name in nodes:
                 driver_nodes.setdefault(pool.driver, set()).add(device.node_scope.node_name)
-    everywhere = None
-    for node in nodes.values():
-        labels = set(_labels(node))
-        everywhere = labels if everywhere is None else everywhere & labels
+    labels_of = {name: set(_labels(node)) for name, node in nodes.items()}
+    everywhere = set.intersection(*labels_of.values())
     lacking = []
     for driver, names in sorted(driver_nodes.items()):
-        shared = None
-        for name in names:
-            labels = set(_labels(nodes[name]))
-            shared = labels if shared is None else shared & labels
-        signature = (shared or set()) - (everywhere or set())
+        shared = set.intersection(*(labels_of[name] for name in names))
+        signature = {label for label in shared if _hardware(label[0], driver)} or (shared - everywhere)
         if not signature:
             continue
         for name, node in sorted(nodes.items()):
-            if name not in names and signature <= set(_labels(node)) and not node_trouble(node):
+            if name not in names and signature <= labels_of[name] and not node_trouble(node):
                 example = ", ".join(f"{k}={v}" for k, v in sorted(signature)[:2])
                 lacking.append(f"node/{name} (no {driver} devices; has {example})")
     if not lacking:
@@ -245,6 +248,13 @@ def nodes_without_devices(ctx: Context) -> Finding:
 def _labels(node: dict) -> list[tuple[str, str]]:
     labels = meta(node).get("labels") or {}
     return [(k, str(v)) for k, v in labels.items() if not any(k.startswith(p) for p in IGNORED_LABELS)]
+
+
+def _hardware(key: str, driver: str) -> bool:
+    if key.startswith(HARDWARE_PREFIXES):
+        return True
+    prefix = key.split("/", 1)[0] if "/" in key else ""
+    return bool(prefix) and prefix.split(".")[-2:] == driver.split(".")[-2:]
 
 
 _REFERENCE = re.compile(r"device\.(attributes|capacity)\[\s*['\"]([^'\"]+)['\"]\s*\]\s*(?:\.\s*([A-Za-z_]\w*)|"

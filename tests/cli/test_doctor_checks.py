@@ -322,3 +322,12 @@ def test_unhealthy_devices_from_the_kubelet_and_from_a_driver_condition():
     unknown = result(objects, "failure.unhealthy-devices")
     assert (unknown.result, unknown.objects) == (WARNING, [f"{DRIVER}/node-0/gpu-0 (Unknown per resourceclaim/ml/train: "
                                                           "PluginGone)"])
+
+
+def test_a_gpu_labelled_node_is_found_even_when_every_node_has_gpus():
+    labels = {"nvidia.com/gpu.present": "true", "team": "ml"}
+    objects = healthy()
+    objects[1], objects[2] = node("node-0", labels), node("node-1", labels)
+    objects.append(node("node-2", labels))
+    finding = result(objects, "drivers.nodes-without-devices")
+    assert finding.objects == [f"node/node-2 (no {DRIVER} devices; has nvidia.com/gpu.present=true)"]

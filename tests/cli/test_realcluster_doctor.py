@@ -1,0 +1,208 @@
+"""`kubectl dra doctor` against the harness's real kube-apiserver, scheduler and resourceclaim
+controller: a healthy cluster exits 0 with no warnings; each check is provoked through the API
+(a Node deleted under its slices, a claim reserved for a pod that never existed, an admin-access claim
+whose namespace lost its label, two classes with one extended resource name, ...) and found; a user
+who may not read DeviceClasses gets `unknown`, never `ok`, and exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from e2e.controlplane import create_ready_node
+
+pytestmark = pytest.mark.realcluster
+
+RESOURCE = "resource.k8s.io/v1"
+CLI = [sys.executable, "-c", "from kubectl_dra.cli import main; main()"]
+ADMIN_LABEL = "resource.kubernetes.io/admin-access"
+
+
+def doctor(cluster, *args: str, restricted: bool = False) -> tuple[int, dict]:
+    kubeconfig = cluster.restricted_kubeconfig if restricted else cluster.kubeconfig
+    done = subprocess.run([*CLI, "--kubeconfig", kubeconfig, "doctor", "-o", "json", *args],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 1, 2) and done.stdout, done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def check(report: dict, check_id: str) -> dict:
+    return next(c for c in report["checks"] if c["id"] == check_id)
+
+
+def mentions(finding: dict, text: str) -> bool:
+    return any(text in obj for obj in finding["objects"])
+
+
+def wait_for(what: str, condition, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
+def gpu_slice(node_name: str, driver: str, devices: int = 2, count: int = 1, name: str | None = None) -> dict:
+    return {"apiVersion": RESOURCE, "kind": "ResourceSlice", "metadata": {"name": name or f"{node_name}-{driver}"},
+            "spec": {"driver": driver, "nodeName": node_name,
+                     "pool": {"name": node_name, "generation": 1, "resourceSliceCount": count},
+                     "devices": [{"name": f"gpu-{i}", "attributes": {"index": {"int": i}}} for i in range(devices)]}}
+
+
+def device_class(name: str, driver: str, extended: str | None = None) -> dict:
+    spec = {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]}
+    if extended:
+        spec["extendedResourceName"] = extended
+    return {"apiVersion": RESOURCE, "kind": "DeviceClass", "metadata": {"name": name}, "spec": spec}
+
+
+def claim(name: str, class_name: str, admin: bool = False, count: int = 1) -> dict:
+    exact = {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": count}
+    if admin:
+        exact["adminAccess"] = True
+    return {"apiVersion": RESOURCE, "kind": "ResourceClaim", "metadata": {"name": name},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": exact}]}}}
+
+
+def pod(name: str, claim_name: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "main", "image": "registry.example.com/none:1",
+                                     "resources": {"claims": [{"name": "gpu"}]}}],
+                     "resourceClaims": [{"name": "gpu", "resourceClaimName": claim_name}],
+                     "terminationGracePeriodSeconds": 0}}
+
+
+@pytest.fixture
+def gpus(kube, namespace):
+    """A Ready node with two devices of a driver unique to the test, and a class for them."""
+    suffix = uuid.uuid4().hex[:6]
+    driver, node_name = f"doc-{suffix}.example.com", f"doc-{suffix}"
+    create_ready_node(kube, node_name, {f"doc-{suffix}.example.com/gpu": "true"})
+    kube.create(gpu_slice(node_name, driver))
+    kube.create(device_class(f"doc-{suffix}", driver))
+    return {"suffix": suffix, "driver": driver, "node": node_name, "class": f"doc-{suffix}", "namespace": namespace}
+
+
+def test_a_healthy_cluster_exits_0_with_no_warnings(cluster, kube, gpus):
+    kube.create(claim("train", gpus["class"]), gpus["namespace"])
+    kube.create(pod("train", "train"), gpus["namespace"])
+    wait_for("the scheduler to bind the pod", lambda: (kube.get("v1", "Pod", "train", gpus["namespace"])
+                                                       .get("spec") or {}).get("nodeName"))
+    status, report = doctor(cluster)
+    not_ok = {c["id"]: (c["result"], c["message"], c["objects"][:3]) for c in report["checks"] if c["result"] != "ok"}
+    assert (status, not_ok) == (0, {})
+    assert report["summary"]["ok"] == len(report["checks"])
+
+
+def test_slices_of_a_deleted_node_and_a_node_labelled_for_devices_it_lacks(cluster, kube, gpus):
+    twin = f"{gpus['node']}-twin"
+    create_ready_node(kube, twin, {f"{gpus['driver']}/gpu": "true"})
+    gone = f"{gpus['node']}-gone"
+    create_ready_node(kube, gone)
+    kube.create(gpu_slice(gone, gpus["driver"]))
+    kube.delete("v1", "Node", gone)
+    status, report = doctor(cluster)
+    assert status == 1
+    missing = check(report, "drivers.missing-nodes")
+    assert missing["result"] == "problem" and mentions(missing, f"{gpus['driver']}/{gone} (Node/{gone} does not exist)")
+    lacking = check(report, "drivers.nodes-without-devices")
+    assert lacking["result"] == "warning", (lacking, check(report, "drivers.coverage"))
+    assert mentions(lacking, f"node/{twin} (no {gpus['driver']} devices")
+
+
+def test_an_incomplete_pool_and_a_class_that_selects_nothing(cluster, kube, gpus):
+    half = f"{gpus['node']}-half"
+    create_ready_node(kube, half)
+    kube.create(gpu_slice(half, gpus["driver"], count=2))
+    kube.create(device_class(f"{gpus['class']}-none", f"none-{gpus['driver']}"))
+    _, report = doctor(cluster)
+    incomplete = check(report, "drivers.incomplete-pools")
+    assert incomplete["result"] in ("warning", "problem") and mentions(incomplete, f"{gpus['driver']}/{half} (Incomplete")
+    empty = check(report, "classes.no-devices")
+    assert empty["result"] == "warning" and mentions(empty, f"deviceclass/{gpus['class']}-none")
+
+
+def test_a_claim_reserved_for_a_pod_that_never_existed(cluster, kube, gpus):
+    created = kube.create(claim("ghost", gpus["class"]), gpus["namespace"])
+    created["status"] = {"allocation": {"devices": {"results": [
+        {"request": "gpu", "driver": gpus["driver"], "pool": gpus["node"], "device": "gpu-1"}]}},
+        "reservedFor": [{"resource": "pods", "name": "never-was", "uid": str(uuid.uuid4())}]}
+    kube.replace(created, subresource="status")
+    ref = f"resourceclaim/{gpus['namespace']}/ghost"
+    _, report = doctor(cluster, "--only", "claims.leaked")
+    leaked = check(report, "claims.leaked")
+    # Found either while the reservation stands (problem) or after the resourceclaim controller
+    # dropped it: without its finalizer the claim stays allocated for nobody (warning).
+    assert leaked["result"] in ("problem", "warning") and mentions(leaked, ref), leaked
+    wait_for("the controller to drop the reservation",
+             lambda: not (kube.get(RESOURCE, "ResourceClaim", "ghost", gpus["namespace"])["status"]).get("reservedFor"))
+    status, report = doctor(cluster, "--only", "claims.leaked")
+    assert (status, check(report, "claims.leaked")["objects"]) == (0, [f"{ref} (allocated, reserved for nobody)"])
+
+
+def test_an_admin_access_claim_whose_namespace_lost_its_label(cluster, kube, gpus):
+    ns = gpus["namespace"]
+    kube.patch("v1", "Namespace", ns, {"metadata": {"labels": {ADMIN_LABEL: "true"}}})
+    kube.create(claim("diag", gpus["class"], admin=True), ns)
+    status, report = doctor(cluster, "--only", "claims.admin-access")
+    assert (status, check(report, "claims.admin-access")["result"]) == (0, "ok")
+    kube.patch("v1", "Namespace", ns, {"metadata": {"labels": {ADMIN_LABEL: None}}})
+    status, report = doctor(cluster, "--only", "claims.admin-access")
+    finding = check(report, "claims.admin-access")
+    assert (status, finding["result"], finding["objects"]) == (1, "problem", [f"resourceclaim/{ns}/diag"])
+
+
+def test_two_classes_with_one_extended_resource_name(cluster, kube, gpus):
+    resource = f"{gpus['suffix']}.example.com/gpu"
+    for name in ("a", "b"):
+        kube.create(device_class(f"{gpus['class']}-{name}", gpus["driver"], extended=resource))
+    status, report = doctor(cluster, "--only", "classes.extended-resource")
+    finding = check(report, "classes.extended-resource")
+    assert (status, finding["result"]) == (1, "problem") and mentions(finding, f"{resource}: deviceclass/{gpus['class']}-a")
+
+
+def test_a_pending_pod_a_taint_a_cordoned_node_and_an_unhealthy_device(cluster, kube, gpus):
+    ns = gpus["namespace"]
+    kube.create(claim("train", gpus["class"]), ns)
+    kube.create(pod("train", "train"), ns)
+    wait_for("the pod to be bound", lambda: (kube.get("v1", "Pod", "train", ns).get("spec") or {}).get("nodeName"))
+    kube.create(claim("too-big", gpus["class"], count=5), ns)
+    kube.create(pod("waits", "too-big"), ns)
+    kube.create({"apiVersion": RESOURCE, "kind": "DeviceTaintRule", "metadata": {"name": f"{gpus['class']}-drain"},
+                 "spec": {"deviceSelector": {"driver": gpus["driver"]},
+                          "taint": {"key": "example.com/drain", "effect": "NoSchedule"}}})
+    train = kube.get(RESOURCE, "ResourceClaim", "train", ns)
+    result = train["status"]["allocation"]["devices"]["results"][0]
+    train["status"]["devices"] = [{"driver": result["driver"], "pool": result["pool"], "device": result["device"],
+                                   "conditions": [{"type": "Ready", "status": "False", "reason": "XidError",
+                                                   "message": "Xid 79", "lastTransitionTime": "2026-12-01T00:00:00Z"}]}]
+    kube.replace(train, subresource="status")
+    kube.patch("v1", "Node", gpus["node"], {"spec": {"unschedulable": True}})
+    status, report = doctor(cluster)
+    assert status == 1
+    pending = check(report, "claims.pending-pods")
+    assert pending["result"] == "warning" and mentions(pending, f"pod/{ns}/waits")
+    taints = check(report, "failure.taints")
+    assert taints["result"] == "warning" and mentions(taints, f"devicetaintrule/{gpus['class']}-drain")
+    cordoned = check(report, "claims.unready-nodes")
+    assert cordoned["result"] == "warning" and mentions(cordoned, f"resourceclaim/{ns}/train (node/{gpus['node']} cordoned)")
+    unhealthy = check(report, "failure.unhealthy-devices")
+    device = f"{result['driver']}/{result['pool']}/{result['device']}"
+    assert unhealthy["result"] == "problem" and mentions(unhealthy, f"{device} (Unhealthy per resourceclaim/{ns}/train")
+
+
+def test_a_user_who_may_not_read_classes_gets_unknown_and_exit_2(cluster, gpus):
+    status, report = doctor(cluster, "--only", "classes,drivers.invalid-pools", restricted=True)
+    results = {c["id"]: c["result"] for c in report["checks"]}
+    assert status == 2
+    assert results == {"classes.no-devices": "unknown", "classes.selector-errors": "unknown",
+                       "classes.extended-resource": "unknown", "drivers.invalid-pools": "ok"}
+    assert "DeviceClasses (forbidden" in check(report, "classes.no-devices")["message"]
