@@ -179,11 +179,11 @@ class Placer:
         claim = self.objs.claims.get((namespace, name)) if name else None
         return (claim.get("status") or {}).get("allocation") if claim else None
 
-    def judge(self, pod: dict, names: list[str], extra_claims: tuple = (), diagnose: bool = False):
+    def judge(self, pod: dict, names: list[str], diagnose: bool = False, without: tuple | None = None):
         """One run of the filter chain over `names` (nodes of one chunk): (fitting node names in
-        order, cycle, diagnosis)."""
+        order, cycle, diagnosis). `without`: a device (driver, pool, name) left out."""
         infos = {n: self.infos[n] for n in names if n in self.infos}
-        view = self._view(pod, names, extra_claims)
+        view = self._view(pod, names, without)
         cycle = framework.Cycle(pod, view, self.features, infos, what_if=True, diagnose=diagnose)
         diagnosis = framework.run(cycle)
         self.steps += len(infos)
@@ -194,7 +194,7 @@ class Placer:
     def _chunk_of(self, node: str) -> int:
         return self._position[node] // _BATCH
 
-    def _view(self, pod: dict, names: list[str], extra_claims: tuple):
+    def _view(self, pod: dict, names: list[str], without: tuple | None = None):
         """The cluster as the nodes of one chunk see it: those nodes, their pools' slices, every
         slice that is not node-local, and the claims holding devices of those pools (or named by
         the pod). The judgement reads nothing else, and its cost then grows with the chunk, not
@@ -202,8 +202,12 @@ class Placer:
         chunk = self._chunk_of(names[0])
         base = self._bases.get(chunk)
         if base is None:
-            base = self._bases[chunk] = self._base_view(chunk)
+            members = self.order[chunk * _BATCH:(chunk + 1) * _BATCH]
+            base = self._bases[chunk] = self._base_view(members)
+            self._chunk_pools[chunk] = self._pools_of(members)
         pools = self._chunk_pools[chunk]
+        if without is not None:
+            base = self._base_view(names, without)
         keys = set()
         for pool in pools:
             keys.update(self._pool_claims.get(pool, ()))
@@ -212,21 +216,26 @@ class Placer:
             if entry.get("resourceClaimName"):
                 keys.add((namespace, entry["resourceClaimName"]))
         claims = {k: self.objs.claims[k] for k in keys if k in self.objs.claims}
-        for claim in extra_claims:
-            claims[(claim["metadata"]["namespace"], claim["metadata"]["name"])] = claim
         view = ObjectSet(slices=base.slices, device_classes=self.objs.device_classes, claims=claims,
                          claim_templates=self.objs.claim_templates, taint_rules=self.objs.taint_rules,
                          nodes=base.nodes, pods={}, namespaces=self.objs.namespaces)
         share_indexes(base, view)
         return view
 
-    def _base_view(self, chunk: int):
-        names = self.order[chunk * _BATCH:(chunk + 1) * _BATCH]
+    def _pools_of(self, names: list[str]) -> set:
         pools = set(self._shared_pools)
         for name in names:
             pools.update(self._node_pools.get(name, ()))
-        self._chunk_pools[chunk] = pools
+        return pools
+
+    def _base_view(self, names: list[str], without: tuple | None = None):
+        pools = self._pools_of(names)
         slices = [s for pool in sorted(pools) for s in self._pool_slices[pool]]
+        if without is not None:
+            driver, pool_name, device = without
+            slices = [s if (s["spec"]["driver"], s["spec"]["pool"]["name"]) != (driver, pool_name) else
+                      {**s, "spec": {**s["spec"], "devices": [d for d in s["spec"].get("devices") or []
+                                                             if d["name"] != device]}} for s in slices]
         base = ObjectSet(slices=slices, device_classes=self.objs.device_classes, claims={},
                          claim_templates=self.objs.claim_templates, taint_rules=self.objs.taint_rules,
                          nodes={n: self.objs.nodes[n] for n in names}, namespaces=self.objs.namespaces)
@@ -287,19 +296,15 @@ class Placer:
 
     def alternatives(self, pod: dict, node: str, verdict):
         """Other device choices on `node`: the allocator run again with one chosen device held
-        back (a claim holding it, never committed). A choice of devices alike in everything
+        back (left out of its slice: holding it with a claim would also take the counters it
+        consumes, which its partitions need). A choice of devices alike in everything
         (attributes, capacity, counters) to one already tried is the same choice."""
         if verdict is None:
             return
         seen = {self._kinds(verdict)}
         chosen = [(r["driver"], r["pool"], r["device"]) for _, results in verdict.chosen for r in results]
-        for driver, pool, device in chosen[:_ALTERNATIVES]:
-            blocker = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                       "metadata": {"namespace": "kube-system", "name": f"kubectl-dra-fit-hold-{pool}-{device}"},
-                       "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "-"}}]}},
-                       "status": {"allocation": {"devices": {"results": [
-                           {"request": "r", "driver": driver, "pool": pool, "device": device}]}}}}
-            fitting, cycle, _ = self.judge(pod, [node], (normalise(blocker)[1],))
+        for held in chosen[:_ALTERNATIVES]:
+            fitting, cycle, _ = self.judge(pod, [node], without=held)
             if not fitting:
                 continue
             other = cycle.state.get(dynamic_resources.NAME, {}).get(node)

@@ -1,0 +1,297 @@
+"""fit and capacity: workloads placed through explain's filter chain and allocator."""
+
+from __future__ import annotations
+
+import allocator
+import pytest
+
+from kubectl_dra.errors import InputError
+from kubectl_dra.scheduling import fit
+from kubectl_dra.scheduling.explain import explain_objects
+from kubectl_dra.workloads import expand, split_input
+
+from .objects import CLASS, DRIVER, FEATURES, claim, container, device_class, gpus, node
+
+
+def template(name: str = "two", count: int = 2, selector: str | None = None, namespace: str = "default") -> dict:
+    exactly = {"deviceClassName": CLASS, "count": count}
+    if selector:
+        exactly["selectors"] = [{"cel": {"expression": selector}}]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}}}
+
+
+def pod_spec(template_name: str = "two", **extra) -> dict:
+    return {"containers": [container()], "resourceClaims": [{"name": "g", "resourceClaimTemplateName": template_name}],
+            **extra}
+
+
+def deployment(replicas: int = 3, template_name: str = "two", kind: str = "Deployment") -> dict:
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "t", "namespace": "default"},
+            "spec": {"replicas": replicas, "template": {"spec": pod_spec(template_name)}}}
+
+
+def cluster(nodes: int = 3, devices: int = 4, extra: list | None = None):
+    objects = [device_class(), template()]
+    for i in range(nodes):
+        objects += [node(f"n{i}"), gpus(f"n{i}", devices)]
+    return allocator.load_objects(objects + (extra or []))
+
+
+def placed(objs, workload, gang=False, **kwargs):
+    wl = expand(workload)
+    objs, pods = fit.prepare(objs, wl)
+    if gang:
+        return fit.place_gang(objs, pods, wl.roles, FEATURES, wl.ref, **kwargs)
+    return fit.place_sequential(objs, pods, wl.roles, FEATURES, wl.ref)
+
+
+# ---------------------------------------------------------------------------- workloads
+
+
+def names(workload, others=(), replicas=None):
+    return [p["metadata"]["name"] for p in expand(workload, list(others), replicas).pods]
+
+
+def test_replicated_kinds_expand_into_their_pods():
+    assert names(deployment(3)) == ["t-0", "t-1", "t-2"]
+    assert names(deployment(2, kind="StatefulSet")) == ["t-0", "t-1"]
+    assert names(deployment(2), replicas=4) == ["t-0", "t-1", "t-2", "t-3"]
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+           "spec": {"parallelism": 4, "completions": 2, "template": {"spec": pod_spec()}}}
+    assert names(job) == ["j-0", "j-1"]  # no more pods at once than completions
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": pod_spec()}
+    assert names(pod) == ["p"]
+    assert names(pod, replicas=2) == ["p-0", "p-1"]
+
+
+def test_jobset_lws_and_kubeflow_roles_in_queue_order():
+    def job(name, replicas, parallelism):
+        return {"name": name, "replicas": replicas,
+                "template": {"spec": {"parallelism": parallelism, "template": {"spec": pod_spec()}}}}
+    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js"},
+              "spec": {"replicatedJobs": [job("driver", 1, 1), job("workers", 2, 2)]}}
+    assert names(jobset) == ["js-driver-0-0", "js-workers-0-0", "js-workers-0-1", "js-workers-1-0", "js-workers-1-1"]
+    lws = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "lws"},
+           "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 3, "workerTemplate": {"spec": pod_spec()}}}}
+    assert names(lws) == ["lws-0", "lws-0-1", "lws-0-2", "lws-1", "lws-1-1", "lws-1-2"]
+    pytorch = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "pt"},
+               "spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": 2, "template": {"spec": pod_spec()}},
+                                                "Master": {"replicas": 1, "template": {"spec": pod_spec()}}}}}
+    assert names(pytorch) == ["pt-master-0", "pt-worker-0", "pt-worker-1"]
+    assert names(pytorch, replicas=3)[1:] == ["pt-worker-0", "pt-worker-1", "pt-worker-2"]
+    mpi = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": {"name": "mpi"},
+           "spec": {"mpiReplicaSpecs": {"Launcher": {"replicas": 1, "template": {"spec": pod_spec()}},
+                                        "Worker": {"replicas": 2, "template": {"spec": pod_spec()}}}}}
+    assert expand(mpi).roles == ["Launcher", "Worker", "Worker"]
+
+
+def test_trainjob_takes_its_pods_from_the_runtime_in_the_input():
+    runtime = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+               "metadata": {"name": "torch"},
+               "spec": {"template": {"spec": {"replicatedJobs": [
+                   {"name": "node", "template": {"spec": {"template": {"spec": pod_spec()}}}}]}}}}
+    train = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": {"name": "tj"},
+             "spec": {"runtimeRef": {"name": "torch"}, "trainer": {"numNodes": 3}}}
+    assert names(train, [runtime]) == ["tj-node-0-0", "tj-node-0-1", "tj-node-0-2"]
+    with pytest.raises(InputError, match=r"TrainJob/tj: spec.runtimeRef: ClusterTrainingRuntime 'torch' is not in"):
+        expand(train)
+
+
+def test_workload_api_groups_take_the_pods_that_name_them():
+    # 1.35 (v1alpha1): pods name the Workload in spec.workloadRef.
+    workload = {"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload", "metadata": {"name": "w"},
+                "spec": {"podGroups": [{"name": "g", "policy": {"gang": {"minCount": 2}}}]}}
+    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"w-{i}"},
+             "spec": {**pod_spec(), "workloadRef": {"name": "w", "podGroup": "g"}}} for i in range(2)]
+    result = expand(workload, pods)
+    assert [p["metadata"]["name"] for p in result.pods] == ["w-0", "w-1"] and result.gang_min == 2
+    assert split_input([workload, *pods]) == ([workload], [])
+    # 1.37 (v1alpha3): a PodGroup with its own claims, pods name it in spec.schedulingGroup.
+    group = {"apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "PodGroup", "metadata": {"name": "pg"},
+             "spec": {"schedulingPolicy": {"gang": {"minCount": 2}},
+                      "resourceClaims": [{"name": "shared", "resourceClaimTemplateName": "two"}]}}
+    members = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"m-{i}"},
+                "spec": {"containers": [container()], "schedulingGroup": {"podGroupName": "pg"}}} for i in range(2)]
+    result = expand(group, members)
+    objs, prepared = fit.prepare(cluster(1), result)
+    assert [e["resourceClaimName"] for p in prepared for e in p["spec"]["resourceClaims"]] == ["pg-shared", "pg-shared"]
+    plan = fit.place_gang(objs, prepared, result.roles, FEATURES, result.ref)
+    assert plan.fits and {p.node for p in plan.placements} == {"n0"}
+    assert [len(p.devices) for p in plan.placements] == [2, 0]  # the group's claim is allocated once
+
+
+@pytest.mark.parametrize("obj, message", [
+    ({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "d"}, "spec": {}},
+     r"^DaemonSet/d: kind: fit does not know the pods of a DaemonSet"),
+    ({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+      "spec": {"replicas": 2, "template": {"spec": {"containers": [container()]}}}},
+     r"^Deployment/d: spec.template.spec.resourceClaims: no DRA claims"),
+    ({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+      "spec": {"replicas": 0, "template": {"spec": pod_spec()}}}, r"^Deployment/d: spec.replicas: is 0"),
+    ({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+      "spec": {"replicas": "x", "template": {"spec": pod_spec()}}}, r"^Deployment/d: spec.replicas: must be"),
+])
+def test_bad_workloads_name_the_object_and_field(obj, message):
+    with pytest.raises(InputError, match=message):
+        expand(obj)
+
+
+def test_replicas_must_be_positive():
+    with pytest.raises(InputError, match=r"Deployment/default/t: --replicas: must be greater than 0, got 0"):
+        expand(deployment(), replicas=0)
+
+
+# ---------------------------------------------------------------------------- sequential
+
+
+def test_sequential_commits_each_pod_before_the_next_and_explains_the_first_that_does_not_fit():
+    objs = cluster(2, extra=[claim("busy", count=2, allocated_on="n0", devices=["gpu-0", "gpu-1"])])
+    plan = placed(objs, deployment(4))
+    assert plan.summary() == "3 of 4 pods fit now" and not plan.fits
+    assert [(p.name, p.node, [d["device"] for d in p.devices]) for p in plan.placements] == [
+        ("t-0", "n0", ["gpu-2", "gpu-3"]), ("t-1", "n1", ["gpu-0", "gpu-1"]), ("t-2", "n1", ["gpu-2", "gpu-3"]),
+        ("t-3", None, [])]
+    assert plan.failed_pod == "default/t-3"
+    assert plan.failure.verdict == "Unschedulable" and plan.failure.message == "fits on none of 2 nodes"
+    # The same words as explain on the cluster with the first three placed.
+    assert plan.failure.to_dict() == explain_objects(plan.objs_after, expand(deployment(4)).pods[3], FEATURES).to_dict()
+
+
+def test_a_named_claim_is_allocated_once_and_its_pods_follow_it():
+    shared = claim("shared", count=2)
+    workload = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "s", "namespace": "default"},
+                "spec": {"replicas": 3, "template": {"spec": {
+                    "containers": [container()], "resourceClaims": [{"name": "g", "resourceClaimName": "shared"}]}}}}
+    plan = placed(cluster(3, extra=[shared]), workload)
+    assert plan.fits and [p.node for p in plan.placements] == ["n0", "n0", "n0"]
+    assert [len(p.devices) for p in plan.placements] == [2, 0, 0]
+    reserved = plan.objs_after.claims[("default", "shared")]["status"]["reservedFor"]
+    assert [r["name"] for r in reserved] == ["s-0", "s-1", "s-2"]
+
+
+def test_node_resources_count_the_pods_placed_before():
+    objs = cluster(1, devices=8)
+    workload = deployment(3)
+    workload["spec"]["template"]["spec"]["containers"] = [container(requests={"cpu": "3"})]
+    plan = placed(objs, workload)
+    assert plan.placed == 2  # 8 cpu: the third pod's 3 cpu do not fit, devices would
+    assert plan.failure.nodes[0].cause.plugin == "NodeResourcesFit"
+
+
+# ---------------------------------------------------------------------------- gang
+
+
+def big_and_small():
+    """One node, gpu-0 is the big one and first in order: a pod taking any device takes it."""
+    sl = gpus("n0", 2)
+    sl["spec"]["devices"] = [{"name": "gpu-0", "attributes": {"model": {"string": "big"}}},
+                             {"name": "gpu-1", "attributes": {"model": {"string": "small"}}}]
+    any_one = template("any", 1)
+    big = template("big", 1, f'device.attributes["{DRIVER}"].model == "big"')
+    objs = allocator.load_objects([device_class(), node("n0"), sl, any_one, big])
+
+    def job(name):
+        return {"name": name, "replicas": 1, "template": {"spec": {"template": {"spec": pod_spec(name)}}}}
+    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js", "namespace": "default"},
+              "spec": {"replicatedJobs": [job("any"), job("big")]}}
+    return objs, jobset
+
+
+def test_gang_finds_the_device_choice_the_greedy_order_misses():
+    objs, jobset = big_and_small()
+    assert placed(objs, jobset).summary() == "1 of 2 pods fit now"
+    plan = placed(objs, jobset, gang=True)
+    assert plan.fits and plan.exists and plan.greedy_fits is False and not plan.cut_short
+    assert [(p.name, p.node, [d["device"] for d in p.devices]) for p in plan.placements] == [
+        ("js-any-0-0", "n0", ["gpu-1"]), ("js-big-0-0", "n0", ["gpu-0"])]
+    assert plan.summary() == ("all 2 pods fit together; the scheduler's one-at-a-time order does not find this "
+                              "placement")
+
+
+def test_gang_that_greedy_places_is_the_greedy_plan():
+    plan = placed(cluster(2), deployment(4), gang=True)
+    assert plan.fits and plan.greedy_fits is True and plan.mode == fit.GANG
+
+
+def test_gang_that_cannot_fit_is_proved_by_counting():
+    plan = placed(cluster(3), deployment(7), gang=True)
+    assert plan.exists is False and not plan.cut_short and plan.placed == 0
+    assert plan.summary() == "no placement of all 7 pods exists"
+    assert "at most 6 fit" in plan.warnings[0]
+    assert plan.failure is not None and plan.failed_pod == "default/t-6"
+
+
+def test_gang_search_is_cut_short_at_its_time_limit():
+    objs, jobset = big_and_small()
+    plan = placed(objs, jobset, gang=True, time_limit=1e-9)
+    assert plan.cut_short and plan.exists is None and not plan.fits
+    assert "search cut short" in plan.summary()
+    assert plan.to_dict()["gang"]["cutShort"] is True
+
+
+# ---------------------------------------------------------------------------- nodes like NODE
+
+
+def test_cloned_nodes_have_fresh_pools_and_devices():
+    objs = cluster(1, extra=[claim("busy", count=4, allocated_on="n0", devices=["gpu-0", "gpu-1", "gpu-2", "gpu-3"])])
+    added, names_ = fit.clone_nodes(objs, "n0", 2)
+    assert names_ == ["n0-template-1", "n0-template-2"]
+    clone_node, clone_slice = added[0], added[1]
+    assert clone_node["metadata"]["labels"]["kubernetes.io/hostname"] == "n0-template-1"
+    assert clone_slice["spec"]["nodeName"] == "n0-template-1"
+    assert clone_slice["spec"]["pool"]["name"] == "n0-template-1"
+    wl = expand(deployment(2))
+    grown, pods = fit.prepare(objs.with_changes(add=added), wl)
+    plan = fit.place_sequential(grown, pods, wl.roles, FEATURES)
+    assert [p.node for p in plan.placements] == ["n0-template-1", "n0-template-1"]
+
+
+def test_add_node_auto_finds_the_smallest_count():
+    objs = cluster(1)
+    wl = expand(deployment(7))
+    objs, pods = fit.prepare(objs, wl)
+    plan = fit.fit_with_nodes(objs, pods, wl.roles, FEATURES, "n0", None, False, wl.ref)
+    assert plan.fits and plan.add_node == {"from": "n0", "count": 3, "auto": True, "needed": 3}
+    assert plan.summary() == "2 of 7 pods fit now; all 7 fit with 3 more nodes like n0"
+    fixed = fit.fit_with_nodes(objs, pods, wl.roles, FEATURES, "n0", 1, False, wl.ref)
+    assert fixed.placed == 4 and fixed.summary() == "4 of 7 pods fit now (with 1 more node like n0)"
+
+
+# ---------------------------------------------------------------------------- capacity
+
+
+def partitionable():
+    """A whole GPU first in order, and two halves sharing its counters: taking the whole one
+    first leaves no half; two halves fit together."""
+    counters = {"memory": {"value": "80Gi"}}
+    pool = {"name": "n0", "generation": 1, "resourceSliceCount": 2}
+    counter_slice = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n0-counters"},
+                     "spec": {"driver": DRIVER, "nodeName": "n0", "pool": pool,
+                              "sharedCounters": [{"name": "gpu-0", "counters": counters}]}}
+    half = {"memory": {"value": "40Gi"}}
+    slice_ = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n0-gpus"},
+              "spec": {"driver": DRIVER, "nodeName": "n0", "pool": pool, "devices": [
+                  {"name": "gpu-0", "consumesCounters": [{"counterSet": "gpu-0", "counters": counters}]},
+                  {"name": "gpu-0-half-0", "consumesCounters": [{"counterSet": "gpu-0", "counters": half}]},
+                  {"name": "gpu-0-half-1", "consumesCounters": [{"counterSet": "gpu-0", "counters": half}]}]}}
+    return allocator.load_objects([device_class(), node("n0"), node("n1"), counter_slice, slice_, template("one", 1)])
+
+
+def test_capacity_counts_together_and_one_at_a_time():
+    report = fit.capacity(partitionable(), "default", "one", FEATURES, "one")
+    by_node = {n.node: n for n in report.nodes}
+    assert (by_node["n0"].together, by_node["n0"].one_at_a_time) == (2, 1)
+    assert by_node["n1"].together == 0 and by_node["n1"].limit == "request gpu: no gpu.example.com devices on this node"
+    assert by_node["n0"].limit.startswith("request gpu")
+    assert report.summary() == "2 more copies of one fit together; the scheduler's one-at-a-time order places 1"
+    assert report.to_dict()["pools"] == [{"pool": "gpu.example.com/n0", "devices": 1}]
+
+
+def test_capacity_judges_alike_nodes_once_and_names_the_limit():
+    report = fit.capacity(cluster(3, extra=[claim("busy", count=2, allocated_on="n0", devices=["gpu-0", "gpu-1"])]),
+                          "default", "two", FEATURES, "two")
+    assert [(n.node, n.together, n.one_at_a_time) for n in report.nodes] == [("n1", 2, 2), ("n2", 2, 2), ("n0", 1, 1)]
+    assert report.nodes[0].limit == "request gpu: gpu.example.com: needs 2, 0 usable (4 are in use)"
+    assert report.summary() == "5 more copies of two fit"
