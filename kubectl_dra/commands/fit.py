@@ -165,6 +165,8 @@ def plan_text(plan) -> str:
     for warning in plan.warnings:
         text += safe_line(f"Warning: {warning}") + "\n"
     if plan.failure is not None:
-        text += "\n" + safe_line(f"First pod that does not fit: {plan.failed_pod}, after the pods placed above:") + "\n"
+        where = ("in the scheduler's order, after the pods before it are placed" if plan.mode == "Gang"
+                 else "after the pods placed above")
+        text += "\n" + safe_line(f"First pod that does not fit: {plan.failed_pod}, {where}:") + "\n"
         text += explain_text(plan.failure)
     return text

@@ -145,10 +145,11 @@ class Placer:
     every committed claim and pod, and per-node requested resources kept up to date."""
 
     def __init__(self, objs, features, node_names: list[str] | None = None):
+        """`node_names`: the nodes to try, in this order (default: every node by name)."""
         self.objs = objs
         self.features = features
         self.infos = node_infos(objs.nodes, objs.pods)
-        self.order = sorted(node_names if node_names is not None else objs.nodes)
+        self.order = list(node_names) if node_names is not None else sorted(objs.nodes)
         self._position = {n: i for i, n in enumerate(self.order)}
         self._bases: dict[int, ObjectSet] = {}
         self._chunk_pools: dict[int, set] = {}
@@ -187,7 +188,8 @@ class Placer:
         cycle = framework.Cycle(pod, view, self.features, infos, what_if=True, diagnose=diagnose)
         diagnosis = framework.run(cycle)
         self.steps += len(infos)
-        return [r.name for r in diagnosis.nodes if r.fits], cycle, diagnosis
+        fitting = sorted((r.name for r in diagnosis.nodes if r.fits), key=self._position.__getitem__)
+        return fitting, cycle, diagnosis
 
     # -- views: the part of the cluster a chunk of nodes can see
 
@@ -449,11 +451,11 @@ def prepare(objs, workload) -> tuple[object, list[dict]]:
 
 
 def place_sequential(objs, pods: list[dict], roles: list[str], features, workload: str = "",
-                     explain_failure: bool = True) -> FitPlan:
+                     explain_failure: bool = True, order: list[str] | None = None) -> FitPlan:
     """One pod after another in queue order, as the scheduler does; a pod that fits nowhere stays
     pending and the next is tried. The first pod that does not fit is explained."""
     with paused_gc():
-        placer = Placer(objs, features)
+        placer = Placer(objs, features, order)
         plan = FitPlan(SEQUENTIAL, workload, len(pods), [], features=features)
         for pod, role in zip(pods, roles):
             found = next(placer.candidates(pod), None)
@@ -481,16 +483,16 @@ def explain_at(objs, pod: dict, features):
 
 
 def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str = "",
-               time_limit: float = 5.0) -> FitPlan:
+               time_limit: float = 5.0, order: list[str] | None = None) -> FitPlan:
     """All pods or none: depth-first over nodes (and a few device choices per node) in the
     scheduler's order, backtracking across pods; the first path tried is the scheduler's own.
     Pods of one shape are interchangeable, so each takes a node at or after its predecessor's."""
-    greedy = place_sequential(objs, pods, roles, features, workload, explain_failure=False)
+    greedy = place_sequential(objs, pods, roles, features, workload, explain_failure=False, order=order)
     if greedy.fits:
         greedy.mode, greedy.greedy_fits, greedy.exists = GANG, True, True
         return greedy
     with paused_gc():
-        placer = Placer(objs, features)
+        placer = Placer(objs, features, order)
         deadline = time.monotonic() + time_limit
         position = {n: i for i, n in enumerate(placer.order)}
         shapes = [placer._shape(p) for p in pods]
@@ -662,8 +664,9 @@ def fit_with_nodes(objs, pods, roles, features, node_name: str, count: int | Non
     def attempt(n: int) -> FitPlan:
         added, names = clone_nodes(objs, node_name, n)
         grown = objs.with_changes(add=added)
-        plan = (place_gang(grown, pods, roles, features, workload, time_limit) if gang
-                else place_sequential(grown, pods, roles, features, workload))
+        order = sorted(objs.nodes) + names  # the nodes there are first, the new ones after them
+        plan = (place_gang(grown, pods, roles, features, workload, time_limit, order) if gang
+                else place_sequential(grown, pods, roles, features, workload, order=order))
         plan.added_nodes = names
         return plan
 

@@ -1,0 +1,117 @@
+"""`kubectl dra fit` and `kubectl dra capacity`: golden text and JSON, exit statuses, bad input."""
+
+import json
+
+import pytest
+
+from .conftest import FIXTURES, check_golden
+
+FIT = FIXTURES / "fit"
+CLUSTER = ("--from", str(FIT / "cluster.yaml"))
+
+CASES = [
+    ("sequential-5-of-6", (*CLUSTER, "fit", "-f", str(FIT / "trainer.yaml")), 1),
+    ("sequential-replicas-4", (*CLUSTER, "fit", "-f", str(FIT / "trainer.yaml"), "--replicas", "4"), 0),
+    ("add-node-auto", (*CLUSTER, "fit", "-f", str(FIT / "trainer.yaml"), "--replicas", "9",
+                       "--add-node", "gpu-node-2=auto"), 0),
+    ("gang-greedy-misses", ("--from", str(FIT / "gang-cluster.yaml"), "fit", "--gang", "-f",
+                            str(FIT / "gang-jobset.yaml")), 0),
+    ("gang-cannot-fit", (*CLUSTER, "fit", "--gang", "-f", str(FIT / "trainer.yaml")), 1),
+]
+
+
+@pytest.mark.parametrize("name, args, status", CASES, ids=[c[0] for c in CASES])
+def test_fit_text_and_json(run_cli, name, args, status):
+    text = run_cli(*args)
+    assert (text.status, text.stderr) == (status, ""), text
+    check_golden(f"fit/{name}.txt", text.stdout)
+    as_json = run_cli(*args, "-o", "json")
+    assert as_json.status == status, as_json
+    document = json.loads(as_json.stdout)
+    assert document["kind"] == "DRAFitPlan" and document["fits"] == (status == 0)
+    check_golden(f"fit/{name}.json", as_json.stdout)
+
+
+def test_fit_json_plan_names_each_pods_node_and_devices(run_cli):
+    result = run_cli(*CLUSTER, "fit", "-f", str(FIT / "trainer.yaml"), "-o", "json")
+    document = json.loads(result.stdout)
+    assert (document["total"], document["placed"]) == (6, 5)
+    first = document["placements"][0]
+    assert first["pod"] == {"namespace": "default", "name": "trainer-0"} and first["node"] == "gpu-node-1"
+    assert [d["device"] for d in first["devices"]] == ["gpu-2", "gpu-3"]
+    assert document["firstFailure"]["pod"] == "default/trainer-5"
+    assert document["firstFailure"]["explanation"]["kind"] == "DRAExplanation"
+
+
+CAPACITY = [
+    ("partitionable", ("--from", str(FIT / "partitionable-cluster.yaml"), "capacity", "-f", str(FIT / "one-gpu.yaml")), 0),
+    ("class-count", (*CLUSTER, "capacity", "--class", "gpu.example.com", "--count", "2"), 0),
+    ("class-none-fit", (*CLUSTER, "capacity", "--class", "gpu.example.com", "--count", "5"), 1),
+]
+
+
+@pytest.mark.parametrize("name, args, status", CAPACITY, ids=[c[0] for c in CAPACITY])
+def test_capacity_text_and_json(run_cli, name, args, status):
+    text = run_cli(*args)
+    assert (text.status, text.stderr) == (status, ""), text
+    check_golden(f"capacity/{name}.txt", text.stdout)
+    as_json = run_cli(*args, "-o", "json")
+    assert as_json.status == status
+    check_golden(f"capacity/{name}.json", as_json.stdout)
+
+
+def test_capacity_tells_together_from_one_at_a_time(run_cli):
+    result = run_cli("--from", str(FIT / "partitionable-cluster.yaml"), "capacity", "-f", str(FIT / "one-gpu.yaml"),
+                     "-o", "json")
+    document = json.loads(result.stdout)
+    assert (document["together"], document["oneAtATime"]) == (2, 1)
+
+
+def write(tmp_path, text: str) -> str:
+    path = tmp_path / "input.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+DAEMONSET = """apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agents}
+spec: {template: {spec: {containers: [{name: a, image: a}]}}}
+"""
+NO_CLAIMS = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec: {replicas: 2, template: {spec: {containers: [{name: a, image: a}]}}}
+"""
+
+
+@pytest.mark.parametrize("text, extra, message", [
+    (DAEMONSET, (), "error: {path}: DaemonSet/default/agents: kind: fit does not know the pods of a DaemonSet; want one of "),
+    (NO_CLAIMS, (), "error: {path}: Deployment/default/web: spec.template.spec.resourceClaims: no DRA claims "
+                    "(resourceClaims) in the pod template; fit places pods that use DRA devices"),
+    (NO_CLAIMS, ("--replicas", "0"), "error: {path}: Deployment/default/web: --replicas: must be greater than 0, got 0"),
+])
+def test_bad_input_is_one_line_and_exit_2(run_cli, tmp_path, text, extra, message):
+    path = write(tmp_path, text)
+    result = run_cli(*CLUSTER, "fit", "-f", path, *extra)
+    assert result.status == 2 and result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message.format(path=path)), result.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--add-node", "nope"), "error: --add-node: Node nope not found"),
+    (("--add-node", "gpu-node-1=0"), "error: --add-node: COUNT must be a positive integer or auto, got '0'"),
+    (("--time-limit", "0"), "error: --time-limit: must be greater than 0"),
+])
+def test_bad_flags_exit_2(run_cli, args, message):
+    result = run_cli(*CLUSTER, "fit", "-f", str(FIT / "trainer.yaml"), *args)
+    assert result.status == 2 and message in result.stderr, result
+
+
+def test_capacity_bad_input_exit_2(run_cli, tmp_path):
+    assert run_cli(*CLUSTER, "capacity").status == 2
+    result = run_cli(*CLUSTER, "capacity", "--class", "nope")
+    assert (result.status, result.stderr) == (2, "error: --class: DeviceClass nope not found\n")
+    result = run_cli(*CLUSTER, "capacity", "-f", write(tmp_path, NO_CLAIMS))
+    assert result.status == 2 and "want one ResourceClaim or ResourceClaimTemplate, found 0" in result.stderr
