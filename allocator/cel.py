@@ -871,6 +871,237 @@ def _split_types(text: str) -> list[str]:
     return parts
 
 
+# --- homogeneous aggregate literals ---------------------------------------------------------
+#
+# Kubernetes' base CEL environment (apiserver/pkg/cel/environment/base.go, 1.29+) validates that the
+# elements of every list literal, and the keys and values of every map literal, have one exact type
+# (cel-go cel/validator.go homogeneousAggregateLiteralValidator): `[attr, 5]` is a compile error
+# ("expected type 'dyn' but found 'int'") where `[attr, attr2]` is not. cel-cpp has no such
+# validator, so it is applied here to the checked AST cel-expr-python serialises (a CheckedExpr,
+# read from its protobuf wire form).
+
+
+def _fields(data: bytes) -> list[tuple[int, object]]:
+    """(field number, value) pairs of one protobuf message: ints for varints, bytes otherwise."""
+    out, i, n = [], 0, len(data)
+
+    def varint() -> int:
+        nonlocal i
+        shift = result = 0
+        while True:
+            byte = data[i]
+            i += 1
+            result |= (byte & 0x7F) << shift
+            if byte < 0x80:
+                return result
+            shift += 7
+
+    while i < n:
+        key = varint()
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            out.append((number, varint()))
+        elif wire == 2:
+            length = varint()
+            out.append((number, data[i:i + length]))
+            i += length
+        elif wire == 1:
+            out.append((number, data[i:i + 8]))
+            i += 8
+        elif wire == 5:
+            out.append((number, data[i:i + 4]))
+            i += 4
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wire}")
+    return out
+
+
+def _first(fields: list[tuple[int, object]], number: int, default=None):
+    return next((v for f, v in fields if f == number), default)
+
+
+_PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
+_WELL_KNOWN = {1: "google.protobuf.Any", 2: "google.protobuf.Timestamp", 3: "google.protobuf.Duration"}
+
+
+def _format_type(data: bytes) -> str:
+    """A cel.expr.Type as cel-go's FormatCELType prints it."""
+    fields = _fields(data)
+    number, value = fields[0] if fields else (1, b"")
+    if number == 1:
+        return "dyn"
+    if number == 2:
+        return "null_type"
+    if number == 3:
+        return _PRIMITIVES.get(value, "dyn")
+    if number == 4:
+        return f"wrapper({_PRIMITIVES.get(value, 'dyn')})"
+    if number == 5:
+        return _WELL_KNOWN.get(value, "dyn")
+    if number == 6:
+        return f"list({_format_type(_first(_fields(value), 1, b''))})"
+    if number == 7:
+        inner = _fields(value)
+        return f"map({_format_type(_first(inner, 1, b''))}, {_format_type(_first(inner, 2, b''))})"
+    if number == 9:
+        return value.decode()
+    if number == 10:
+        return value.decode()
+    if number == 11:
+        return "type"
+    if number == 12:
+        return "*error*"
+    if number == 14:
+        inner = _fields(value)
+        name = _first(inner, 1, b"").decode()
+        params = [_format_type(v) for f, v in inner if f == 2]
+        return f"{name}({', '.join(params)})" if params else name
+    return "dyn"
+
+
+def _type_key(data: bytes) -> str:
+    """Equivalence of two checked types (IsEquivalentType): equal structure, whatever the encoding."""
+    return _format_type(data)
+
+
+def _optional_element(data: bytes) -> bytes:
+    """The T of optional_type(T), for optional list elements and map entries."""
+    fields = _fields(data)
+    abstract = _first(fields, 14)
+    if abstract is not None:
+        params = [v for f, v in _fields(abstract) if f == 2]
+        if params:
+            return params[0]
+    return data
+
+
+def _heterogeneous_literals(checked: bytes) -> list[tuple[int, str, str]]:
+    """(expression id, expected, found) for each list/map literal whose elements differ in type."""
+    outer = _fields(checked)
+    body = _first(outer, 2, checked) if _first(outer, 1, b"").endswith(b"CheckedExpr") else checked
+    fields = _fields(body)
+    types: dict[int, bytes] = {}
+    for number, entry in fields:
+        if number == 3:
+            entry_fields = _fields(entry)
+            types[_first(entry_fields, 1, 0)] = _first(entry_fields, 2, b"")
+    problems: list[tuple[int, str, str]] = []
+
+    def walk(expr: bytes) -> None:
+        efields = _fields(expr)
+        for number, value in efields:
+            if number == 5:  # select: operand
+                operand = _first(_fields(value), 1)
+                if operand is not None:
+                    walk(operand)
+            elif number == 6:  # call: target, args
+                for f, v in _fields(value):
+                    if f in (1, 3):
+                        walk(v)
+            elif number == 7:  # list literal
+                list_fields = _fields(value)
+                elements = [v for f, v in list_fields if f == 1]
+                optional: set[int] = set()
+                for f, v in list_fields:
+                    if f == 2 and isinstance(v, bytes):
+                        pos = 0
+                        while pos < len(v):
+                            result = shift = 0
+                            while True:
+                                byte = v[pos]
+                                pos += 1
+                                result |= (byte & 0x7F) << shift
+                                if byte < 0x80:
+                                    break
+                                shift += 7
+                            optional.add(result)
+                    elif f == 2:
+                        optional.add(v)
+                first_type = None
+                for i, element in enumerate(elements):
+                    walk(element)
+                for i, element in enumerate(elements):
+                    element_id = _first(_fields(element), 2, 0)
+                    element_type = types.get(element_id, b"")
+                    if i in optional:
+                        element_type = _optional_element(element_type)
+                    if first_type is None:
+                        first_type = element_type
+                        continue
+                    if _type_key(first_type) != _type_key(element_type):
+                        problems.append((element_id, _format_type(first_type), _format_type(element_type)))
+                        break
+            elif number == 8:  # struct or map literal
+                struct_fields = _fields(value)
+                is_map = not _first(struct_fields, 1, b"")
+                key_type = value_type = None
+                for f, entry in struct_fields:
+                    if f != 2:
+                        continue
+                    entry_fields = _fields(entry)
+                    key, val = _first(entry_fields, 3), _first(entry_fields, 4)
+                    if key is not None:
+                        walk(key)
+                    if val is not None:
+                        walk(val)
+                    if not is_map or key is None or val is None:
+                        continue
+                    kt = types.get(_first(_fields(key), 2, 0), b"")
+                    vt = types.get(_first(_fields(val), 2, 0), b"")
+                    if _first(entry_fields, 5, 0):
+                        vt = _optional_element(vt)
+                    if key_type is None and value_type is None:
+                        key_type, value_type = kt, vt
+                        continue
+                    if _type_key(key_type) != _type_key(kt):
+                        problems.append((_first(_fields(key), 2, 0), _format_type(key_type), _format_type(kt)))
+                    if _type_key(value_type) != _type_key(vt):
+                        problems.append((_first(_fields(val), 2, 0), _format_type(value_type), _format_type(vt)))
+            elif number == 9:  # comprehension
+                for f, v in _fields(value):
+                    if f in (2, 4, 5, 6, 7):
+                        walk(v)
+
+    root = _first(fields, 4)
+    if root is not None:
+        walk(root)
+    return problems
+
+
+def _positions(checked: bytes) -> dict[int, int]:
+    outer = _fields(checked)
+    body = _first(outer, 2, checked) if _first(outer, 1, b"").endswith(b"CheckedExpr") else checked
+    info = _first(_fields(body), 5, b"")
+    positions: dict[int, int] = {}
+    for number, entry in _fields(info):
+        if number == 4:
+            entry_fields = _fields(entry)
+            positions[_first(entry_fields, 1, 0)] = _first(entry_fields, 2, 0)
+    return positions
+
+
+def _homogeneity_error(source: str, checked: Any) -> str | None:
+    """cel-go's "compilation failed: ERROR: <input>:L:C: expected type ..." for the first issue, or None."""
+    try:
+        serialized = checked.serialize()
+        problems = _heterogeneous_literals(serialized)
+    except (ValueError, IndexError, AttributeError):
+        return None
+    if not problems:
+        return None
+    positions = _positions(serialized)
+    lines = []
+    for expr_id, expected, found in problems:
+        offset = positions.get(expr_id, 0)
+        row = source.count("\n", 0, offset) + 1
+        line_start = source.rfind("\n", 0, offset) + 1
+        col = offset - line_start + 1
+        line = source[line_start:].split("\n", 1)[0]
+        lines.append(f"ERROR: <input>:{row}:{col}: expected type '{expected}' but found '{found}'\n"
+                     f" | {line}\n | {'.' * (col - 1)}^")
+    return "compilation failed: " + "\n".join(lines)
+
+
 class CompiledSelector:
     """One compiled selector; evaluate with matches()."""
 
@@ -992,6 +1223,9 @@ class SelectorCompiler:
             checked = self._check.compile(_for_checker(expression))
         except RuntimeError as error:
             return CelCompileError("compilation failed: " + _compile_message(expression, str(error)))
+        heterogeneous = _homogeneity_error(expression, checked)
+        if heterogeneous is not None:
+            return CelCompileError(heterogeneous)
         result_type = checked.return_type()
         if result_type != _T.BOOL and result_type != _T.DYN:
             return CelCompileError(
@@ -1142,7 +1376,10 @@ def _compile_derived(self: SelectorCompiler, expression: str) -> CompiledDerived
             cached = CelCompileError("compilation failed: " + _compile_message(expression, str(error)))
         else:
             result_type = checked.return_type()
-            if not _derived_type_allowed(result_type.name()):
+            heterogeneous = _homogeneity_error(expression, checked)
+            if heterogeneous is not None:
+                cached = CelCompileError(heterogeneous)
+            elif not _derived_type_allowed(result_type.name()):
                 cached = CelCompileError("must evaluate to a primitive scalar (string, integer, boolean, semver) "
                                          f"or a list of these scalars, not {_cel_type_name(result_type)}")
             else:

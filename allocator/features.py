@@ -282,10 +282,10 @@ class Features:
 
     @property
     def rejects_derived_attributes(self) -> bool:
-        """1.37 experimental allocator with DRADerivedAttributes off: a request with derived
-        attributes is an error rather than silently unconstrained (validateDeviceRequest). The
-        stable and incubating allocators ignore the field."""
-        return self.minor >= 37 and self.variant == "experimental" and not self.derived_attributes
+        """1.37 with DRADerivedAttributes off: every allocator variant refuses a request with derived
+        attributes rather than leave its constraints silently unchecked (structured/internal/*/
+        allocator_*.go validateDeviceRequest). Older releases have no such field."""
+        return self.minor >= 37 and not self.derived_attributes
 
     @property
     def deterministic_order(self) -> bool:

@@ -81,7 +81,7 @@ def test_subrequests_use_their_own_derived_attributes():
 
 def test_list_results_match_on_a_common_value_with_list_type_attributes():
     gpus = [device("gpu-0", {"numa": 0}), device("gpu-1", {"numa": 1})]
-    near = derived("derived/near", f"[{GPU_ATTR}.numa, 2]")
+    near = derived("derived/near", f"[{GPU_ATTR}.numa, dyn(2)]")
     requests = [exact("g", "gpu", count=2, derivedAttributes=[near])]
     both = {**GATE, "DRAListTypeAttributes": True}
     assert chosen(run(cluster(gpus), requests, [{"matchAttribute": "derived/near"}], gates=both), "n1") == [
@@ -115,8 +115,12 @@ def test_expression_is_only_evaluated_for_devices_the_constraint_reaches():
             "boolean, semver) or a list of these scalars, not double"),
     ("[[1]]", "compile derived attribute derived/x failed: must evaluate to a primitive scalar (string, integer, "
               "boolean, semver) or a list of these scalars, not list(list(int))"),
-    ('[1, "a"]', "evaluate derived attribute derived/x on device gpu.example.com/n1/gpu-0 failed: "
-                 "expected list element at index 1 to be int, got string"),
+    ('[dyn(1), dyn("a")]', "evaluate derived attribute derived/x on device gpu.example.com/n1/gpu-0 failed: "
+                           "expected list element at index 1 to be int, got string"),
+    # Kubernetes' CEL base environment wants list literals of one element type (dyn is not int).
+    (f"[{GPU_ATTR}.numa, 2]", "compile derived attribute derived/x failed: compilation failed: ERROR: <input>:1:45: "
+                              "expected type 'dyn' but found 'int'\n"
+                              f" | [{GPU_ATTR}.numa, 2]\n | {'.' * 44}^"),
     ("dyn(2u)", "evaluate derived attribute derived/x on device gpu.example.com/n1/gpu-0 failed: "
                 "unsupported CEL return type: uint64"),
 ])
@@ -134,21 +138,21 @@ def test_values_of_every_type():
         assert exp.verdict == "Fits", expression
 
 
-def test_gate_off_in_the_experimental_allocator_is_an_error():
-    # Another alpha gate selects the experimental allocator, which refuses rather than ignores the field.
+@pytest.mark.parametrize("gates, variant", [(None, "incubating"), ({"DRAListTypeAttributes": True}, "experimental"),
+                                            ({"DRAConsumableCapacity": False, "DRADeviceBindingConditions": False}, "stable")])
+def test_gate_off_is_an_error_in_every_allocator(gates, variant):
+    # Refused rather than ignored, so the constraint is never silently unchecked.
     requests = [exact("gpu", "gpu", derivedAttributes=[GPU_NUMA]), exact("nic", "nic", derivedAttributes=[NIC_NUMA])]
-    exp = run(numa_pair(), requests, [{"matchAttribute": "derived/numa"}], gates={"DRAListTypeAttributes": True})
+    exp = run(numa_pair(), requests, [{"matchAttribute": "derived/numa"}], gates=gates)
+    assert exp.features.variant == variant
     assert node_verdict(exp, "n1").message == (
         "claim default/c, request gpu: cannot handle request with derived attributes, the feature is disabled")
 
 
-def test_gate_off_elsewhere_ignores_the_field():
-    # The incubating allocator knows no derived attributes: the constraint reads the devices' own
-    # attributes, which GPUs and NICs do not share.
+def test_releases_before_137_know_no_derived_attributes():
     requests = [exact("gpu", "gpu", derivedAttributes=[GPU_NUMA]), exact("nic", "nic", derivedAttributes=[NIC_NUMA])]
-    exp = run(numa_pair(), requests, [{"matchAttribute": "derived/numa"}], gates=None)
-    assert exp.features.variant == "incubating"
-    assert exp.verdict == "Unschedulable"
+    exp = run(numa_pair(), requests, [{"matchAttribute": "derived/numa"}], gates=None, minor=36)
+    assert exp.verdict == "Unschedulable"  # the field is unknown there: the devices' own attributes count
 
 
 def test_v1beta1_requests_carry_derived_attributes():

@@ -12,7 +12,10 @@ devices); consumable capacity with request policies, negative and int64-overflow
 negative capacities; list-type attributes (ints, bools, strings, versions) mixed with scalars
 in constraints and selectors where DRAListTypeAttributes is on; slices skipping node operations
 and nodes declaring DRAOptionalNodeOperations where that gate is on; fractional capacity ranges and
-requests where DRAFractionalCapacityRange is on; firstAvailable; matchAttribute and
+requests where DRAFractionalCapacityRange is on; compatibility groups on counter consumption
+where DRADeviceCompatibilityGroups is on (and, rarely, with it off, which hides their slices);
+derived attributes (scalars, lists, shadowing names, runtime errors) in constraints where
+DRADerivedAttributes is on (and, rarely, with it off); firstAvailable; matchAttribute and
 distinctAttribute constraints; admin access; All mode; existing allocations (exclusive, shared
 with share IDs, admin access); pods with several claims, some already allocated; objects in
 resource.k8s.io v1beta1 and v1beta2; feature gates switched off.
@@ -38,6 +41,8 @@ TAINT_KEYS = ("example.com/unhealthy", "example.com/maintenance")
 # allocator's range arithmetic cannot handle: negative, past int64, and MaxInt64, whose rounding up
 # to the next step passes int64. 1.37 aborts the allocation, older releases wrap around.
 ODD_CAPACITY_REQUESTS = ("-5", "-1Gi", "18446744073709551616", "16Ei", "9223372036854775807")
+# DRADeviceCompatibilityGroups: group names devices declare per counter set (at most 2 each).
+COMPATIBILITY_GROUPS = ("g1", "g2", "g3")
 # Gates a scenario may switch off (each is on by default in 1.36 and 1.37).
 OPTIONAL_GATES = ("DRAPrioritizedList", "DRAPartitionableDevices", "DRADeviceTaints", "DRAConsumableCapacity",
                   "DRAAdminAccess", "DRADeviceBindingConditions")
@@ -89,6 +94,12 @@ class _Generator:
         self.list_attributes = False
         self.node_operations = False
         self.fractional = False
+        # DRADeviceCompatibilityGroups / DRADerivedAttributes: on, or (skew) the fields present while
+        # the scheduler's gate is off, as during an upgrade where the API server has it already.
+        self.compatibility_groups = False
+        self.compatibility_skew = False
+        self.derived = False
+        self.derived_skew = False
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -207,7 +218,7 @@ class _Generator:
             features.add("consumable")
         if self.chance(0.1):
             features.add("binding")
-        partitionable = self.chance(0.25)
+        partitionable = self.chance(0.6 if self.compatibility_groups or self.compatibility_skew else 0.25)
         per_device = scope_kind == "perDevice"
 
         device_names = [f"dev-{i}" for i in range(self.rng.randint(1, 6))]
@@ -229,6 +240,14 @@ class _Generator:
                     device["consumesCounters"] = [{"counterSet": counter_set, "counters": {
                         "memory": {"value": self.rng.choice(("20Gi", "40Gi", "80Gi"))},
                         "slots": {"value": str(self.rng.choice((1, 2, 4)))}}}]
+                    if (self.compatibility_groups or self.compatibility_skew) and self.chance(0.75):
+                        # 0-2 groups: none, one, or two of three, so sets narrow and conflict.
+                        groups = self.rng.sample(COMPATIBILITY_GROUPS, self.rng.choice((0, 1, 1, 2, 2)))
+                        device["consumesCounters"][0]["compatibilityGroups"] = groups
+                        if self.chance(0.7):
+                            # Small partitions, so several fit one counter set and the groups decide.
+                            device["consumesCounters"][0]["counters"] = {"memory": {"value": "10Gi"},
+                                                                         "slots": {"value": "1"}}
             counter_scope = scope if not per_device else {"allNodes": True}
             counter_slice = {"driver": driver, **counter_scope, "sharedCounters": counter_sets}
 
@@ -326,6 +345,8 @@ class _Generator:
         else:
             body["allocationMode"] = "ExactCount"
             body["count"] = self.rng.choice((1, 1, 1, 2, 3))
+            if self.compatibility_groups and self.chance(0.5):
+                body["count"] = self.rng.choice((2, 3))  # several devices, which may share a counter set
         if self.chance(0.2):
             body["tolerations"] = [self.toleration()]
         if consumable and self.chance(0.4):
@@ -345,6 +366,38 @@ class _Generator:
         if self.chance(0.5):
             tol["effect"] = self.rng.choice(("NoSchedule", "NoExecute"))
         return tol
+
+    def derived_expression(self, driver: str) -> str:
+        """A derived attribute's CEL: scalars and lists of every type, values that shadow or rename
+        attributes, and (rarely) runtime errors — a missing attribute, mixed list elements,
+        arithmetic on a list — which abort the allocation."""
+        a = f'device.attributes["{driver}"]'
+        choices = [
+            f"{a}.numa", f"has({a}.numa) ? {a}.numa : -1", f"{a}.index % 2", f"{a}.model", f"{a}.driverVersion",
+            f"{a}.index > 3", f"[{a}.numa, dyn(5)]", '"same"', 'device.driver == "gpu.example.com" ? "gpu" : "nic"',
+            'has(device.attributes["example.com"].rack) ? device.attributes["example.com"].rack : "none"',
+        ]
+        rare = [f"{a}.missing", f"[{a}.numa, {a}.model]", f"{a}.healthy"]
+        return self.rng.choice(rare if self.chance(0.05) else choices)
+
+    def derived_constraint(self, requests: list[dict], devices: dict) -> None:
+        """A matchAttribute/distinctAttribute constraint on a derived attribute that the targeted
+        requests (or some of their subrequests) define; as the API requires, only requests the
+        constraint targets define it."""
+        targeted = requests
+        constraint: dict = {}
+        if len(requests) > 1 and self.chance(0.5):
+            targeted = self.rng.sample(requests, 2)
+            constraint["requests"] = [r["name"] for r in targeted]
+        first = (targeted[0].get("exactly") or targeted[0]["firstAvailable"][0])["deviceClassName"]
+        name = self.rng.choice(("derived/numa", "derived/key", f"{_driver_of(first)}/numa"))
+        constraint["matchAttribute" if self.chance(0.7) else "distinctAttribute"] = name
+        for request in targeted:
+            for body in [request["exactly"]] if "exactly" in request else request["firstAvailable"]:
+                if self.chance(0.85):
+                    expression = self.derived_expression(_driver_of(body["deviceClassName"]))
+                    body["derivedAttributes"] = [{"name": name, "expression": expression}]
+        devices.setdefault("constraints", []).append(constraint)
 
     def claim(self, name: str, classes: list[dict], consumable: bool) -> dict:
         requests = []
@@ -375,6 +428,8 @@ class _Generator:
             else:
                 constraint["distinctAttribute"] = f"{driver}/{self.rng.choice(('numa', 'index', *listed))}"
             devices["constraints"] = [constraint]
+        if (self.derived or self.derived_skew) and self.chance(0.6):
+            self.derived_constraint(requests, devices)
         return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                 "metadata": {"name": name, "namespace": NAMESPACE, "uid": self.uid()},
                 "spec": {"devices": devices}}
@@ -432,6 +487,11 @@ class _Generator:
         self.list_attributes = self.minor >= 36 and self.chance(0.15)
         self.node_operations = self.minor >= 37 and self.chance(0.12)
         self.fractional = self.minor >= 37 and self.chance(0.12)
+        if self.minor >= 37:
+            self.compatibility_groups = self.chance(0.15)
+            self.compatibility_skew = not self.compatibility_groups and self.chance(0.05)
+            self.derived = self.chance(0.15)
+            self.derived_skew = not self.derived and self.chance(0.05)
         objects: list[dict] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {
             "name": NAMESPACE, "labels": {"resource.kubernetes.io/admin-access": "true"}}}]
         objects += self.make_nodes()
@@ -478,6 +538,11 @@ class _Generator:
             gates["DRAOptionalNodeOperations"] = True
         if self.fractional:
             gates["DRAFractionalCapacityRange"] = True
+        if self.compatibility_groups:
+            gates["DRADeviceCompatibilityGroups"] = True
+            gates.pop("DRAPartitionableDevices", None)  # a gate it depends on (kube_features.go)
+        if self.derived:
+            gates["DRADerivedAttributes"] = True
         if self.minor <= 35:
             objects = [as_stored(obj, gates) for obj in objects]
         objects = [self.maybe_beta(obj) for obj in objects]
@@ -557,6 +622,11 @@ def to_v1beta1(obj: dict) -> dict:
     return obj
 
 
+def _driver_of(class_name: str) -> str:
+    """The driver a generated DeviceClass selects (a missing class stands for the first)."""
+    return next((d for d in DRIVERS if d.startswith(class_name.split("-")[0])), DRIVERS[0])
+
+
 def generate(seed: int, minor: int = 37) -> Scenario:
     return _Generator(seed, minor).generate()
 
@@ -565,7 +635,8 @@ def generate(seed: int, minor: int = 37) -> Scenario:
 # only where the scheduler of the scenario's version and gates acts on it.
 CLASSES = ("capacity errors", "list attributes", "taints", "counters", "consumable capacity", "firstAvailable",
            "constraints", "admin access", "All mode", "binding conditions", "existing allocations", "v1beta1",
-           "v1beta2", "gates changed", "optional node operations", "fractional capacity")
+           "v1beta2", "gates changed", "optional node operations", "fractional capacity", "compatibility groups",
+           "compatibility groups ignored", "derived attributes", "derived attributes refused")
 _INT64_MAX = (1 << 63) - 1
 
 
@@ -590,6 +661,12 @@ def exercised(scenario: Scenario) -> set[str]:
                 found.add("counters")
             if spec.get("skipNodeOperations") and features.checks_node_operations:
                 found.add("optional node operations")
+            if any((d.get("basic", d).get("consumesCounters") or [{}])[0].get("compatibilityGroups")
+                   for d in spec.get("devices") or []):
+                if features.compatibility_groups:
+                    found.add("compatibility groups")
+                elif features.ignores_compatibility_group_slices:
+                    found.add("compatibility groups ignored")
             for device in spec.get("devices") or []:
                 device = device.get("basic", device)
                 capacities = [parse_quantity(c["value"]) for c in (device.get("capacity") or {}).values()]
@@ -621,6 +698,11 @@ def exercised(scenario: Scenario) -> set[str]:
                         found.add("admin access")
                     if body.get("allocationMode") == "All":
                         found.add("All mode")
+                    if body.get("derivedAttributes"):
+                        if features.derived_attributes:
+                            found.add("derived attributes")
+                        elif features.rejects_derived_attributes:
+                            found.add("derived attributes refused")
                     amounts = [parse_quantity(q) for q in ((body.get("capacity") or {}).get("requests") or {}).values()]
                     if amounts and features.consumable_capacity:
                         found.add("consumable capacity")

@@ -76,7 +76,8 @@ def test_restarted_apiserver_keeps_the_objects(cluster, kube):
     assert cluster.client().get("resource.k8s.io/v1", "DeviceClass", name)["metadata"]["name"] == name
 
 
-UNSERVED_GATES = ("DRAListTypeAttributes", "DRAOptionalNodeOperations", "DRAFractionalCapacityRange")
+UNSERVED_GATES = ("DRAListTypeAttributes", "DRAOptionalNodeOperations", "DRAFractionalCapacityRange",
+                  "DRADeviceCompatibilityGroups", "DRADerivedAttributes")
 
 
 @pytest.mark.parametrize("minor", [37, 36])

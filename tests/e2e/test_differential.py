@@ -75,7 +75,8 @@ def test_python_allocator_agrees_with_upstream(minor, oracle_binaries, record_pr
 COVERAGE_MINIMUM = 300
 OFF_BEFORE_136 = ("capacity errors", "list attributes", "taints", "counters", "consumable capacity",
                   "binding conditions")
-ONLY_FROM_137 = ("optional node operations", "fractional capacity")
+ONLY_FROM_137 = ("optional node operations", "fractional capacity", "compatibility groups",
+                 "compatibility groups ignored", "derived attributes", "derived attributes refused")
 
 
 def stored_regressions() -> list[Path]:
