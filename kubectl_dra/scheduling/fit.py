@@ -483,7 +483,7 @@ def explain_at(objs, pod: dict, features):
 
 
 def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str = "",
-               time_limit: float = 5.0, order: list[str] | None = None) -> FitPlan:
+               time_limit: float = 5.0, order: list[str] | None = None, explain_failure: bool = True) -> FitPlan:
     """All pods or none: depth-first over nodes (and a few device choices per node) in the
     scheduler's order, backtracking across pods; the first path tried is the scheduler's own.
     Pods of one shape are interchangeable, so each takes a node at or after its predecessor's."""
@@ -540,7 +540,8 @@ def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str
         else:
             plan.placements = [PodPlacement(p["metadata"].get("namespace") or "default", p["metadata"]["name"], r, None)
                                for p, r in zip(pods, roles)]
-            plan.failure = explain_at(greedy.objs_after, pods[greedy_first_failure(greedy)], features)  # type: ignore[attr-defined]
+            if explain_failure:
+                plan.failure = explain_at(greedy.objs_after, pods[greedy_first_failure(greedy)], features)  # type: ignore[attr-defined]
             plan.failed_pod = greedy.failed_pod
         return plan
 
@@ -825,8 +826,8 @@ def _capacity_on(objs, node: str, namespace: str, template_name: str, features, 
     while together < max_per_node and time.monotonic() < deadline and count:
         pods = [copy_pod(namespace, template_name, i) for i in range(together + 1)]
         remaining = max(0.0, deadline - time.monotonic())
-        plan = place_gang(objs.with_changes(remove=[("Node", None, n) for n in objs.nodes if n != node]), pods,
-                          ["copy"] * len(pods), features, time_limit=remaining)
+        plan = place_gang(objs, pods, ["copy"] * len(pods), features, time_limit=remaining, order=[node],
+                          explain_failure=False)
         if not plan.exists:
             if plan.cut_short:
                 limit = "time limit"

@@ -28,7 +28,7 @@ KUBEFLOW_ROLES = {
 WORKLOAD_API_KINDS = ("Workload", "PodGroup")
 RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")
 SUPPORTED_KINDS = ("Pod", "Deployment", "ReplicaSet", "StatefulSet", "Job", "JobSet", "LeaderWorkerSet",
-                   "PyTorchJob", "MPIJob", "TrainJob", *WORKLOAD_API_KINDS)
+                   "PyTorchJob", "MPIJob", "TFJob", "TrainJob", *WORKLOAD_API_KINDS)
 # Objects read from the same input that the judgement uses as if applied.
 APPLIED_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice", "DeviceTaintRule", "Node")
 
