@@ -29,7 +29,7 @@ from pathlib import Path
 PROJECT = "kubectl-dra"
 LICENCE_NAME = re.compile(r"^(LICEN[CS]E|COPYING|NOTICE)", re.IGNORECASE)
 RULE = "=" * 100
-HEADER = f"""\
+HEADER = """\
 THIRD-PARTY NOTICES FOR KUBECTL-DRA
 
 kubectl-dra is licensed under the Apache License, Version 2.0 (see LICENSE). Its release

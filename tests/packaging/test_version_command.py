@@ -11,8 +11,7 @@ from importlib.metadata import version as distribution_version
 import pytest
 import yaml
 
-from tests.cli.conftest import isolated_kubeconfig  # noqa: F401 (a fixture)
-from tests.cli.fakeapi import FakeApiServer
+from cli.fakeapi import FakeApiServer
 
 CLIENT = f"v{distribution_version('kubectl-dra')}"
 
