@@ -10,6 +10,8 @@ Examples:
   kubectl dra fit -f jobset.yaml --gang --time-limit 10
   kubectl dra fit -f trainer.yaml --add-node gpu-node-2=auto
   kubectl dra fit -f trainer.yaml -o json
+  kubectl dra fit deployment/trainer -n ml --replicas 16   # a live workload's pod template
+  kubectl dra fit podgroup/train-group -n ml               # a live PodGroup's pending pods
 
 \b
 Pods are placed one after another as the scheduler does (each pod's claims are allocated
@@ -20,7 +22,8 @@ as if applied. The JSON form is documented in docs/FIT.md.
 \b
 Exit status: 0 every pod fits, 1 some pod does not fit, 2 usage or input error.""")
 @global_options
-@click.option("-f", "--filename", "filenames", metavar="FILE", type=click.Path(), multiple=True, required=True,
+@click.argument("target", required=False, metavar="[KIND/NAME]")
+@click.option("-f", "--filename", "filenames", metavar="FILE", type=click.Path(), multiple=True,
               help="The workload's manifest (file, directory or '-'); repeatable.")
 @click.option("-R", "--recursive", is_flag=True, help="Read the directories given with -f recursively.")
 @click.option("--replicas", type=int, default=None, help="Place this many replicas instead of the manifest's count.")
@@ -34,7 +37,7 @@ Exit status: 0 every pod fits, 1 some pod does not fit, 2 usage or input error."
 @click.option("-o", "--output", type=click.Choice(("text", "json", "yaml")), default="text", show_default=True,
               help="Output format; json/yaml are the documented DRAFitPlan.")
 @click.pass_context
-def fit(ctx, filenames, recursive, replicas, gang, time_limit, add_node, feature_gates, output):
+def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node, feature_gates, output):
     """Will a whole workload fit? Where each pod goes, and what stops the first that does not."""
     from kubectl_dra.commands.common import open_session
     from kubectl_dra.documents import read_documents
@@ -46,12 +49,20 @@ def fit(ctx, filenames, recursive, replicas, gang, time_limit, add_node, feature
 
     if time_limit <= 0:
         raise click.UsageError("--time-limit: must be greater than 0")
+    if bool(target) == bool(filenames):
+        raise click.UsageError("give either KIND/NAME of a live workload or -f FILE")
     node_name, count = _parse_add_node(add_node)
     options = options_of(ctx)
+    if options.all_namespaces:
+        raise click.UsageError("-A (--all-namespaces) cannot be used with fit: a workload lives in one namespace")
+    live = parse_live_target(target) if target else None
     documents = [d for name in filenames for d in read_documents(name, recursive=recursive)]
     session = open_session(ctx)
     namespace = session.namespace() or session.context_namespace
     from kubectl_dra.documents import Document
+
+    if live is not None:
+        documents = fetch_live(session, live, namespace)
 
     objects = [in_namespace(d, namespace, options.namespace) for d in documents]
     origins = {id(o): d.origin for o, d in zip(objects, documents)}
@@ -83,6 +94,87 @@ def fit(ctx, filenames, recursive, replicas, gang, time_limit, add_node, feature
         plan.warnings.append(f"{workload.ref} asks for gang scheduling (minCount {workload.gang_min}): judged with --gang")
     _emit(plan, output)
     ctx.exit(EXIT_OK if plan.fits else EXIT_DOES_NOT_FIT)
+
+
+# kubectl's names for the workloads fit reads live: (group/version candidates, plural, kind).
+LIVE_KINDS = {
+    "deployment": (("apps/v1",), "deployments"), "deploy": (("apps/v1",), "deployments"),
+    "replicaset": (("apps/v1",), "replicasets"), "rs": (("apps/v1",), "replicasets"),
+    "statefulset": (("apps/v1",), "statefulsets"), "sts": (("apps/v1",), "statefulsets"),
+    "job": (("batch/v1",), "jobs"), "pod": (("v1",), "pods"), "po": (("v1",), "pods"),
+    "jobset": (("jobset.x-k8s.io/v1alpha2",), "jobsets"),
+    "leaderworkerset": (("leaderworkerset.x-k8s.io/v1",), "leaderworkersets"),
+    "lws": (("leaderworkerset.x-k8s.io/v1",), "leaderworkersets"),
+    "pytorchjob": (("kubeflow.org/v1",), "pytorchjobs"), "mpijob": (("kubeflow.org/v2beta1",), "mpijobs"),
+    "tfjob": (("kubeflow.org/v1",), "tfjobs"), "trainjob": (("trainer.kubeflow.org/v1alpha1",), "trainjobs"),
+    "podgroup": (("scheduling.k8s.io/v1alpha3", "scheduling.k8s.io/v1alpha2"), "podgroups"),
+    "workload": (("scheduling.k8s.io/v1alpha3", "scheduling.k8s.io/v1alpha2", "scheduling.k8s.io/v1alpha1"),
+                 "workloads"),
+}
+
+
+def parse_live_target(word: str) -> tuple[str, str]:
+    kind, _, name = word.partition("/")
+    kind = kind.lower()
+    for suffix in ("s", "es"):
+        if kind not in LIVE_KINDS and kind.endswith(suffix) and kind[: -len(suffix)] in LIVE_KINDS:
+            kind = kind[: -len(suffix)]
+    if kind not in LIVE_KINDS or not name:
+        raise click.UsageError(f"want KIND/NAME of a live workload ({', '.join(sorted(k for k in LIVE_KINDS if k not in ('deploy', 'rs', 'sts', 'po', 'lws')))}), "
+                               f"got {word!r}")
+    return kind, name
+
+
+def fetch_live(session, live: tuple[str, str], namespace: str) -> list:
+    """The live workload (and, for a PodGroup or Workload, its pending pods; for a TrainJob, its
+    runtime) as Documents. Only a cluster has them: offline, the workload must come with -f."""
+    import asyncio
+
+    from kubectl_dra.documents import Document
+    from kubectl_dra.errors import ClusterError, InputError
+    from kubectl_dra.sources.apiserver import ApiServer, ApiStatusError
+
+    kind, name = live
+    source = session.cluster_source
+    if source is None:
+        raise InputError(f"{kind}/{name}: a live workload is read from a cluster; with --from or --demo give it "
+                         "with -f FILE")
+    versions, plural = LIVE_KINDS[kind]
+
+    async def get(server, path):
+        try:
+            return await server.get_json(path)
+        except ApiStatusError as error:
+            if error.status == 404:
+                return None
+            raise ClusterError(f"{kind}/{name}: {error}") from None
+
+    async def read():
+        async with await ApiServer.connect(source.options) as server:
+            obj = None
+            for version in versions:
+                prefix = "/api/v1" if version == "v1" else f"/apis/{version}"
+                obj = await get(server, f"{prefix}/namespaces/{namespace}/{plural}/{name}")
+                if obj is not None:
+                    break
+            if obj is None:
+                raise InputError(f"{kind}/{name} not found in namespace {namespace}")
+            found = [obj]
+            if kind in ("podgroup", "workload"):
+                pods = await get(server, f"/api/v1/namespaces/{namespace}/pods") or {}
+                found += [{"apiVersion": "v1", "kind": "Pod", **p} for p in pods.get("items") or []
+                          if not (p.get("spec") or {}).get("nodeName")]
+            if kind == "trainjob":
+                ref = (obj.get("spec") or {}).get("runtimeRef") or {}
+                runtime_kind = ref.get("kind") or "ClusterTrainingRuntime"
+                scope = "" if runtime_kind == "ClusterTrainingRuntime" else f"namespaces/{namespace}/"
+                runtime = await get(server, f"/apis/trainer.kubeflow.org/v1alpha1/{scope}{runtime_kind.lower()}s/"
+                                            f"{ref.get('name')}")
+                if runtime is not None:
+                    found.append(runtime)
+            return found
+
+    return [Document(o, f"{kind}/{name}") for o in asyncio.run(read())]
 
 
 def _describe(obj: dict) -> str:

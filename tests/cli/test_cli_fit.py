@@ -115,3 +115,13 @@ def test_capacity_bad_input_exit_2(run_cli, tmp_path):
     assert (result.status, result.stderr) == (2, "error: --class: DeviceClass nope not found\n")
     result = run_cli(*CLUSTER, "capacity", "-f", write(tmp_path, NO_CLAIMS))
     assert result.status == 2 and "want one ResourceClaim or ResourceClaimTemplate, found 0" in result.stderr
+
+
+def test_a_live_workload_or_a_file_not_both(run_cli):
+    both = run_cli(*CLUSTER, "fit", "deployment/x", "-f", str(FIT / "trainer.yaml"))
+    assert both.status == 2 and "give either KIND/NAME of a live workload or -f FILE" in both.stderr
+    offline = run_cli(*CLUSTER, "fit", "deployment/x")
+    assert (offline.status, offline.stderr) == (2, "error: deployment/x: a live workload is read from a cluster; with "
+                                                   "--from or --demo give it with -f FILE\n")
+    unknown = run_cli(*CLUSTER, "fit", "daemonset/x")
+    assert unknown.status == 2 and "want KIND/NAME of a live workload" in unknown.stderr

@@ -220,3 +220,17 @@ def test_the_node_add_node_clones_takes_the_pods_planned_there(cluster, kube, se
         pod = setup.decided(name)
         assert pod["spec"].get("nodeName") == placement["node"], pod["status"]
         assert setup.devices_of(pod) == [d["device"] for d in placement["devices"]]
+
+
+def test_a_live_deployment_is_read_from_the_cluster(cluster, kube, setup, tmp_path):
+    setup.node(0, gpus(4))
+    kube.create(setup.template("two", 2))
+    kube.create(setup.deployment(3, "two"))  # no deployment controller runs here: no pods appear
+    result = subprocess.run([*CLI, "--kubeconfig", cluster.kubeconfig, "fit", "deployment/train", "-n", setup.namespace,
+                             "-o", "json"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stderr
+    plan = json.loads(result.stdout)
+    assert (plan["workload"], plan["placed"], plan["total"]) == (f"Deployment/{setup.namespace}/train", 2, 3)
+    missing = subprocess.run([*CLI, "--kubeconfig", cluster.kubeconfig, "fit", "job/nope", "-n", setup.namespace],
+                             capture_output=True, text=True, timeout=120)
+    assert (missing.returncode, missing.stderr) == (2, f"error: job/nope not found in namespace {setup.namespace}\n")
