@@ -101,29 +101,39 @@ class Exporter:
     # --- running ---------------------------------------------------------------------------------
 
     def serve(self) -> None:
+        """The command: HTTP in a thread, the store and derivations on this thread's event loop."""
+        server = self.start_http()
+        try:
+            asyncio.run(self.run(handle_signals=True))
+        finally:
+            server.shutdown()
+            server.server_close()
+
+    def start_http(self):
+        """Binds --listen (InputError when it cannot) and serves in a daemon thread; returns the server."""
         server = self._http_server()
         thread = threading.Thread(target=server.serve_forever, name="exporter-http", daemon=True)
         thread.start()
         shown_host = f"[{self.host}]" if ":" in self.host else self.host
         print(f"serving /metrics, /healthz and /readyz on http://{shown_host}:{server.server_port}",
               file=sys.stderr, flush=True)
-        try:
-            asyncio.run(self._run())
-        finally:
-            server.shutdown()
-            server.server_close()
+        self.port = server.server_port
+        return server
 
-    async def _run(self) -> None:
+    async def run(self, store=None, handle_signals: bool = False) -> None:
+        """Loads the source (or takes `store`, already filled: the bench), then keeps the metrics
+        derived until cancelled (SIGTERM/SIGINT with `handle_signals`)."""
         loop = asyncio.get_running_loop()
         main = asyncio.current_task()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            try:
+        if handle_signals:
+            for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(signum, main.cancel)
-            except (NotImplementedError, RuntimeError):  # not the main thread (tests)
-                pass
         self._changed = asyncio.Event()
         try:
-            await self._load()
+            if store is None:
+                await self._load()
+            else:
+                self.store = store
             self.store.add_listener(lambda change: self._changed.set())
             self._changed.set()
             tasks = [asyncio.create_task(self._derive_forever()), asyncio.create_task(self._tick_forever())]

@@ -23,8 +23,8 @@ class MetricDef:
 
 DEVICES = MetricDef("dra_devices", GAUGE, ("driver", "pool", "node", "state"),
                     "Devices of the newest generation of a pool, by device state (the STATE words of "
-                    "`kubectl dra devices`); the states of a pool add up to its devices. node is set for "
-                    "pools published for one node only.")
+                    "`kubectl dra devices`); the states of a pool add up to its devices (a state with no device "
+                    "is left out, except Free). node is set for pools published for one node only.")
 DEVICES_BY_CLASS = MetricDef("dra_devices_by_class", GAUGE, ("class", "state"),
                              "Devices a DeviceClass's selectors accept, by device state (a device may count "
                              "in several classes).")

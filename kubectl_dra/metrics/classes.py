@@ -26,13 +26,19 @@ class ClassMembers:
         self._features = None
         self._by_slice: dict[str, tuple[dict, dict[str, frozenset]]] = {}
         self.errors: list[str] = []
+        self.generation = 0
+        """Changes when the classes (or the features) do: every slice's membership is then new."""
+        self.names: list[str] = []
 
-    def update(self, raw_slices: list[dict], raw_classes: list[dict], features) -> dict[str, set]:
+    def update(self, raw_slices: list[dict], raw_classes: list[dict], features) -> None:
+        """Takes the current slices and classes; evaluates the slices that are new objects."""
         classes = tuple(raw_classes)
         if (len(classes) != len(self._classes) or any(a is not b for a, b in zip(classes, self._classes))
                 or features != self._features):
             self._by_slice = {}
             self.errors = []
+            self.generation += 1
+            self.names = sorted((raw.get("metadata") or {}).get("name", "") for raw in classes)
         self._classes, self._features = classes, features
         names = {(s.get("metadata") or {}).get("name", ""): s for s in raw_slices}
         for name in [name for name in self._by_slice if name not in names]:
@@ -50,10 +56,12 @@ class ClassMembers:
         elif changed:
             for raw in changed:
                 self._by_slice[(raw.get("metadata") or {}).get("name", "")] = (raw, {})
-        members: dict[str, set] = {}
-        for _, per_class in self._by_slice.values():
-            for cls, ids in per_class.items():
-                members.setdefault(cls, set()).update(ids)
-        for raw in classes:
-            members.setdefault((raw.get("metadata") or {}).get("name", ""), set())
+
+    def of_slices(self, names) -> dict[str, frozenset]:
+        """class -> the DeviceIDs of these slices it accepts (classes accepting none left out)."""
+        members: dict[str, frozenset] = {}
+        for name in names:
+            for cls, ids in (self._by_slice.get(name) or (None, {}))[1].items():
+                if ids:
+                    members[cls] = members[cls] | ids if cls in members else ids
         return members

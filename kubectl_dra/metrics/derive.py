@@ -21,8 +21,8 @@ from kubectl_dra.metrics.pending import PendingReasons
 from kubectl_dra.model.claims import claim_state
 from kubectl_dra.model.cluster import ClusterModel
 from kubectl_dra.model.incremental import ModelBuilder, StoreSnapshot
-from kubectl_dra.model.states import CLAIM_ALLOCATED, CLAIM_PENDING, CLAIM_RESERVED, DEVICE_STATES, POOL_STATES, \
-    StateCounts
+from kubectl_dra.model.states import CLAIM_ALLOCATED, CLAIM_PENDING, CLAIM_RESERVED, DEVICE_STATES, FREE, \
+    POOL_STATES, StateCounts
 
 BASE_CLAIM_STATES = (CLAIM_PENDING, CLAIM_ALLOCATED, f"{CLAIM_ALLOCATED},{CLAIM_RESERVED}")
 """Claim states every namespace with claims reports, 0 included (others only when seen)."""
@@ -35,6 +35,14 @@ class Family:
 
     def add(self, labels: tuple[str, ...], value: float) -> None:
         self.samples.append((labels, value))
+
+
+@dataclass
+class _PoolFacts:
+    samples: dict[str, list] = field(default_factory=dict)
+    taints: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    classes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """class -> device counts in DEVICE_STATES order."""
 
 
 @dataclass
@@ -79,6 +87,8 @@ class MetricsBuilder:
         self.pending = PendingReasons(explain_interval, explain_budget)
         self._incomplete_since: dict[tuple[str, str], tuple[str, datetime.datetime]] = {}
         self._seen_pools: set[tuple[str, str]] = set()
+        self._pool_facts: dict[tuple[str, str], tuple] = {}
+        self._health_cache: tuple | None = None
 
     def build(self, snapshot: StoreSnapshot, now: datetime.datetime, clock: float | None = None) -> Metrics:
         """`now`: wall clock for ages; `clock`: monotonic seconds for the explain interval."""
@@ -105,45 +115,76 @@ class MetricsBuilder:
         return list(out.values())
 
     def _devices(self, model: ClusterModel, out: dict[str, Family]) -> None:
-        devices, info = out[c.DEVICES.name], out[c.DEVICE_INFO.name]
+        self.classes.update(model.raw["ResourceSlice"], model.raw["DeviceClass"], model.features)
+        key_extra = (model.blind, self.classes.generation)
+        cache, self._pool_facts = self._pool_facts, {}
         taints: dict[tuple[str, str, str], int] = {}
+        by_class: dict[str, list[int]] = {}
+        per_family = {name: out[name].samples for name in (
+            c.DEVICES.name, c.DEVICE_INFO.name, c.CAPACITY_TOTAL.name, c.CAPACITY_CONSUMED.name,
+            c.COUNTER_VALUE.name, c.COUNTER_CONSUMED.name)}
         for pool in model.pools:
-            node = node_label(pool)
-            counts = model.pool_counts(pool)
-            for state in DEVICE_STATES:
-                devices.add((pool.driver, pool.pool, node, state), counts[state])
-            consumed: dict[str, float] = {}
-            total: dict[str, float] = {}
-            for device in pool.devices:
-                if self.per_device:
-                    info.add((pool.driver, pool.pool, device.name, node, model.device_state(device)), 1)
-                for key in {(t.key, t.effect) for t in device.taints}:
-                    taints[(pool.driver, *key)] = taints.get((pool.driver, *key), 0) + 1
-                if device.allow_multiple_allocations:
-                    for name, value in device.capacity.items():
-                        amount = quantity_value(value)
-                        if amount is not None:
-                            total[name] = total.get(name, 0.0) + amount
-                            consumed[name] = consumed.get(name, 0.0) + (
-                                quantity_value(device.consumed_capacity.get(name)) or 0.0)
-            for name in sorted(total):
-                out[c.CAPACITY_TOTAL.name].add((pool.driver, pool.pool, name), total[name])
-                out[c.CAPACITY_CONSUMED.name].add((pool.driver, pool.pool, name), consumed[name])
-            for set_name, counters in pool.counter_sets.items():
-                for counter, entry in counters.items():
-                    labels = (pool.driver, pool.pool, set_name, counter)
-                    value = quantity_value(entry.get("value"))
-                    if value is not None:
-                        out[c.COUNTER_VALUE.name].add(labels, value)
-                    out[c.COUNTER_CONSUMED.name].add(labels, quantity_value(entry.get("consumed")) or 0.0)
+            pool_id = (pool.driver, pool.pool)
+            cached = cache.get(pool_id)
+            if cached is not None and cached[0] is pool and cached[1] == key_extra:
+                facts = cached[2]
+            else:
+                facts = self._facts(model, pool)
+            self._pool_facts[pool_id] = (pool, key_extra, facts)
+            for name, samples in facts.samples.items():
+                per_family[name].extend(samples)
+            for labels, count in facts.taints.items():
+                taints[labels] = taints.get(labels, 0) + count
+            for name, counts in facts.classes.items():
+                total = by_class.get(name)
+                if total is None:
+                    by_class[name] = list(counts)
+                else:
+                    for index, count in enumerate(counts):
+                        total[index] += count
         for labels, count in sorted(taints.items()):
             out[c.TAINTED_DEVICES.name].add(labels, count)
-        members = self.classes.update(model.raw["ResourceSlice"], model.raw["DeviceClass"], model.features)
-        for name in sorted(members):
-            accepted = members[name]
-            counts = StateCounts.of((d for d in model.devices if d.id in accepted), model.blind)
-            for state in DEVICE_STATES:
-                out[c.DEVICES_BY_CLASS.name].add((name, state), counts[state])
+        for name in self.classes.names:
+            counts = by_class.get(name) or [0] * len(DEVICE_STATES)
+            for state, count in zip(DEVICE_STATES, counts):
+                out[c.DEVICES_BY_CLASS.name].add((name, state), count)
+
+    def _facts(self, model: ClusterModel, pool) -> _PoolFacts:
+        """Everything one pool contributes, derived again only when its report is a new object."""
+        facts = _PoolFacts()
+        node = node_label(pool)
+        counts = model.pool_counts(pool)
+        facts.samples[c.DEVICES.name] = [((pool.driver, pool.pool, node, state), counts[state])
+                                         for state in DEVICE_STATES if counts[state] or state == FREE]
+        info = facts.samples[c.DEVICE_INFO.name] = []
+        consumed: dict[str, float] = {}
+        total: dict[str, float] = {}
+        for device in pool.devices:
+            if self.per_device:
+                info.append(((pool.driver, pool.pool, device.name, node, model.device_state(device)), 1))
+            for key in {(t.key, t.effect) for t in device.taints}:
+                facts.taints[(pool.driver, *key)] = facts.taints.get((pool.driver, *key), 0) + 1
+            if device.allow_multiple_allocations:
+                for name, value in device.capacity.items():
+                    amount = quantity_value(value)
+                    if amount is not None:
+                        total[name] = total.get(name, 0.0) + amount
+                        consumed[name] = consumed.get(name, 0.0) + (
+                            quantity_value(device.consumed_capacity.get(name)) or 0.0)
+        facts.samples[c.CAPACITY_TOTAL.name] = [((pool.driver, pool.pool, n), total[n]) for n in sorted(total)]
+        facts.samples[c.CAPACITY_CONSUMED.name] = [((pool.driver, pool.pool, n), consumed[n]) for n in sorted(total)]
+        values = facts.samples[c.COUNTER_VALUE.name] = []
+        used = facts.samples[c.COUNTER_CONSUMED.name] = []
+        for set_name, counters in pool.counter_sets.items():
+            for counter, entry in counters.items():
+                labels = (pool.driver, pool.pool, set_name, counter)
+                value = quantity_value(entry.get("value"))
+                if value is not None:
+                    values.append((labels, value))
+                used.append((labels, quantity_value(entry.get("consumed")) or 0.0))
+        for name, accepted in self.classes.of_slices(pool.slice_names).items():
+            facts.classes[name] = StateCounts.of((d for d in pool.devices if d.id in accepted), model.blind).by_state
+        return facts
 
     def _pools(self, model: ClusterModel, now: datetime.datetime, out: dict[str, Family]) -> None:
         by_driver: dict[str, dict[str, int]] = {}
@@ -194,12 +235,23 @@ class MetricsBuilder:
     def _health(self, model: ClusterModel, out: dict[str, Family]) -> None:
         from kubectl_dra.model.health import device_health
 
-        counts: dict[tuple[str, str, str], int] = {}
-        for entry in device_health(model.raw["Pod"], model.raw["ResourceClaim"]).values():
-            key = (entry.driver, entry.pool, entry.health)
-            counts[key] = counts.get(key, 0) + 1
+        inputs = (model.raw["Pod"], model.raw["ResourceClaim"])
+        cached = self._health_cache
+        if cached is not None and all(_same(a, b) for a, b in zip(inputs, cached[0])):
+            counts = cached[1]
+        else:
+            counts = {}
+            for entry in device_health(*inputs).values():
+                key = (entry.driver, entry.pool, entry.health)
+                counts[key] = counts.get(key, 0) + 1
+            self._health_cache = (inputs, counts)
         for labels, count in sorted(counts.items()):
             out[c.DEVICE_HEALTH.name].add(labels, count)
+
+
+def _same(a: list, b: list) -> bool:
+    """The same objects (the store replaces an object on every change)."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
 def _timestamp(text) -> datetime.datetime | None:
