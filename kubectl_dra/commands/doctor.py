@@ -34,7 +34,7 @@ Exit status: 0 nothing is a problem, 1 something is a problem,
 def doctor(ctx, only, skip, output):
     """What is wrong with DRA in this cluster: a checklist with why it matters and what to run next."""
     from kubectl_dra.commands.common import now, open_session
-    from kubectl_dra.doctor import CHECKS, diagnose
+    from kubectl_dra.doctor import CHECKS, diagnose, reference_time
     from kubectl_dra.doctor.report import select
     from kubectl_dra.model import ClusterModel
 
@@ -45,11 +45,8 @@ def doctor(ctx, only, skip, output):
         raise click.UsageError(f"--only/--skip: {error}") from None
     session = open_session(ctx)
     store = session.store
-    reference = now()
-    if store.connection.mode in ("snapshot", "demo") and store.connection.since is not None:
-        reference = store.connection.since  # ages as they were when the snapshot was taken
     model = ClusterModel.from_store(store)
-    report = diagnose(model, reference, only, skip)
+    report = diagnose(model, reference_time(store.connection, now()), only, skip)
     if model.classes.errors:
         session.report(model.classes.errors)
     emit(report, output, session.warnings, store.connection)
@@ -76,13 +73,10 @@ def _color() -> bool:
     return use_color(sys.stdout)
 
 
-WORDS = {"problem": "PROBLEM", "warning": "WARNING", "unknown": "UNKNOWN", "ok": "ok"}
-TONES = {"problem": "bad", "warning": "warn", "unknown": "warn", "ok": "good"}
-
-
 def text(report, connection, color: bool = False) -> str:
     """The checklist: one line per check, problems first; under every check that is not ok, its
     objects (the first few), why it matters and the next command. Cluster text is made safe."""
+    from kubectl_dra.doctor.report import RESULT_TONES, RESULT_WORDS
     from kubectl_dra.render.base import RESET, STYLES
     from kubectl_dra.terminal_text import safe_line
 
@@ -92,8 +86,8 @@ def text(report, connection, color: bool = False) -> str:
                        f"(rules of Kubernetes {report.kubernetes_version}{server}): {report.headline}"), ""]
     indent = " " * 9
     for outcome in report.outcomes:
-        word = WORDS[outcome.result]
-        shown = f"{STYLES[TONES[outcome.result]]}{word}{RESET}" if color else word
+        word = RESULT_WORDS[outcome.result]
+        shown = f"{STYLES[RESULT_TONES[outcome.result]]}{word}{RESET}" if color else word
         lines.append(f"{shown}{' ' * (9 - len(word))}{outcome.check.id.ljust(width)}   "
                      f"{safe_line(outcome.finding.message)}")
         if outcome.result == "ok":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from allocator.quantity import QuantityError, parse_quantity
 from kubectl_dra import scheduling
 from kubectl_dra.doctor.common import meta, node_trouble, nodes_by_name, plural
@@ -16,8 +18,9 @@ ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 """The namespace label the API server requires of claims asking for admin access (KEP-5018)."""
 NEAR_FULL = 0.9
 """Consumable capacity this used (or more) is near exhaustion."""
-EXPLAINED_PODS = 50
-"""Pending pods explained one by one; the rest are counted (each explanation judges every node)."""
+EXPLAINED_SHAPES = 3
+"""Kinds of pending pod (see _shape) explained; the rest are counted. Each explanation judges every
+node with the allocator: seconds on a cluster of thousands of nodes."""
 
 
 # --- classes ------------------------------------------------------------------------------------
@@ -82,37 +85,73 @@ def _pending_dra_pods(model) -> list[dict]:
     return sorted(pods, key=lambda p: (meta(p).get("namespace") or "", meta(p).get("name") or ""))
 
 
+def _shape(pod: dict, model) -> str:
+    """What the scheduler's verdict on a pod depends on besides the cluster: its placement rules,
+    requests and claims (the claims' and templates' specs, and whether each is allocated). Pods
+    of one shape (the replicas of a workload) get the same verdict, so one explanation serves all."""
+    spec = pod.get("spec") or {}
+    namespace = meta(pod).get("namespace")
+    generated = {e.get("name"): e.get("resourceClaimName")
+                 for e in (pod.get("status") or {}).get("resourceClaimStatuses") or []}
+    claims = []
+    for entry in spec.get("resourceClaims") or []:
+        name = entry.get("resourceClaimName") or generated.get(entry.get("name"))
+        claim = model.objects.claims.get((namespace, name)) if name else None
+        if claim is not None:
+            claims.append([claim.get("spec"), bool((claim.get("status") or {}).get("allocation"))])
+        else:
+            template = model.objects.claim_templates.get((namespace, entry.get("resourceClaimTemplateName")))
+            claims.append([((template or {}).get("spec") or {}).get("spec"), entry.get("resourceClaimTemplateName")])
+    placement = {k: spec.get(k) for k in ("nodeSelector", "affinity", "tolerations", "overhead", "priority",
+                                          "schedulingGates")}
+    containers = [c.get("resources") for key in ("initContainers", "containers") for c in spec.get(key) or []]
+    return json.dumps([placement, containers, claims], sort_keys=True, default=str)
+
+
 def pending_pods(ctx: Context) -> Finding:
     model = ctx.model
     pods = _pending_dra_pods(model)
     if not pods:
         return Finding(OK, "no pending pod uses DRA")
     objs = model.all_objects()
+    by_shape: dict[str, str] = {}
     causes: dict[str, list[str]] = {}
-    for pod in pods[:EXPLAINED_PODS]:
+    unexplained = []
+    for pod in pods:
         namespace, name = meta(pod).get("namespace") or "", meta(pod).get("name") or ""
-        try:
-            exp = scheduling.explain_pod(objs, namespace, name, model.features, remedies=False)
-        except scheduling.ExplainError as error:
-            cause = f"cannot explain: {error}"
-        else:
-            if exp.summary.fits:
-                cause = "fits now: waiting for the scheduler to retry"
-            elif exp.summary.causes:
-                cause = exp.summary.causes[0].text
-            else:
-                cause = exp.message or exp.verdict
+        shape = _shape(pod, model)
+        cause = by_shape.get(shape)
+        if cause is None and len(by_shape) >= EXPLAINED_SHAPES:
+            unexplained.append(f"pod/{namespace}/{name}")
+            continue
+        if cause is None:
+            cause = by_shape[shape] = _dominant_cause(objs, namespace, name, model.features)
         causes.setdefault(cause, []).append(f"pod/{namespace}/{name}")
     groups = sorted(causes.items(), key=lambda item: (-len(item[1]), item[0]))
     details = [f"{len(refs)} × {cause}" for cause, refs in groups]
-    if len(pods) > EXPLAINED_PODS:
-        details.append(f"{len(pods) - EXPLAINED_PODS} more not explained")
-    nowhere = sum(len(refs) for cause, refs in groups if not cause.startswith("fits now"))
-    ordered = [ref for _, refs in groups for ref in refs] + [
-        f"pod/{meta(p).get('namespace')}/{meta(p).get('name')}" for p in pods[EXPLAINED_PODS:]]
-    stuck = next((refs[0] for cause, refs in groups if not cause.startswith("fits now")), ordered[0]).split("/")
+    if unexplained:
+        details.append(f"{len(unexplained)} × not explained here (more than {EXPLAINED_SHAPES} kinds of pod): "
+                       f"kubectl dra explain pod/NAME")
+    nowhere = sum(len(refs) for cause, refs in groups if not cause.startswith(FITS_NOW))
+    ordered = [ref for _, refs in groups for ref in refs] + unexplained
+    stuck = next((refs[0] for cause, refs in groups if not cause.startswith(FITS_NOW)), ordered[0]).split("/")
     return Finding(WARNING, f"{plural(len(pods), 'pending pod')} with claims, {nowhere} fitting no node now",
                    ordered, f"kubectl dra explain pod/{stuck[2]} -n {stuck[1]}", details)
+
+
+FITS_NOW = "fits now: waiting for the scheduler to retry"
+
+
+def _dominant_cause(objs, namespace: str, name: str, features) -> str:
+    try:
+        exp = scheduling.explain_pod(objs, namespace, name, features, remedies=False)
+    except scheduling.ExplainError as error:
+        return f"cannot explain: {error}"
+    if exp.summary.fits:
+        return FITS_NOW
+    if exp.summary.causes:
+        return exp.summary.causes[0].text
+    return exp.message or exp.verdict
 
 
 def leaked_claims(ctx: Context) -> Finding:

@@ -13,10 +13,15 @@ from typing import Callable
 
 from kubectl_dra.model import ClusterModel
 from kubectl_dra.model.knowledge import unreadable_kinds
+from kubectl_dra.model.states import BAD, GOOD, WARN
 
 OK, WARNING, PROBLEM, UNKNOWN = "ok", "warning", "problem", "unknown"
 RESULTS = (PROBLEM, UNKNOWN, WARNING, OK)
 """Worst first: the order of the checklist."""
+RESULT_WORDS = {PROBLEM: "PROBLEM", WARNING: "WARNING", UNKNOWN: "UNKNOWN", OK: "ok"}
+"""How both faces print a result."""
+RESULT_TONES = {PROBLEM: BAD, WARNING: WARN, UNKNOWN: WARN, OK: GOOD}
+"""The tone (kubectl_dra.model.states) of each result: one colour per face."""
 
 GROUPS = {
     "api": "API and versions",
