@@ -1329,10 +1329,12 @@ class CompiledDerivedAttribute:
     in the API's form ({"int": 1}, {"strings": [...]}, ...) like cel/compile.go
     EvaluateDerivedAttribute and valToDeviceAttribute."""
 
-    def __init__(self, compiler: SelectorCompiler, expression: str, program: Any):
+    def __init__(self, compiler: SelectorCompiler, expression: str, program: Any, result_type: Any):
         self.expression = expression
         self._compiler = compiler
         self._program = program
+        self.type_name = _cel_type_name(result_type)
+        self.returns_list = result_type.name().startswith("LIST<")
 
     def evaluate(self, device: Any) -> dict:
         result = self._program.eval(data=self._compiler.device_data(device))
@@ -1384,7 +1386,8 @@ def _compile_derived(self: SelectorCompiler, expression: str) -> CompiledDerived
                                          f"or a list of these scalars, not {_cel_type_name(result_type)}")
             else:
                 runtime_source = _fold_constant_calls(_rewrite_domain_lookups(expression))
-                cached = CompiledDerivedAttribute(self, expression, self._runtime.compile(runtime_source, disable_check=True))
+                cached = CompiledDerivedAttribute(self, expression, self._runtime.compile(runtime_source, disable_check=True),
+                                                  result_type)
         self._derived[expression] = cached
     if isinstance(cached, CelCompileError):
         raise cached

@@ -43,6 +43,8 @@ MAX_CONSTRAINTS = 32
 MAX_CONFIGS = 32
 MAX_TOLERATIONS = 16
 MAX_CEL_LENGTH = 10 * 1024
+MAX_DERIVED_ATTRIBUTES = 32
+MAX_COMPATIBILITY_GROUPS = 2
 MAX_OPAQUE_PARAMETERS = 10 * 1024
 MAX_DRIVER_NAME = 63
 MAX_ID_LENGTH = 32
@@ -79,10 +81,12 @@ _OBJECT_META = {
 _TOLERATION = {"key": STRING, "operator": STRING, "value": STRING, "effect": STRING, "tolerationSeconds": INTEGER}
 _SELECTOR = {"cel": {"expression": STRING}}
 _CAPACITY = {"requests": _map_of(QUANTITY)}
+_DERIVED_ATTRIBUTE = {"name": STRING, "expression": STRING}  # DRADerivedAttributes (1.37 alpha)
 # The fields of one exact request: v1's `exactly`, flat in a v1beta1 request.
 _EXACT_FIELDS = {
     "deviceClassName": STRING, "selectors": _list_of(_SELECTOR), "allocationMode": STRING, "count": INTEGER,
     "adminAccess": BOOLEAN, "tolerations": _list_of(_TOLERATION), "capacity": _CAPACITY,
+    "derivedAttributes": _list_of(_DERIVED_ATTRIBUTE),
 }
 _SUBREQUEST = {"name": STRING, **{k: v for k, v in _EXACT_FIELDS.items() if k != "adminAccess"}}
 _REQUEST = {
@@ -322,12 +326,21 @@ def _metadata(meta: dict, path: str, problems: _Problems, namespaced: bool, name
 class _ClaimRules:
     """validation.go's validateDeviceClaim, on a decoded spec.devices of any served version."""
 
-    def __init__(self, version: str, compiler: SelectorCompiler, problems: _Problems):
+    def __init__(self, version: str, compiler: SelectorCompiler, problems: _Problems, features: Features | None = None):
         self.version = version
         self.compiler = compiler
         self.problems = problems
+        self.features = features
+        # gatherConstraintAttributes: request name ("" for constraints naming none) -> attributes.
+        self.constraint_attributes: dict[str, set[str]] = {}
 
     def devices(self, devices: dict, path: str) -> None:
+        for constraint in devices.get("constraints") or []:
+            constraint = constraint or {}
+            attribute = constraint.get("matchAttribute") or constraint.get("distinctAttribute")
+            if attribute:
+                for name in constraint.get("requests") or [""]:
+                    self.constraint_attributes.setdefault(name, set()).add(attribute)
         requests = [request or {} for request in devices.get("requests") or []]
         names: dict[str, set[str]] = {}
         if len(requests) > MAX_REQUESTS:
@@ -365,12 +378,12 @@ class _ClaimRules:
                 return
             for s, sub in enumerate(subrequests):
                 self._name(sub.get("name"), f"{path}.firstAvailable[{s}].name")
-                self.exact(sub, f"{path}.firstAvailable[{s}]")
+                self.exact(sub, f"{path}.firstAvailable[{s}]", f"{request.get('name') or ''}/{sub.get('name') or ''}")
             self._unique([s.get("name") for s in subrequests], f"{path}.firstAvailable", "name")
         else:
-            self.exact(exact, exact_path)
+            self.exact(exact, exact_path, request.get("name") or "")
 
-    def exact(self, exact: dict, path: str) -> None:
+    def exact(self, exact: dict, path: str, request_name: str = "") -> None:
         class_name = exact.get("deviceClassName")
         if not class_name:
             self.problems.required(f"{path}.deviceClassName")
@@ -395,6 +408,46 @@ class _ClaimRules:
             self.problems.too_many(f"{path}.tolerations", len(tolerations), MAX_TOLERATIONS)
         for i, toleration in enumerate(tolerations):
             self.toleration(toleration or {}, f"{path}.tolerations[{i}]")
+        if self.features is not None and self.features.derived_attributes:
+            # Without the gate the API server drops the field before validating.
+            self.derived_attributes(exact.get("derivedAttributes") or [], f"{path}.derivedAttributes", request_name)
+
+    def derived_attributes(self, attributes: list, path: str, request_name: str) -> None:
+        """validateDeviceDerivedAttributes: at most 32, unique names, each used by a constraint that
+        targets the request, each expression a derived-attribute CEL expression."""
+        if len(attributes) > MAX_DERIVED_ATTRIBUTES:
+            self.problems.too_many(path, len(attributes), MAX_DERIVED_ATTRIBUTES)
+            return
+        parent = request_name.partition("/")[0]
+        for i, attribute in enumerate(attributes):
+            attribute = attribute or {}
+            name, expression = attribute.get("name") or "", attribute.get("expression") or ""
+            if not name:
+                self.problems.required(f"{path}[{i}].name")
+            else:
+                _fully_qualified_name(name, f"{path}[{i}].name", self.problems)
+                used = (name in self.constraint_attributes.get("", ()) or name in self.constraint_attributes.get(request_name, ())
+                        or ("/" in request_name and name in self.constraint_attributes.get(parent, ())))
+                if not used:
+                    self.problems.invalid(f"{path}[{i}].name", name, "must be referenced by at least one matchAttribute "
+                                          "or distinctAttribute constraint targeting this request")
+            epath = f"{path}[{i}].expression"
+            if not expression:
+                self.problems.required(epath)
+            elif len(expression) > MAX_CEL_LENGTH:
+                self.problems.add(epath, f"Too long: may not be more than {MAX_CEL_LENGTH} bytes")
+            else:
+                try:
+                    compiled = self.compiler.compile_derived(expression)
+                except CelCompileError as error:
+                    self.problems.add(epath, f"Invalid value: {_one_line_cel(str(error))}")
+                else:
+                    if compiled.returns_list and not self.compiler.list_attributes:
+                        # New expressions may return lists only with DRAListTypeAttributes
+                        # (cel/compile.go validateOutputType).
+                        self.problems.add(epath, "Invalid value: must evaluate to a primitive scalar (string, integer, "
+                                                 f"boolean, semver), not {compiled.type_name}")
+        self._unique([(a or {}).get("name") for a in attributes], path, "name")
 
     def selector(self, selector: dict, path: str) -> None:
         cel = selector.get("cel")
@@ -595,7 +648,7 @@ def _resource_slice(slice_: dict, features: Features, problems: _Problems) -> No
         problems.too_many("spec.devices", len(devices), limit)
     per_device = bool(spec.get("perDeviceNodeSelection"))
     for d, device in enumerate(devices):
-        _device(device, f"spec.devices[{d}]", per_device, problems)
+        _device(device, f"spec.devices[{d}]", per_device, problems, features.compatibility_groups)
     _unique_names([d.get("name") for d in devices], "spec.devices", problems)
     counter_sets = counter_sets or []
     if len(counter_sets) > MAX_COUNTER_SETS:
@@ -638,7 +691,7 @@ def _slice_scope(spec: dict, problems: _Problems) -> None:
         problems.add("spec", f"Invalid value: \"{{{', '.join(set_fields)}}}\": {wanted}, but multiple fields are set")
 
 
-def _device(device: dict, path: str, per_device: bool, problems: _Problems) -> None:
+def _device(device: dict, path: str, per_device: bool, problems: _Problems, groups: bool = False) -> None:
     """validateDevice: name, attributes, counter consumption, per-device node selection."""
     name = device.get("name")
     if not name:
@@ -651,6 +704,16 @@ def _device(device: dict, path: str, per_device: bool, problems: _Problems) -> N
             problems.required(f"{cpath}.counterSet")
         if not consumption.get("counters"):
             problems.required(f"{cpath}.counters")
+        names = consumption.get("compatibilityGroups") or []
+        if groups and names:
+            # DRADeviceCompatibilityGroups: at most 2 unique short names (dropped without the gate).
+            gpath = f"{cpath}.compatibilityGroups"
+            if len(names) > MAX_COMPATIBILITY_GROUPS:
+                problems.too_many(gpath, len(names), MAX_COMPATIBILITY_GROUPS)
+            for g, group in enumerate(names):
+                _dns_label(group, f"{gpath}[{g}]", problems)
+                if group in names[:g]:
+                    problems.duplicate(f"{gpath}[{g}]", group)
     device_scope = [f"`{key}`" for key in ("nodeName", "nodeSelector", "allNodes") if device.get(key) is not None]
     rule = ("exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` "
             "is set to true in the ResourceSlice spec")
@@ -783,7 +846,7 @@ def _resource_claim(obj: dict, kind: str, features: Features, problems: _Problem
     # The API server compiles new expressions with the declarations its gates enable
     # (validation.go validateCELExpression, environment.NewExpressions).
     compiler = _compiler(features)
-    _ClaimRules(version, compiler, problems).devices(spec.get("devices") or {}, f"{prefix}.devices")
+    _ClaimRules(version, compiler, problems, features).devices(spec.get("devices") or {}, f"{prefix}.devices")
 
 
 _COMPILERS: dict[tuple[bool, bool], SelectorCompiler] = {}

@@ -357,3 +357,55 @@ def test_wrong_shapes_anywhere_in_a_pod_are_errors_not_crashes():
                  containers=[{"name": "c", "resources": {"claims": 1}}, {"name": "d", "resources": [1]}])
     assert problems(broken) == ["spec.containers[0].resources.claims: must be a list, not a number",
                                 "spec.containers[1].resources: must be an object, not a list"]
+
+
+# ---------------------------------------------------------------------------- 1.37 alpha fields
+
+DERIVED = allocator.Features.for_version(37, {"DRADerivedAttributes": True})
+
+
+def derived_claim(derived, constraints=({"matchAttribute": "derived/numa"},), **fields):
+    return claim([exact_request(derivedAttributes=list(derived), **fields)], constraints=list(constraints))
+
+
+def test_derived_attributes_pass_when_a_constraint_uses_them():
+    obj = derived_claim([{"name": "derived/numa", "expression": 'device.attributes["d.example.com"].numa'}])
+    assert problems(obj, DERIVED) == []
+    # Dropped, not checked, while the gate is off.
+    assert problems(derived_claim([{"name": "derived/numa", "expression": "1.5"}], constraints=()), F37) == []
+
+
+def test_derived_attributes_need_a_constraint_targeting_the_request():
+    obj = derived_claim([{"name": "derived/numa", "expression": "1"}],
+                        constraints=[{"matchAttribute": "derived/other"}])
+    assert only(obj, DERIVED) == ('spec.devices.requests[0].exactly.derivedAttributes[0].name: Invalid value: '
+                                  '"derived/numa": must be referenced by at least one matchAttribute or '
+                                  'distinctAttribute constraint targeting this request')
+    subrequests = claim([{"name": "r", "firstAvailable": [{"name": "s", "deviceClassName": "gpu", "derivedAttributes": [
+        {"name": "derived/numa", "expression": "1"}]}]}], constraints=[{"requests": ["r"], "distinctAttribute": "derived/numa"}])
+    assert problems(subrequests, DERIVED) == [], "a constraint on the parent request covers its subrequests"
+
+
+def test_derived_attribute_expressions_are_checked():
+    obj = derived_claim([{"name": "derived/numa", "expression": "1.5"}, {"name": "derived/numa", "expression": "[1]"}])
+    found = problems(obj, DERIVED)
+    assert any("derivedAttributes[0].expression: Invalid value: must evaluate to a primitive scalar" in p and p.endswith("not double")
+               for p in found), found
+    # New expressions may return lists only with DRAListTypeAttributes.
+    assert any("derivedAttributes[1].expression" in p and p.endswith("not list(int)") for p in found), found
+    assert any("derivedAttributes[1].name: Duplicate value" in p for p in found), found
+    with_lists = allocator.Features.for_version(37, {"DRADerivedAttributes": True, "DRAListTypeAttributes": True})
+    assert problems(derived_claim([{"name": "derived/numa", "expression": "[1]"}]), with_lists) == []
+
+
+def test_compatibility_groups_are_at_most_two_unique_short_names():
+    gates = allocator.Features.for_version(37, {"DRADeviceCompatibilityGroups": True})
+    slice_ = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+              "spec": {"driver": "d.example.com", "pool": {"name": "p", "resourceSliceCount": 1}, "nodeName": "n",
+                       "devices": [{"name": "d0", "consumesCounters": [{"counterSet": "c", "counters": {"x": {"value": "1"}},
+                                                                         "compatibilityGroups": ["a", "a", "B_"]}]}]}}
+    found = [str(e) for e in validate_object(slice_, gates)]
+    assert any("compatibilityGroups: Too many" in p for p in found), found
+    assert any("compatibilityGroups[1]: Duplicate value" in p for p in found), found
+    assert any("compatibilityGroups[2]" in p for p in found), found
+    assert validate_object(slice_, F37) == []

@@ -374,10 +374,14 @@ class _Generator:
         a = f'device.attributes["{driver}"]'
         choices = [
             f"{a}.numa", f"has({a}.numa) ? {a}.numa : -1", f"{a}.index % 2", f"{a}.model", f"{a}.driverVersion",
-            f"{a}.index > 3", f"[{a}.numa, dyn(5)]", '"same"', 'device.driver == "gpu.example.com" ? "gpu" : "nic"',
+            f"{a}.index > 3", '"same"', 'device.driver == "gpu.example.com" ? "gpu" : "nic"',
             'has(device.attributes["example.com"].rack) ? device.attributes["example.com"].rack : "none"',
         ]
-        rare = [f"{a}.missing", f"[{a}.numa, {a}.model]", f"{a}.healthy"]
+        rare = [f"{a}.missing", f"{a}.healthy"]
+        if self.list_attributes:
+            # The API server takes list results only with DRAListTypeAttributes.
+            choices.append(f"[{a}.numa, dyn(5)]")
+            rare.append(f"[{a}.numa, {a}.model]")  # a runtime error where the two differ in type
         return self.rng.choice(rare if self.chance(0.05) else choices)
 
     def derived_constraint(self, requests: list[dict], devices: dict) -> None:
