@@ -135,7 +135,8 @@ def pending_pods(ctx: Context) -> Finding:
     nowhere = sum(len(refs) for cause, refs in groups if not cause.startswith(FITS_NOW))
     ordered = [ref for _, refs in groups for ref in refs] + unexplained
     stuck = next((refs[0] for cause, refs in groups if not cause.startswith(FITS_NOW)), ordered[0]).split("/")
-    return Finding(WARNING, f"{plural(len(pods), 'pending pod')} with claims, {nowhere} fitting no node now",
+    fitting = f"{nowhere} fitting no node now" if nowhere else "each fitting some node now"
+    return Finding(WARNING, f"{plural(len(pods), 'pending pod')} with claims, {fitting}",
                    ordered, f"kubectl dra explain pod/{stuck[2]} -n {stuck[1]}", details)
 
 
@@ -157,6 +158,8 @@ def _dominant_cause(objs, namespace: str, name: str, features) -> str:
 def leaked_claims(ctx: Context) -> Finding:
     """Allocated claims reserved for pods that no longer exist, and generated claims whose pod is gone."""
     model = ctx.model
+    if not model.raw.get("Pod") and model.connection.mode not in ("live", "reconnecting"):
+        return Finding(OK, "the file holds no Pods: reservations were not checked against them")
     pod_status = model.kind_status.get("Pod")
     only_namespace = pod_status.namespace if pod_status is not None else None
     pods = {(meta(p).get("namespace"), meta(p).get("name")): meta(p).get("uid") for p in model.raw.get("Pod", ())}

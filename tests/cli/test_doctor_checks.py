@@ -7,11 +7,13 @@ import copy
 import datetime
 
 import pytest
+import yaml
 
 from kubectl_dra.doctor import CHECK_IDS, OK, PROBLEM, UNKNOWN, WARNING, diagnose
 from kubectl_dra.doctor.drivers import selector_references
 from kubectl_dra.model import ClusterModel
 from kubectl_dra.objects import keep
+from kubectl_dra.sources.files import FileSource
 from kubectl_dra.store import KINDS, KindStatus, Store
 
 NOW = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
@@ -331,3 +333,12 @@ def test_a_gpu_labelled_node_is_found_even_when_every_node_has_gpus():
     objects.append(node("node-2", labels))
     finding = result(objects, "drivers.nodes-without-devices")
     assert finding.objects == [f"node/node-2 (no {DRIVER} devices; has nvidia.com/gpu.present=true)"]
+
+
+def test_a_file_without_pods_does_not_call_every_reservation_leaked(tmp_path):
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump_all([o for o in healthy() if o["kind"] != "Pod"]))
+    store = FileSource(str(path)).open()
+    [outcome] = diagnose(ClusterModel.from_store(store), NOW, only=("claims.leaked",)).outcomes
+    assert (outcome.result, outcome.finding.message) == (
+        OK, "the file holds no Pods: reservations were not checked against them")
