@@ -211,16 +211,17 @@ def explain_pod(objs: ObjectSet, namespace: str, name: str, features: Features, 
 
 def explain_pod_object(objs: ObjectSet, pod: dict, features: Features, *, what_if: bool = False,
                        node_names: list[str] | None = None, extended_claim: dict | None = None,
-                       diagnose: bool = True) -> Explanation:
+                       diagnose: bool = True, selectors: SelectorEvaluator | None = None) -> Explanation:
     """A normalised Pod (from objs.pods, or normalised by the caller), judged on `node_names` only
     (default: every node). `extended_claim` is the scheduler's in-memory claim for the pod's
     extended resources backed by DRA (DRAExtendedResource): the caller builds it from the pod's
     container requests for the nodes it judges, and it is allocated with the pod's own claims; or
     the claim the scheduler already created for the pod, judged like any allocated claim.
     `diagnose=False` gives the verdicts and allocations only, without judging every device on its
-    own (callers that place many pods, such as `fit`, need no per-device reasons)."""
+    own (callers that place many pods, such as `fit`, need no per-device reasons). `selectors`: an
+    evaluator shared by such callers across explanations (compiled CEL and results kept)."""
     return _explain_pod(objs, pod, features, None, what_if, extended_claim=extended_claim, node_names=node_names,
-                        diagnose=diagnose)
+                        diagnose=diagnose, selectors=selectors)
 
 
 def explain_claim(objs: ObjectSet, namespace: str, name: str, features: Features, node: str | None = None) -> Explanation:
@@ -281,7 +282,8 @@ def _allocation(claim: dict) -> dict | None:
 
 def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | None, what_if: bool,
                  pool_order: PoolOrder | None = None, extended_claim: dict | None = None,
-                 node_names: list[str] | None = None, diagnose: bool = True) -> Explanation:
+                 node_names: list[str] | None = None, diagnose: bool = True,
+                 selectors: SelectorEvaluator | None = None) -> Explanation:
     meta = pod["metadata"]
     namespace, name = meta.get("namespace") or "default", meta["name"]
     statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []}
@@ -333,7 +335,7 @@ def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | Non
     if extended_claim is not None:
         slots.append(_ClaimSlot(extended_claim, None, "Allocated" if _allocation(extended_claim) else "ToAllocate"))
     return _Explainer(objs, features, "Pod", namespace, name, slots, node, what_if, pool_order, node_names,
-                      diagnose).run()
+                      diagnose, selectors).run()
 
 
 # ---------------------------------------------------------------------------- the explainer
@@ -342,9 +344,11 @@ def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | Non
 class _Explainer:
     def __init__(self, objs: ObjectSet, features: Features, kind: str, namespace: str, name: str,
                  slots: list[_ClaimSlot], node: str | None, what_if: bool, pool_order: PoolOrder | None = None,
-                 node_names: list[str] | None = None, diagnose: bool = True):
+                 node_names: list[str] | None = None, diagnose: bool = True,
+                 selectors: SelectorEvaluator | None = None):
         self.objs = objs
         self.diagnose = diagnose
+        self.selectors = selectors
         self.node_names = node_names
         self.pool_order = pool_order
         self.features = features
@@ -367,7 +371,7 @@ class _Explainer:
         allocated = [s for s in self.slots if s.state == "Allocated"]
         skip = {(s.claim["metadata"]["namespace"], s.claim["metadata"]["name"]) for s in to_allocate}
         state = build_allocated_state(self.objs, self.features, skip)
-        selectors = SelectorEvaluator(self.features)
+        selectors = self.selectors or SelectorEvaluator(self.features)
         allocator = Allocator(self.index, self.features, state, self.objs.device_classes, selectors)
         specs = [ClaimSpec(s.claim) for s in to_allocate]
 

@@ -6,6 +6,9 @@ Usage: .venv/bin/python bench/fit_bench.py [--case gang sequential capacity] [--
   8 GPUs; the pods' host port forbids two on one node, so the placement is one pod per node.
 - gang-fail: the same 32 pods on 31 free nodes (the rest hold claims): no placement exists, and the
   search must say so (or stop at its time limit) instead of trying every permutation.
+- gang-backtrack: a JobSet of K pods wanting any GPU, then K pods wanting the "big" one, on 1,000
+  nodes of one big and one small GPU (K free, the rest full): the scheduler's order gives the big GPUs
+  to the first K pods and cannot place the rest; the search must give them the small ones.
 - sequential: 200 pods x 2 GPUs on 5,000 nodes x 8 GPUs, half of each node's GPUs held (the
   allocator bench's cluster): each placement commits before the next pod is judged.
 - capacity: copies of a 2-GPU claim on the same 5,000 nodes (nodes alike are judged once).
@@ -67,6 +70,38 @@ def workload(replicas: int, gpus: int, host_port: bool) -> dict:
                 "resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": f"gpus-{gpus}"}]}}}}
 
 
+def big_and_small(free: int) -> tuple[list[dict], dict]:
+    objs: list[dict] = [gpu_class()]
+    for n in range(1000):
+        name = f"node-{n:05d}"
+        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+                     "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}}})
+        devices = [{"name": "gpu-0", "attributes": {"type": attr("gpu"), "model": attr("big")}},
+                   {"name": "gpu-1", "attributes": {"type": attr("gpu"), "model": attr("small")}}]
+        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{name}-gpus"},
+                     "spec": {"driver": DRIVER, "nodeName": name,
+                              "pool": {"name": name, "generation": 1, "resourceSliceCount": 1}, "devices": devices}})
+        if n >= free:
+            objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                         "metadata": {"name": f"held-{n}", "namespace": "default"},
+                         "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": 2}}]}},
+                         "status": {"allocation": {"devices": {"results": [
+                             {"request": "gpu", "driver": DRIVER, "pool": name, "device": f"gpu-{i}"} for i in range(2)]}}}})
+    big = template(1)
+    big["metadata"]["name"] = "big"
+    big["spec"]["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [
+        {"cel": {"expression": f'device.attributes["{DRIVER}"].model == "big"'}}]
+    objs += [template(1), big]
+
+    def job(name: str, claim_template: str) -> dict:
+        return {"name": name, "replicas": free, "template": {"spec": {"template": {"spec": {
+            "containers": [{"name": "c", "image": "c"}],
+            "resourceClaims": [{"name": "g", "resourceClaimTemplateName": claim_template}]}}}}}
+    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js", "namespace": "default"},
+              "spec": {"replicatedJobs": [job("any", "gpus-1"), job("big", "big")]}}
+    return objs, jobset
+
+
 def run_fit(objects: list[dict], job: dict, gang: bool, time_limit: float) -> tuple[float, object]:
     objs = allocator.load_objects(objects)
     wl = expand(job)
@@ -79,7 +114,7 @@ def run_fit(objects: list[dict], job: dict, gang: bool, time_limit: float) -> tu
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--case", nargs="+", default=["gang", "gang-fail", "sequential", "capacity"])
+    parser.add_argument("--case", nargs="+", default=["gang", "gang-fail", "gang-backtrack", "sequential", "capacity"])
     parser.add_argument("--time-limit", type=float, default=5.0)
     args = parser.parse_args()
     for case in args.case:
@@ -93,6 +128,12 @@ def main() -> None:
                                     args.time_limit)
             print(f"gang-fail 32 pods x 8 GPUs, 31 free of 1,000 nodes: {seconds:.2f} s; {plan.summary()}; "
                   f"{plan.search_steps} node judgements")
+        elif case == "gang-backtrack":
+            for free in (8, 16):
+                objects, jobset = big_and_small(free)
+                seconds, plan = run_fit(objects, jobset, True, args.time_limit * 6)
+                print(f"gang-backtrack {2 * free} pods (1 GPU each) on 1,000 nodes, {free} free: {seconds:.2f} s; "
+                      f"{plan.summary()}; {plan.search_steps} node judgements")
         elif case == "sequential":
             seconds, plan = run_fit(nodes(5000, held=4) + [template(2)], workload(200, 2, False), False,
                                     args.time_limit)

@@ -25,6 +25,7 @@ from allocator.explain import FITS
 from allocator.gcpause import paused_gc
 from allocator.index import cluster_index, share_indexes
 from allocator.objects import ObjectSet, normalise
+from allocator.search import SelectorEvaluator
 
 from . import framework
 from .plugins import dynamic_resources
@@ -161,6 +162,7 @@ class Placer:
         self._touched: dict[str, list[int]] = {}
         self.depth = 0
         self.steps = 0
+        self.selectors = SelectorEvaluator(features)   # CEL compiled once for every judgement
         self.committed: dict[str, list] = {}    # node: (pod shape, device names) committed there
         self._device_kinds: dict | None = None
         self._static: dict | None = None
@@ -185,7 +187,8 @@ class Placer:
         order, cycle, diagnosis). `without`: a device (driver, pool, name) left out."""
         infos = {n: self.infos[n] for n in names if n in self.infos}
         view = self._view(pod, names, without)
-        cycle = framework.Cycle(pod, view, self.features, infos, what_if=True, diagnose=diagnose)
+        cycle = framework.Cycle(pod, view, self.features, infos, what_if=True, diagnose=diagnose,
+                                selectors=self.selectors)
         diagnosis = framework.run(cycle)
         self.steps += len(infos)
         fitting = sorted((r.name for r in diagnosis.nodes if r.fits), key=self._position.__getitem__)
@@ -497,6 +500,8 @@ def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str
         position = {n: i for i, n in enumerate(placer.order)}
         shapes = [placer._shape(p) for p in pods]
         stack: list[PodPlacement] = []
+        dead: set[tuple] = set()   # search states known to lead nowhere
+        memo = not placer._shared_pools  # a pool several nodes share is not described by any one node
         plan = FitPlan(GANG, workload, len(pods), [], features=features, greedy_fits=False)
 
         def search(i: int) -> bool:
@@ -507,6 +512,12 @@ def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str
             start = 0
             if i and shapes[i] == shapes[i - 1] and stack[i - 1].node is not None:
                 start = position[stack[i - 1].node]
+            # Placements that differ only by which of several alike nodes took what end alike.
+            key = None
+            if memo:
+                key = (i, start, tuple(sorted(placer.node_state(n) for n, done in placer.committed.items() if done)))
+                if key in dead:
+                    return False
             tried: set[tuple] = set()   # nodes alike in every respect fail alike
             for node, first in placer.candidates(pods[i], start):
                 state = placer.node_state(node)
@@ -523,6 +534,8 @@ def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str
                     stack.pop()
                     placer.undo(previous, change)
                 tried.add(state)
+            if key is not None:
+                dead.add(key)
             return False
 
         bounded = _bound_fails(placer, pods, shapes)

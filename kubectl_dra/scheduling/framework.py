@@ -46,6 +46,7 @@ class Cycle:
     allocator_explanations: list = field(default_factory=list)
     pre_enqueue: str = ""
     diagnose: bool = True   # False: DynamicResources gives verdicts without per-device reasons (fit)
+    selectors: object = None  # an allocator SelectorEvaluator shared across cycles (fit), or a new one each
 
     def __post_init__(self):
         self.requests = pod_requests(self.pod)

@@ -50,7 +50,7 @@ def pre_filter(cycle) -> tuple[None, Status]:
             claim = existing or special_claim(pod, device_requests(pod, list(via_dra), cycle.class_by_resource))
         explanation = allocator.explain_pod_object(cycle.objs, pod, cycle.features, what_if=cycle.what_if,
                                                    node_names=names, extended_claim=claim,
-                                                   diagnose=cycle.diagnose)
+                                                   diagnose=cycle.diagnose, selectors=cycle.selectors)
         explanations.append(explanation)
         verdicts.update((v.node, v) for v in explanation.nodes)
     cycle.state[NAME] = verdicts
