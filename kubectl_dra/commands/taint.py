@@ -107,7 +107,7 @@ def taint(ctx, device, driver, pool, key, value, effect, name, promote, wait, ou
 
 def _promote(ctx, name, effect, wait, output, apply_):
     from kubectl_dra import taint_rules
-    from kubectl_dra.commands.common import open_session
+    from kubectl_dra.commands.common import open_session, require_readable
     from kubectl_dra.errors import InputError
 
     if effect not in taint_rules.EFFECTS:
@@ -117,6 +117,7 @@ def _promote(ctx, name, effect, wait, output, apply_):
     session = open_session(ctx)
     store = session.store
     _rule_api_version(store)
+    require_readable(session, "DeviceTaintRule")
     current = store.get("DeviceTaintRule", "", name)
     if current is None:
         raise InputError(f"DeviceTaintRule/{name} not found")
@@ -148,7 +149,7 @@ Only DeviceTaintRules can be removed; a taint a ResourceSlice publishes is its d
 def untaint(ctx, names, key, output, apply_):
     """Delete DeviceTaintRules by name or taint key (a preview without --apply)."""
     from kubectl_dra import taint_rules
-    from kubectl_dra.commands.common import open_session
+    from kubectl_dra.commands.common import open_session, require_readable
     from kubectl_dra.errors import InputError
 
     if bool(names) == bool(key):
@@ -158,6 +159,7 @@ def untaint(ctx, names, key, output, apply_):
     session = open_session(ctx)
     store = session.store
     _rule_api_version(store)
+    require_readable(session, "DeviceTaintRule")  # "not found" would be a guess
     rules = store.items("DeviceTaintRule")
     if key:
         chosen = taint_rules.rules_with_key(rules, key)

@@ -80,11 +80,11 @@ class MetricsBuilder:
     """Derives Metrics from store snapshots, reusing the pool analyses, class membership and pod
     explanations that did not change. One caller (thread) at a time."""
 
-    def __init__(self, per_device: bool = False, explain_interval: float = 10.0, explain_budget: int = 100) -> None:
+    def __init__(self, per_device: bool = False, explain_interval: float = 10.0, explain_budget_s: float = 1.0) -> None:
         self.per_device = per_device
         self.models = ModelBuilder()
         self.classes = ClassMembers()
-        self.pending = PendingReasons(explain_interval, explain_budget)
+        self.pending = PendingReasons(explain_interval, explain_budget_s)
         self._incomplete_since: dict[tuple[str, str], tuple[str, datetime.datetime]] = {}
         self._seen_pools: set[tuple[str, str]] = set()
         self._pool_facts: dict[tuple[str, str], tuple] = {}

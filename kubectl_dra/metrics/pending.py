@@ -1,12 +1,14 @@
 """Why pods that use resource claims are not scheduled, as one word each: the dominant cause of
 `kubectl dra explain` (kubectl_dra.scheduling), reduced to a bounded set of values for a label.
 
-Explaining a pod judges every node, so each pod's reason is kept for `interval` seconds and at most
-`budget` pods are explained per derivation; the set of pending pods itself is always current.
+Explaining a pod judges every node, so each pod's reason is kept for `interval` seconds and each
+derivation explains pods for at most `budget_s` seconds (at least one pod); the set of pending pods
+itself is always current.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from kubectl_dra.objects import is_dra_pod
@@ -66,9 +68,9 @@ def reason_of(explanation) -> str:
 class PendingReasons:
     """Pending pods by (namespace, reason), each pod explained at most every `interval` seconds."""
 
-    def __init__(self, interval: float = 10.0, budget: int = 100) -> None:
+    def __init__(self, interval: float = 10.0, budget_s: float = 1.0) -> None:
         self.interval = interval
-        self.budget = budget
+        self.budget_s = budget_s
         self._entries: dict[tuple[str, str], _Entry] = {}
 
     def counts(self, pods, load_objects, features, now: float) -> dict[tuple[str, str], int]:
@@ -80,8 +82,11 @@ class PendingReasons:
         due = [pod for key, pod in zip(keys, pending)
                if (entry := self._entries.get(key)) is None or now - entry.at >= self.interval]
         objects = load_objects() if due else None
-        for pod in due[:self.budget]:
+        started = time.perf_counter()
+        for pod in due:
             self._entries[_key(pod)] = _Entry(pod, self._explain(objects, pod, features), now)
+            if time.perf_counter() - started >= self.budget_s:
+                break
         counts: dict[tuple[str, str], int] = {}
         for key in keys:
             entry = self._entries.get(key)

@@ -180,7 +180,7 @@ def test_pending_reasons_are_explained_within_the_budget_and_interval():
         calls.append(1)
         return objects
 
-    reasons = PendingReasons(interval=10, budget=1)
+    reasons = PendingReasons(interval=10, budget_s=0)  # one pod per derivation
     first = reasons.counts(pods, load, store.features(), now=0.0)
     assert sum(first.values()) == 2 and sum(v for (ns, r), v in first.items() if r == NOT_EXPLAINED) == 1
     second = reasons.counts(pods, load, store.features(), now=1.0)
