@@ -166,6 +166,7 @@ class Placer:
         self.committed: dict[str, list] = {}    # node: (pod shape, device names) committed there
         self._device_kinds: dict | None = None
         self._static: dict | None = None
+        self.distinct_nodes = False
 
     # -- judging
 
@@ -339,7 +340,8 @@ class Placer:
             used = _used_devices(self.objs)
             signatures: dict[tuple, int] = {}
             self._static = {n: signatures.setdefault(_node_signature(self.objs.nodes[n], slices.get(n, []), used,
-                                                                     self.infos[n]), len(signatures))
+                                                                     self.infos[n]) + ((n,) if self.distinct_nodes else ()),
+                                                     len(signatures))
                             for n in self.order}
         return self._static[node], tuple(sorted(self.committed.get(node, ())))
 
@@ -502,6 +504,8 @@ def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str
         stack: list[PodPlacement] = []
         dead: set[tuple] = set()   # search states known to lead nowhere
         memo = not placer._shared_pools  # a pool several nodes share is not described by any one node
+        # Pods that name nodes tell alike nodes apart: then no node stands for another.
+        placer.distinct_nodes = any(_names_nodes(p) for p in pods)
         plan = FitPlan(GANG, workload, len(pods), [], features=features, greedy_fits=False)
 
         def search(i: int) -> bool:
@@ -515,7 +519,8 @@ def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str
             # Placements that differ only by which of several alike nodes took what end alike.
             key = None
             if memo:
-                key = (i, start, tuple(sorted(placer.node_state(n) for n, done in placer.committed.items() if done)))
+                key = (i, start, tuple(sorted((placer.node_state(n), position[n] >= start)
+                                              for n, done in placer.committed.items() if done)))
                 if key in dead:
                     return False
             tried: set[tuple] = set()   # nodes alike in every respect fail alike
@@ -620,6 +625,12 @@ def _claim_requests(objs, pod: dict, entry: dict) -> list[dict]:
         return (claim or {}).get("spec", {}).get("devices", {}).get("requests") or []
     template = objs.claim_templates.get((namespace, entry.get("resourceClaimTemplateName")))
     return ((template or {}).get("spec", {}).get("spec", {}).get("devices", {}).get("requests")) or []
+
+
+def _names_nodes(pod: dict) -> bool:
+    """Whether the pod's placement rules can tell nodes apart by name."""
+    text = json.dumps(pod["spec"], default=str)
+    return "metadata.name" in text or '"nodeName"' in text or "kubernetes.io/hostname" in text
 
 
 def greedy_first_failure(plan: FitPlan) -> int:

@@ -295,3 +295,26 @@ def test_capacity_judges_alike_nodes_once_and_names_the_limit():
     assert [(n.node, n.together, n.one_at_a_time) for n in report.nodes] == [("n1", 2, 2), ("n2", 2, 2), ("n0", 1, 1)]
     assert report.nodes[0].limit == "request gpu: gpu.example.com: needs 2, 0 usable (4 are in use)"
     assert report.summary() == "5 more copies of two fit"
+
+
+def test_gang_backtracks_across_several_alike_nodes():
+    """Three nodes of one big and one small GPU: three pods wanting any GPU, then three wanting a
+    big one. The scheduler's order gives the big ones away; the search must not try every
+    permutation of alike nodes to find the placement."""
+    objects = [device_class(), template("any", 1), template("big", 1, f'device.attributes["{DRIVER}"].model == "big"')]
+    for i in range(3):
+        sl = gpus(f"n{i}", 2)
+        sl["spec"]["devices"] = [{"name": "gpu-0", "attributes": {"model": {"string": "big"}}},
+                                 {"name": "gpu-1", "attributes": {"model": {"string": "small"}}}]
+        objects += [node(f"n{i}"), sl]
+
+    def job(name):
+        return {"name": name, "replicas": 3, "template": {"spec": {"template": {"spec": pod_spec(name)}}}}
+    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js", "namespace": "default"},
+              "spec": {"replicatedJobs": [job("any"), job("big")]}}
+    objs = allocator.load_objects(objects)
+    assert placed(objs, jobset).placed == 3
+    plan = placed(objs, jobset, gang=True)
+    assert plan.fits and plan.greedy_fits is False
+    devices = {(p.role, p.node, d["device"]) for p in plan.placements for d in p.devices}
+    assert {d for r, _, d in devices if r == "any"} == {"gpu-1"} and {d for r, _, d in devices if r == "big"} == {"gpu-0"}
