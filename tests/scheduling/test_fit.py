@@ -313,7 +313,7 @@ def test_gang_backtracks_across_several_alike_nodes():
     jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js", "namespace": "default"},
               "spec": {"replicatedJobs": [job("any"), job("big")]}}
     objs = allocator.load_objects(objects)
-    assert placed(objs, jobset).placed == 3
+    assert placed(objs, jobset).placed == 4  # any: n0, n0, n1 (big), big: n2; two big pods are left
     plan = placed(objs, jobset, gang=True)
     assert plan.fits and plan.greedy_fits is False
     devices = {(p.role, p.node, d["device"]) for p in plan.placements for d in p.devices}
