@@ -354,3 +354,31 @@ def test_the_deploy_manifests_are_accepted_and_their_role_reads_every_kind(clust
     assert exporter.wait_ready() == "ok\n"
     readable = {dict(k)["kind"]: dict(k)["state"] for k in exporter.scrape()["dra_exporter_kind_readable"]}
     assert set(readable.values()) == {"ok"}, readable
+
+
+def test_pending_pods_by_the_dominant_cause_explain_finds(cluster, kube, world, start):
+    namespace, suffix = world["namespace"], world["suffix"]
+    kube.create({"apiVersion": RESOURCE, "kind": "DeviceClass", "metadata": {"name": f"nothing-{suffix}"},
+                 "spec": {"selectors": [{"cel": {"expression": f'device.driver == "none-{suffix}.example.com"'}}]}})
+    kube.create(claim_object("wants-nothing", namespace, f"nothing-{suffix}"))
+    for pod, claim in (("stuck", "wants-nothing"), ("fits", "waiting")):
+        # schedulerName nobody: the real scheduler leaves them pending; explain judges as the default one.
+        kube.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": pod, "namespace": namespace},
+                     "spec": {"schedulerName": "nobody", "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
+                              "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                                              "resources": {"claims": [{"name": "gpu"}]}}]}})
+    exporter = start("--kubeconfig", cluster.kubeconfig)
+    exporter.wait_ready()
+    exporter.until(lambda m: series(m, "dra_pending_pods", namespace=namespace) == {
+        (("namespace", namespace), ("reason", "NoDevicesOnNode")): 1,
+        (("namespace", namespace), ("reason", "Fits")): 1}, 10, "pending pods by reason")
+    stuck = json.loads(kubectl_dra("--kubeconfig", cluster.kubeconfig, "explain", "-n", namespace, "pod/stuck",
+                                   "-o", "json").stdout)
+    assert stuck["summary"]["causes"][0]["plugin"] == "DynamicResources"
+    assert stuck["summary"]["causes"][0]["cause"] == f"no nothing-{suffix} devices on this node"
+    fits = json.loads(kubectl_dra("--kubeconfig", cluster.kubeconfig, "explain", "-n", namespace, "pod/fits",
+                                  "-o", "json").stdout)
+    assert fits["verdict"] == "Fits"
+    kube.delete("v1", "Pod", "stuck", namespace, grace_period=0)
+    exporter.until(lambda m: series(m, "dra_pending_pods", namespace=namespace) == {
+        (("namespace", namespace), ("reason", "Fits")): 1}, 1.0, "a deleted pending pod's series gone")
