@@ -4,7 +4,7 @@ goes only with others without groups. With the gate off, slices using groups are
 pool looks incomplete (structured/internal/*/pools_*.go, experimental/compatibility_groups.go)."""
 
 import pytest
-from builders import allocation, claim, device, device_class, exact, node, pod, resource_slice
+from builders import DRIVER, allocation, claim, device, device_class, exact, node, pod, resource_slice
 from helpers import chosen, explain, request_outcome
 
 import allocator
@@ -143,3 +143,45 @@ def test_gate_off_keeps_pools_without_groups():
 def test_gate_is_new_in_137():
     with pytest.raises(allocator.FeatureError, match="added in 1.37"):
         allocator.Features.for_version(36, GATE)
+
+
+# -- interplay with other rules --------------------------------------------------------------------
+
+
+def test_a_taint_rejection_after_joining_gives_the_groups_back():
+    # p1 joins chip (narrowing {x, y} to y) and is then refused for its taint: chip must widen
+    # again, or p2 (x) would be refused too.
+    tainted = part("p1", ["y"])
+    tainted["taints"] = [{"key": "example.com/broken", "effect": "NoSchedule"}]
+    exp = run([part("p0", ["x", "y"]), tainted, part("p2", ["x"])])
+    assert chosen(exp, "n1") == [("r", "n1/p0"), ("r", "n1/p2")]
+    rejected = {r.device.device: r.code for r in request_outcome(exp, "n1", "r").rejected}
+    assert rejected["p1"] == "TaintNotTolerated"
+
+
+def test_a_further_share_of_a_shared_device_is_not_checked_again():
+    # p0 is already shared and p1 allocated, with disjoint groups (say the driver changed them since):
+    # the chip's intersection is empty. Another share of p0 draws no counters and meets no groups,
+    # so it still fits; a check would refuse it.
+    shared = part("p0", ["x"])
+    shared["allowMultipleAllocations"] = True
+    shared["capacity"] = {"memory": {"value": "8Gi"}}
+    existing = claim("old", [exact("r")], reserved_for=["other"], allocation=allocation(
+        ("r", DRIVER, "n1", "p0", {"shareID": "6f0c7a2e-0000-4000-8000-000000000001", "consumedCapacity": {"memory": "1Gi"}}),
+        ("r", DRIVER, "n1", "p1")))
+    new = claim("c", [exact("r", capacity={"requests": {"memory": "1Gi"}})])
+    exp = explain(objects([shared, part("p1", ["y"])], new, existing), ("default", "c"), gates=GATE)
+    assert chosen(exp, "n1") == [("r", "n1/p0")]
+
+
+def test_first_available_falls_back_when_the_groups_refuse_the_first_choice():
+    from builders import first_available, sub
+
+    objs = objects([part("p0", ["x"], kind="big"), part("p1", ["y"], kind="small"), part("p2", ["x"], kind="small")])
+    objs.append(claim("c", [exact("base", selectors=[f'device.attributes["{DRIVER}"].kind == "big"']),
+                            first_available("alt", sub("small", selectors=[f'device.attributes["{DRIVER}"].kind == "small"'],
+                                                       count=2),
+                                            sub("one", selectors=[f'device.attributes["{DRIVER}"].kind == "small"']))]))
+    exp = explain(objs, ("default", "c"), gates=GATE)
+    # Two small ones would need p1 (y) next to p0 (x): refused, so the second alternative is used.
+    assert chosen(exp, "n1") == [("base", "n1/p0"), ("alt/one", "n1/p2")]

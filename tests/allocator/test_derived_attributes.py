@@ -130,6 +130,13 @@ def test_results_that_are_no_attribute_are_errors(expression, message):
     assert node_verdict(exp, "n1").message == message
 
 
+def test_values_of_different_types_never_match_and_are_no_error():
+    gpus = [device("gpu-0", {"v": "one"}), device("gpu-1", {"v": 1})]
+    same = derived("derived/x", f"{GPU_ATTR}.v")
+    exp = run(cluster(gpus), [exact("g", "gpu", count=2, derivedAttributes=[same])], [{"matchAttribute": "derived/x"}])
+    assert exp.verdict == "Unschedulable"
+
+
 def test_values_of_every_type():
     gpus = [device("gpu-0", {"v": "v:1.2.3", "b": True}), device("gpu-1", {"v": "v:1.2.3", "b": True})]
     for expression in (f"{GPU_ATTR}.v", f"{GPU_ATTR}.b", 'semver("1.0.0")', f"string({GPU_ATTR}.b)"):
