@@ -80,21 +80,22 @@ KREW_MODULE = "sigs.k8s.io/krew"
 KREW_VERSION = "v0.4.3"
 
 
-def krew_binary() -> Path:
-    """A real krew built from its Go module, cached in the user cache like the Go build cache (a
-    clean clone finds it); built under `nice` the first time (about 40 s, then nothing)."""
+def krew_binary(tool: str = "krew") -> Path:
+    """A real krew (or its validate-krew-manifest) built from its Go module, cached in the user
+    cache like the Go build cache (a clean clone finds it); built under `nice` the first time
+    (about 40 s each, then nothing)."""
     import shutil
     import subprocess
 
     folder = release_build.cache_dir() / f"krew-{KREW_VERSION}" / "bin"
-    binary = folder / ("krew.exe" if sys.platform == "win32" else "krew")
+    binary = folder / (f"{tool}.exe" if sys.platform == "win32" else tool)
     if binary.is_file():
         return binary
     go = shutil.which("go")
     if go is None:
         pytest.skip(f"no `go` on PATH to build krew {KREW_VERSION} from its module (and none cached at {binary})")
     env = {**os.environ, "GOBIN": str(folder), "GOFLAGS": "-buildvcs=false", "CGO_ENABLED": "0"}
-    command = ["nice", "-n", "10", go, "install", f"{KREW_MODULE}/cmd/krew@{KREW_VERSION}"]
+    command = ["nice", "-n", "10", go, "install", f"{KREW_MODULE}/cmd/{tool}@{KREW_VERSION}"]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, f"building krew failed:\n{done.stderr[-3000:]}"
     return binary

@@ -53,6 +53,18 @@ def test_krew_installs_the_archive_and_kubectl_runs_it(request, tmp_path):
     assert (ROOT / "THIRD_PARTY_NOTICES.txt").read_text().split("\n\n", 1)[1].split("Bundled distributions:")[0] \
         in notices
 
+    # The manifest krew-index gets (every platform; the others' archives stand in here) passes
+    # krew's own validator.
+    full = tmp_path / "index" / "dra.yaml"
+    full.parent.mkdir()
+    stand_ins = []
+    for other_os, other_arch in release_build.PLATFORMS:
+        if (other_os, other_arch) != (os_name, arch):
+            stand_ins.append(tmp_path / "index" / release_build.archive_name(tag, other_os, other_arch))
+            stand_ins[-1].write_bytes(b"stand-in")
+    full.write_text(release_build.render_manifest(tag, "example-org/kubectl-dra", [archive, *stand_ins]))
+    run([krew_binary("validate-krew-manifest"), "-manifest", full, "-skip-install"], os.environ, tmp_path)
+
     manifest = tmp_path / "dra.yaml"
     run([sys.executable, ROOT / "release" / "build.py", "manifest", "--tag", tag, "--repository",
          "example-org/kubectl-dra", "--only", f"{os_name}/{arch}", "-o", manifest, archive], os.environ, tmp_path)
