@@ -28,6 +28,7 @@ from allocator.objects import ObjectSet, normalise
 from allocator.search import SelectorEvaluator
 
 from . import framework
+from .extended import EXTENDED_ANNOTATION
 from .plugins import dynamic_resources
 from .resources import as_resource, bound_pod, host_ports, node_infos, pod_requests
 from .summary import filter_cause
@@ -80,6 +81,7 @@ class FitPlan:
     added_nodes: list[str] = field(default_factory=list)
     add_node: dict | None = None     # {"from": NODE, "count": N, "auto": bool, "needed": N|None}
     placed_now: int | None = None    # --add-node: how many fit without new nodes
+    objs_after: object = field(default=None, repr=False)  # the cluster with the placed pods committed
     warnings: list[str] = field(default_factory=list)
     features: object = None
 
@@ -374,8 +376,18 @@ class Placer:
                                       "annotations": {"resource.kubernetes.io/pod-claim-name": outcome.pod_claim_name}},
                          "spec": template["spec"]["spec"]}
                 statuses.append({"name": outcome.pod_claim_name, "resourceClaimName": outcome.name})
-            else:
+            elif key in self.objs.claims:
                 claim = self.objs.claims[key]
+            else:
+                # The scheduler's claim for extended resources backed by DRA: it creates the object
+                # when it binds the pod; only its allocation matters to the pods after this one.
+                requests = sorted({r["request"] for r in outcome.allocation["devices"]["results"]})
+                claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                         "metadata": {"namespace": namespace, "name": f"{meta['name']}-extended-resources",
+                                      "annotations": {EXTENDED_ANNOTATION: "true"}},
+                         "spec": {"devices": {"requests": [{"name": r, "exactly": {"deviceClassName": "-"}}
+                                                           for r in requests]}}}
+                names[-1] = claim["metadata"]["name"]
             claims.append({**claim, "status": {"allocation": outcome.allocation, "reservedFor": [pod_ref]}})
             for result in outcome.allocation["devices"]["results"]:
                 devices.append({"claim": outcome.name, "request": result["request"], "driver": result["driver"],
@@ -476,7 +488,7 @@ def place_sequential(objs, pods: list[dict], roles: list[str], features, workloa
             placement.role = role
             plan.placements.append(placement)
         plan.search_steps = placer.steps
-        plan.objs_after = placer.objs  # type: ignore[attr-defined]
+        plan.objs_after = placer.objs
         return plan
 
 
@@ -559,7 +571,7 @@ def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str
             plan.placements = [PodPlacement(p["metadata"].get("namespace") or "default", p["metadata"]["name"], r, None)
                                for p, r in zip(pods, roles)]
             if explain_failure:
-                plan.failure = explain_at(greedy.objs_after, pods[greedy_first_failure(greedy)], features)  # type: ignore[attr-defined]
+                plan.failure = explain_at(greedy.objs_after, pods[greedy_first_failure(greedy)], features)
             plan.failed_pod = greedy.failed_pod
         return plan
 

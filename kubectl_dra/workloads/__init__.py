@@ -87,10 +87,22 @@ def expand(obj: dict, others: list[dict] = (), replicas: int | None = None, orig
     else:
         builder.workload_api(spec, others, replicas)
     result = builder.result()
-    if not any(p["spec"].get("resourceClaims") for p in result.pods) and not result.shared_claims:
+    if not any(p["spec"].get("resourceClaims") or _extended(p) for p in result.pods) and not result.shared_claims:
         raise InputError(f"{where}{describe(obj)}: {builder.claims_field}: no DRA claims "
-                         "(resourceClaims) in the pod template; fit places pods that use DRA devices")
+                         "(resourceClaims, or extended resources a DeviceClass may back) in the pod template; "
+                         "fit places pods that use DRA devices")
     return result
+
+
+def _extended(pod: dict) -> bool:
+    """Whether a container asks for an extended resource (a DeviceClass may back it with DRA)."""
+    spec = pod.get("spec") or {}
+    for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+        resources = (container or {}).get("resources") or {}
+        for name in [*(resources.get("requests") or {}), *(resources.get("limits") or {})]:
+            if "/" in name and "kubernetes.io/" not in name and not name.startswith("requests."):
+                return True
+    return False
 
 
 def _count(obj: dict, spec: dict, key: str, default: int, override: int | None, where: str, path: str = "spec") -> int:

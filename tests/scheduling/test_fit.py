@@ -318,3 +318,15 @@ def test_gang_backtracks_across_several_alike_nodes():
     assert plan.fits and plan.greedy_fits is False
     devices = {(p.role, p.node, d["device"]) for p in plan.placements for d in p.devices}
     assert {d for r, _, d in devices if r == "any"} == {"gpu-1"} and {d for r, _, d in devices if r == "big"} == {"gpu-0"}
+
+
+def test_extended_resources_backed_by_dra_are_placed_and_counted():
+    objs = allocator.load_objects([device_class(extended_resource="example.com/gpu"), node("n0"), gpus("n0", 4)])
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x", "namespace": "default"},
+           "spec": {"containers": [container(limits={"example.com/gpu": "2"})]}}
+    wl = expand(pod, replicas=3)
+    prepared_objs, pods = fit.prepare(objs, wl)
+    plan = fit.place_sequential(prepared_objs, pods, wl.roles, FEATURES)
+    assert [p.node for p in plan.placements] == ["n0", "n0", None]
+    assert [[d["device"] for d in p.devices] for p in plan.placements[:2]] == [["gpu-0", "gpu-1"], ["gpu-2", "gpu-3"]]
+    assert plan.placements[0].claims == ["x-0-extended-resources"]
