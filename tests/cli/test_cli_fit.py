@@ -88,7 +88,8 @@ spec: {replicas: 2, template: {spec: {containers: [{name: a, image: a}]}}}
 @pytest.mark.parametrize("text, extra, message", [
     (DAEMONSET, (), "error: {path}: DaemonSet/default/agents: kind: fit does not know the pods of a DaemonSet; want one of "),
     (NO_CLAIMS, (), "error: {path}: Deployment/default/web: spec.template.spec.resourceClaims: no DRA claims "
-                    "(resourceClaims) in the pod template; fit places pods that use DRA devices"),
+                    "(resourceClaims, or extended resources a DeviceClass may back) in the pod template; fit places pods "
+                    "that use DRA devices"),
     (NO_CLAIMS, ("--replicas", "0"), "error: {path}: Deployment/default/web: --replicas: must be greater than 0, got 0"),
 ])
 def test_bad_input_is_one_line_and_exit_2(run_cli, tmp_path, text, extra, message):
