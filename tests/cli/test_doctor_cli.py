@@ -69,3 +69,22 @@ def test_a_file_without_claims_or_pods_is_still_judged(run_cli, tmp_path):
     result = run_cli("--from", str(path), "doctor", "-o", "json")
     assert result.status in (0, 1), result
     assert json.loads(result.stdout)["summary"]["unknown"] == 0
+
+
+def test_text_from_the_cluster_never_reaches_the_terminal_raw(run_cli, tmp_path):
+    from hostile_text import CLEAR_SCREEN, MIXED, RETITLE, hostile_objects, raw_controls
+
+    from .test_doctor_checks import pod
+
+    sick = pod("sick", "nothing", ns="default", node_name="hostile-node", health=("gpu-0", "Unhealthy"))
+    sick["status"]["containerStatuses"][0]["allocatedResourcesStatus"][0]["resources"][0]["message"] = (
+        CLEAR_SCREEN + RETITLE + MIXED)
+    path = tmp_path / "hostile.yaml"
+    path.write_text(yaml.safe_dump_all([*hostile_objects(), sick]))
+    seen = []
+    for output in ("text", "json", "yaml"):
+        result = run_cli("--from", str(path), "doctor", "-o", output)
+        assert result.status in (0, 1), result
+        assert raw_controls(result.stdout + result.stderr) == [], output
+        seen.append(result.stdout)
+    assert "\\x1b[2J" in seen[0] and "PROBLEM  failure.unhealthy-devices" in seen[0]
