@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_dra.options import global_options, options_of
+from kubectl_dra.options import global_options, options_of, refuse_unused_filters
 
 
 def client_version() -> str:
@@ -40,6 +40,7 @@ def version(ctx: click.Context, client_only: bool, output: str) -> None:
 
     from allocator.features import NEWEST_MINOR, OLDEST_MINOR
 
+    refuse_unused_filters(ctx)
     config = options_of(ctx)
     info: dict = {
         "clientVersion": {

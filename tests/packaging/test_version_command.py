@@ -61,6 +61,11 @@ def test_offline_sources_have_no_server(run_cli, isolated_kubeconfig):
     assert result.status == 0 and "Server Version" not in result.stdout, result
 
 
+def test_row_filters_are_refused(run_cli, isolated_kubeconfig):
+    result = run_cli("version", "--client", "-l", "a=b")
+    assert result.status == 2 and result.stderr.startswith("error: -l/--selector selects rows of list commands")
+
+
 def test_server_versions_and_rules(run_cli, fake_api):
     kubeconfig = fake_api(versions=("v1", "v1beta2", "v1beta1", "v1alpha3"))
     result = run_cli("version", "--kubeconfig", kubeconfig)
