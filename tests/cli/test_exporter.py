@@ -281,3 +281,42 @@ def test_metrics_of_a_copy_do_not_change_the_store():
     before = copy.deepcopy({kind: store.items(kind) for kind in ("ResourceSlice", "ResourceClaim")})
     derive(store)
     assert {kind: store.items(kind) for kind in ("ResourceSlice", "ResourceClaim")} == before
+
+
+def test_an_unreachable_cluster_is_not_ready_with_the_reason_and_keeps_trying(isolated_kubeconfig, tmp_path):
+    closed = free_port()  # nothing listens there
+    config = tmp_path / "kubeconfig"
+    config.write_text(f"""apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: "https://127.0.0.1:{closed}", insecure-skip-tls-verify: true}}}}]
+users: [{{name: u, user: {{token: t}}}}]
+contexts: [{{name: x, context: {{cluster: c, user: u}}}}]
+current-context: x
+""")
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-c", "from kubectl_dra.cli import main; main()", "--kubeconfig",
+                                str(config), "exporter", "--listen", f"127.0.0.1:{port}"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, process.communicate()
+            try:
+                status, _, body = get(base + "/readyz")
+                if "cannot list the cluster" in body:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "no reason on /readyz"
+            time.sleep(0.1)
+        assert status == 503
+        assert body.startswith(f"not ready: cannot list the cluster: cannot reach the cluster at https://127.0.0.1:{closed}")
+        assert get(base + "/healthz")[0] == 200
+        families = {f.name: f for f in parse_text(get(base + "/metrics")[2])}
+        assert families["dra_exporter_connected"].samples[0].value == 0 and "dra_devices" not in families
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=20)
+    assert process.returncode == 0
+    assert "Warning: cannot list the cluster: cannot reach the cluster at" in err
