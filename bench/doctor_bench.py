@@ -5,7 +5,9 @@ Usage: nice .venv/bin/python bench/doctor_bench.py [--nodes 5000] [--runs 3]
 
 The snapshot is bench/cli_bench.py's (5,000 nodes, one 8-GPU slice each, NVIDIA-shaped attributes,
 one DeviceClass), plus claims and pods so every check has work: 1,000 allocated claims reserved for
-running pods, 20 pending pods with claims, a DeviceTaintRule. Both commands read the same file
+running pods, 20 pending pods whose claims ask for a GPU model the cluster does not have (one
+kind of pod: doctor explains it once, see kubectl_dra/doctor/claims.py EXPLAINED_SHAPES), a
+DeviceTaintRule. Both commands read the same file
 (`--from`) and write JSON to /dev/null; each is timed as a whole process, median of --runs.
 """
 
@@ -48,7 +50,9 @@ def with_workload(snapshot: dict, nodes: int, allocated: int = 1000, pending: in
         items.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                       "metadata": {"name": name, "namespace": "bench", "uid": f"pending-claim-{n}"},
                       "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
-                          "deviceClassName": DRIVER, "allocationMode": "ExactCount", "count": 16}}]}}})
+                          "deviceClassName": DRIVER, "allocationMode": "ExactCount", "count": 1,
+                          "selectors": [{"cel": {"expression": f"device.attributes['{DRIVER}'].productName == "
+                                                               "'NVIDIA H200'"}}]}}]}}})
         items.append({"apiVersion": "v1", "kind": "Pod",
                       "metadata": {"name": name, "namespace": "bench", "uid": f"pending-pod-{n}"},
                       "spec": {"containers": [{"name": "main", "resources": {"claims": [{"name": "gpu"}]}}],
