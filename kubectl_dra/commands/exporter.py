@@ -97,6 +97,7 @@ class Exporter:
         self.last_sync: float | None = None
         self.live = Live(time.monotonic(), {}, {})
         self._changed: asyncio.Event | None = None
+        self._warned: set[str] = set()
 
     # --- running ---------------------------------------------------------------------------------
 
@@ -191,6 +192,10 @@ class Exporter:
                 try:
                     self.metrics = await loop.run_in_executor(worker, self.builder.build, snapshot, utc_now())
                     self.problem = ""
+                    for warning in self.metrics.warnings:  # CEL errors of DeviceClasses, said once each
+                        if warning not in self._warned:
+                            self._warned.add(warning)
+                            print(f"Warning: {_safe(warning)}", file=sys.stderr, flush=True)
                     if fresh:
                         self.last_sync = time.time()
                 except Exception as error:  # a bug must not stop the exporter: say it on /readyz
