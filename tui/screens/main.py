@@ -44,6 +44,8 @@ class DashboardScreen(Screen):
         Binding("q", "app.quit", "Quit"),
         Binding("slash", "filter", "Filter", tooltip="Filter the table: every word must match"),
         Binding("e", "explain", "Explain", tooltip="Why the selected claim or pod fits or not, node by node"),
+        Binding("w", "what_if", "What if", show=False,
+                tooltip="Would more pods like the selected one fit; with a node added, a claim freed"),
         Binding("y", "yaml", "YAML", tooltip="The selected object as the API server returned it"),
         Binding("n", "app.pick_namespace", "Namespace", tooltip="The namespace of the claims and pods shown"),
         Binding("c", "app.pick_context", "Context", tooltip="Another kubeconfig context"),
@@ -186,6 +188,15 @@ class DashboardScreen(Screen):
             self.notify("Select an object first.", severity="warning")
             return
         self.app.push_screen(YamlScreen(ref.kind, obj))
+
+    def action_what_if(self) -> None:
+        from tui.screens.whatif import WhatIfScreen
+
+        target = self.current_view.explain_target()
+        if target is None or target.kind != "Pod" or self.app.dashboard is None:
+            self.notify("Select a pod (Claims view, key 3) for what if.", severity="warning")
+            return
+        self.app.push_screen(WhatIfScreen(self.app.dashboard, target))
 
     def action_explain(self) -> None:
         target = self.current_view.explain_target()
