@@ -168,7 +168,7 @@ def run(checks: list[Check], context: Context) -> Report:
         missing = unreadable_kinds(context.model.kind_status, check.needs)
         if missing:
             finding = Finding(UNKNOWN, "cannot check without " + "; ".join(m.detail() for m in missing),
-                              next="kubectl auth can-i list " + " ".join(_plural(m.kind) for m in missing))
+                              next=f"kubectl auth can-i list {_plural(missing[0].kind)}")
         else:
             finding = check.run(context)
         outcomes.append(Outcome(check, finding))

@@ -342,3 +342,8 @@ def test_a_file_without_pods_does_not_call_every_reservation_leaked(tmp_path):
     [outcome] = diagnose(ClusterModel.from_store(store), NOW, only=("claims.leaked",)).outcomes
     assert (outcome.result, outcome.finding.message) == (
         OK, "the file holds no Pods: reservations were not checked against them")
+
+
+def test_an_unknown_check_says_how_to_see_the_permission_it_lacks():
+    done = report(healthy(), only=("classes.no-devices",), unreadable={"DeviceClass": "forbidden"})
+    assert done.outcomes[0].finding.next == "kubectl auth can-i list deviceclasses.resource.k8s.io"
