@@ -206,3 +206,18 @@ def test_a_user_who_may_not_read_classes_gets_unknown_and_exit_2(cluster, gpus):
     assert results == {"classes.no-devices": "unknown", "classes.selector-errors": "unknown",
                        "classes.extended-resource": "unknown", "drivers.invalid-pools": "ok"}
     assert "DeviceClasses (forbidden" in check(report, "classes.no-devices")["message"]
+
+
+def test_an_old_kubelet_and_a_node_that_stopped_reporting(cluster, kube, gpus):
+    old = f"{gpus['node']}-old"
+    node = create_ready_node(kube, old)
+    node["status"]["nodeInfo"] = {"kubeletVersion": "v1.30.4"}
+    node["status"]["conditions"] = [{"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
+                                     "message": "Kubelet stopped posting node status."}]
+    kube.replace(node, subresource="status")
+    kube.create(gpu_slice(old, gpus["driver"]))
+    _, report = doctor(cluster, "--only", "api.kubelet-skew,failure.stale-pools")
+    skew = check(report, "api.kubelet-skew")
+    assert skew["result"] == "problem" and mentions(skew, f"node/{old} (v1.30.4)")
+    stale = check(report, "failure.stale-pools")
+    assert stale["result"] == "warning" and mentions(stale, f"{gpus['driver']}/{old} (node/{old} NotReady)")
