@@ -29,6 +29,8 @@ TICK_S = 1.0
 REFRESH_S = 5.0
 """A derivation at least this often even without changes: ages (dra_pool_incomplete_seconds) and
 pending pods' reasons move on with time."""
+EXPLAIN_POLL_S = 0.5
+"""How often the explain thread looks for pending pods whose reason is due."""
 STALLED_S = 30.0
 """/healthz fails when the event loop has not ticked for this long."""
 
@@ -137,7 +139,8 @@ class Exporter:
                 self.store = store
             self.store.add_listener(lambda change: self._changed.set())
             self._changed.set()
-            tasks = [asyncio.create_task(self._derive_forever()), asyncio.create_task(self._tick_forever())]
+            tasks = [asyncio.create_task(self._derive_forever()), asyncio.create_task(self._tick_forever()),
+                     asyncio.create_task(self._explain_forever())]
             if self.source is not None and self.source.live:
                 tasks.append(asyncio.create_task(self.source.run(self.store)))
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
@@ -202,6 +205,26 @@ class Exporter:
                     self.problem = f"deriving the metrics failed: {type(error).__name__}: {error}"
                     print(f"error: {_safe(self.problem)}", file=sys.stderr, flush=True)
                 await asyncio.sleep(self.interval)
+
+    async def _explain_forever(self) -> None:
+        """Pending pods' reasons, on their own thread: one explanation judges every node."""
+        from kubectl_dra.model.incremental import take_snapshot
+
+        loop = asyncio.get_running_loop()
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="exporter-explain") as worker:
+            while True:
+                await asyncio.sleep(EXPLAIN_POLL_S)
+                if not self.builder.pending.due:
+                    continue
+                snapshot = take_snapshot(self.store)
+                try:
+                    explained = await loop.run_in_executor(worker, self.builder.explain_pending, snapshot)
+                except Exception as error:  # as for derivations: say it, keep going
+                    print(f"error: explaining pending pods failed: {_safe(f'{type(error).__name__}: {error}')}",
+                          file=sys.stderr, flush=True)
+                    continue
+                if explained:
+                    self._changed.set()  # publish the new reasons
 
     async def _tick_forever(self) -> None:
         while True:

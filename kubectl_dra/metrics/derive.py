@@ -21,6 +21,7 @@ from kubectl_dra.metrics.pending import PendingReasons
 from kubectl_dra.model.claims import claim_state
 from kubectl_dra.model.cluster import ClusterModel
 from kubectl_dra.model.incremental import ModelBuilder, StoreSnapshot
+from kubectl_dra.store import KINDS
 from kubectl_dra.model.states import CLAIM_ALLOCATED, CLAIM_PENDING, CLAIM_RESERVED, DEVICE_STATES, FREE, \
     POOL_STATES, StateCounts
 
@@ -80,7 +81,7 @@ class MetricsBuilder:
     """Derives Metrics from store snapshots, reusing the pool analyses, class membership and pod
     explanations that did not change. One caller (thread) at a time."""
 
-    def __init__(self, per_device: bool = False, explain_interval: float = 10.0, explain_budget_s: float = 1.0) -> None:
+    def __init__(self, per_device: bool = False, explain_interval: float = 10.0, explain_budget_s: float = 2.0) -> None:
         self.per_device = per_device
         self.models = ModelBuilder()
         self.classes = ClassMembers()
@@ -101,12 +102,23 @@ class MetricsBuilder:
         return Metrics(families, snapshot.revision, now, time.perf_counter() - started, model.pools_pending == 0,
                        list(self.classes.errors))
 
+    def explain_pending(self, snapshot: StoreSnapshot, clock: float | None = None) -> int:
+        """Explains the pending pods the last build found due (`pending.PendingReasons.explain`)
+        against the snapshot's objects; safe to run on another thread than `build`. Returns how
+        many pods were explained (a build after it publishes their reasons)."""
+        import allocator
+
+        def load():
+            return allocator.load_objects(obj for kind in KINDS for obj in snapshot.items[kind])
+
+        return self.pending.explain(load, snapshot.features, time.monotonic() if clock is None else clock)
+
     def families(self, model: ClusterModel, now: datetime.datetime, clock: float) -> list[Family]:
         out = {d.name: Family(d) for d in c.MODEL_METRICS}
         self._devices(model, out)
         self._pools(model, now, out)
         self._claims(model, out)
-        pending = self.pending.counts(model.raw["Pod"], model.all_objects, model.features, clock)
+        pending = self.pending.counts(model.raw["Pod"], clock)
         for (namespace, reason), count in sorted(pending.items()):
             out[c.PENDING_PODS.name].add((namespace, reason), count)
         self._health(model, out)

@@ -1,13 +1,14 @@
 """Why pods that use resource claims are not scheduled, as one word each: the dominant cause of
 `kubectl dra explain` (kubectl_dra.scheduling), reduced to a bounded set of values for a label.
 
-Explaining a pod judges every node, so each pod's reason is kept for `interval` seconds and each
-derivation explains pods for at most `budget_s` seconds (at least one pod); the set of pending pods
-itself is always current.
+Explaining a pod judges every node (seconds on a big cluster), so it happens off the derivation, on
+the exporter's explain thread; each pod's reason is kept for `interval` seconds, and a pod not
+explained yet counts as NotExplainedYet. The set of pending pods itself is always current.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 
@@ -20,7 +21,7 @@ NOT_TRIED = "NotTriedYet"
 NO_NODES = "NoNodes"
 EXPLAIN_ERROR = "ExplainError"
 NOT_EXPLAINED = "NotExplainedYet"
-"""Over this derivation's budget: explained in a later one."""
+"""New since the last explanations: explained within seconds."""
 OTHER = "Other"
 
 PLUGIN_REASONS = ("NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
@@ -66,33 +67,60 @@ def reason_of(explanation) -> str:
 
 
 class PendingReasons:
-    """Pending pods by (namespace, reason), each pod explained at most every `interval` seconds."""
+    """Pending pods by (namespace, reason), each pod explained at most every `interval` seconds.
 
-    def __init__(self, interval: float = 10.0, budget_s: float = 1.0) -> None:
+    `counts` (the derivation) never explains: it uses the reasons known and notes which pods are
+    due; `explain` (another thread: one explanation judges every node, seconds on a big cluster)
+    explains those. The two meet under a lock."""
+
+    def __init__(self, interval: float = 10.0, budget_s: float = 2.0) -> None:
         self.interval = interval
         self.budget_s = budget_s
+        self._lock = threading.Lock()
         self._entries: dict[tuple[str, str], _Entry] = {}
+        self._due: dict[tuple[str, str], dict] = {}
 
-    def counts(self, pods, load_objects, features, now: float) -> dict[tuple[str, str], int]:
-        """`pods`: raw Pods; `load_objects()`: the ObjectSet to explain against (only called when
-        some pod needs explaining); `now`: a monotonic clock."""
+    @property
+    def due(self) -> bool:
+        """Whether the last `counts` found pods to explain."""
+        return bool(self._due)
+
+    def counts(self, pods, now: float) -> dict[tuple[str, str], int]:
+        """`pods`: raw Pods; `now`: a monotonic clock. Pods not explained yet count as NOT_EXPLAINED."""
         pending = pending_pods(pods)
         keys = [_key(pod) for pod in pending]
-        self._entries = {key: entry for key, entry in self._entries.items() if key in set(keys)}
-        due = [pod for key, pod in zip(keys, pending)
-               if (entry := self._entries.get(key)) is None or now - entry.at >= self.interval]
-        objects = load_objects() if due else None
-        started = time.perf_counter()
-        for pod in due:
-            self._entries[_key(pod)] = _Entry(pod, self._explain(objects, pod, features), now)
-            if time.perf_counter() - started >= self.budget_s:
-                break
+        with self._lock:
+            wanted = set(keys)
+            self._entries = {key: entry for key, entry in self._entries.items() if key in wanted}
+            self._due = {key: pod for key, pod in zip(keys, pending)
+                         if (entry := self._entries.get(key)) is None or now - entry.at >= self.interval}
+            reasons = {key: entry.reason for key, entry in self._entries.items()}
         counts: dict[tuple[str, str], int] = {}
         for key in keys:
-            entry = self._entries.get(key)
-            reason = entry.reason if entry is not None else NOT_EXPLAINED
+            reason = reasons.get(key, NOT_EXPLAINED)
             counts[(key[0], reason)] = counts.get((key[0], reason), 0) + 1
         return counts
+
+    def explain(self, load_objects, features, now: float) -> int:
+        """Explains the pods the last `counts` found due, for about `budget_s` seconds (at least
+        one); `load_objects()` gives the ObjectSet (called only when some pod is due). Returns how
+        many were explained."""
+        with self._lock:
+            due = list(self._due.values())
+        if not due:
+            return 0
+        objects = load_objects()
+        started = time.perf_counter()
+        done = 0
+        for pod in due:
+            reason = self._explain(objects, pod, features)
+            with self._lock:
+                self._entries[_key(pod)] = _Entry(pod, reason, now)
+                self._due.pop(_key(pod), None)
+            done += 1
+            if time.perf_counter() - started >= self.budget_s:
+                break
+        return done
 
     @staticmethod
     def _explain(objects, pod: dict, features) -> str:

@@ -40,7 +40,12 @@ def samples(metrics, name: str) -> dict[tuple, float]:
 
 
 def derive(store, builder: MetricsBuilder | None = None, now=NOW):
-    return (builder or MetricsBuilder()).build(take_snapshot(store), now, clock=0.0)
+    """A build, the pending pods it finds explained (the exporter's explain thread), a build."""
+    builder = builder or MetricsBuilder()
+    snapshot = take_snapshot(store)
+    builder.build(snapshot, now, clock=0.0)
+    builder.explain_pending(snapshot, clock=0.0)
+    return builder.build(snapshot, now, clock=0.0)
 
 
 def cli_json(run_cli, *args) -> dict:
@@ -170,7 +175,7 @@ def test_forbidden_claims_make_states_unknown_and_are_reported():
         sum(devices.values())
 
 
-def test_pending_reasons_are_explained_within_the_budget_and_interval():
+def test_pending_reasons_are_explained_off_the_derivation_within_the_budget_and_interval():
     store = demo_store()
     objects = store.object_set()
     pods = store.items("Pod")
@@ -180,15 +185,20 @@ def test_pending_reasons_are_explained_within_the_budget_and_interval():
         calls.append(1)
         return objects
 
-    reasons = PendingReasons(interval=10, budget_s=0)  # one pod per derivation
-    first = reasons.counts(pods, load, store.features(), now=0.0)
-    assert sum(first.values()) == 2 and sum(v for (ns, r), v in first.items() if r == NOT_EXPLAINED) == 1
-    second = reasons.counts(pods, load, store.features(), now=1.0)
-    assert NOT_EXPLAINED not in {r for _, r in second}
-    assert reasons.counts(pods, load, store.features(), now=2.0) == second
-    assert len(calls) == 2  # the third call explained nothing: both reasons are fresh
-    assert reasons.counts([p for p in pods if p["metadata"]["namespace"] != "research"], load, store.features(),
-                          now=3.0) == {k: v for k, v in second.items() if k[0] != "research"}
+    reasons = PendingReasons(interval=10, budget_s=0)  # one pod per explain call
+    first = reasons.counts(pods, now=0.0)
+    assert first == {("ml-training", NOT_EXPLAINED): 1, ("research", NOT_EXPLAINED): 1} and reasons.due
+    assert reasons.explain(load, store.features(), now=0.0) == 1
+    assert reasons.explain(load, store.features(), now=0.0) == 1
+    assert reasons.explain(load, store.features(), now=0.0) == 0 and not reasons.due
+    second = reasons.counts(pods, now=1.0)
+    assert second == {("ml-training", "Fits"): 1, ("research", "NoDevicesOnNode"): 1} and not reasons.due
+    assert len(calls) == 2  # nothing loaded when nothing is due
+    reasons.counts(pods, now=10.5)
+    assert reasons.due  # the interval passed: explained again, the old reasons stand meanwhile
+    assert reasons.counts(pods, now=10.5) == second
+    assert reasons.counts([p for p in pods if p["metadata"]["namespace"] != "research"], now=11.0) == \
+        {("ml-training", "Fits"): 1}
 
 
 def test_every_metric_is_documented():
