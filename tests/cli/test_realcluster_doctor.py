@@ -118,16 +118,21 @@ def test_slices_of_a_deleted_node_and_a_node_labelled_for_devices_it_lacks(clust
     assert mentions(lacking, f"node/{twin} (no {gpus['driver']} devices")
 
 
-def test_an_incomplete_pool_and_a_class_that_selects_nothing(cluster, kube, gpus):
+def test_an_incomplete_pool_a_class_that_selects_nothing_and_one_that_fails(cluster, kube, gpus):
     half = f"{gpus['node']}-half"
     create_ready_node(kube, half)
     kube.create(gpu_slice(half, gpus["driver"], count=2))
     kube.create(device_class(f"{gpus['class']}-none", f"none-{gpus['driver']}"))
+    broken = device_class(f"{gpus['class']}-broken", gpus["driver"])
+    broken["spec"]["selectors"] = [{"cel": {"expression": f'device.attributes["{gpus["driver"]}"].model == "H100"'}}]
+    kube.create(broken)
     _, report = doctor(cluster)
     incomplete = check(report, "drivers.incomplete-pools")
     assert incomplete["result"] in ("warning", "problem") and mentions(incomplete, f"{gpus['driver']}/{half} (Incomplete")
     empty = check(report, "classes.no-devices")
     assert empty["result"] == "warning" and mentions(empty, f"deviceclass/{gpus['class']}-none")
+    errors = check(report, "classes.selector-errors")
+    assert errors["result"] == "warning" and mentions(errors, f"deviceclass/{gpus['class']}-broken (CEL runtime error")
 
 
 def test_a_claim_reserved_for_a_pod_that_never_existed(cluster, kube, gpus):
