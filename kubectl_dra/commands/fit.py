@@ -74,8 +74,9 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
         raise InputError(f"{origins[id(workloads[1])]}: fit places one workload at a time; the input has "
                          f"{len(workloads)} ({', '.join(_describe(w) for w in workloads[:3])})")
     features = gate_features(session, feature_gates)
-    workload = expand(workloads[0], objects, replicas, origins[id(workloads[0])])
+    workload = expand(workloads[0], objects, replicas, origins.get(id(workloads[0]), ""))
     refuse_invalid([Document(o, origins[id(o)]) for o in applied], features)
+    refuse_invalid_pods(workload, origins.get(id(workloads[0]), ""), features)
     objs = session.store.object_set()
     if applied:
         objs = objs.with_objects(applied)
@@ -204,6 +205,27 @@ def refuse_invalid(documents, features) -> None:
     problems = []
     for document in documents:
         problems.extend(f"{document.origin}: {error}" for error in allocator.validate_object(document.obj, features))
+    if problems:
+        raise InputErrors(problems)
+
+
+def refuse_invalid_pods(workload, origin: str, features) -> None:
+    """Each pod template once: `FILE: Kind/ns/name: TEMPLATE.FIELD: message` per problem, exit 2."""
+    import allocator
+
+    from kubectl_dra.errors import InputErrors
+
+    problems, seen = [], set()
+    for pod, path in zip(workload.pods, workload.template_paths):
+        if path in seen:
+            continue
+        seen.add(path)
+        for error in allocator.validate_object(pod, features):
+            if error.field.startswith("metadata.name"):
+                continue  # the pod's name is ours, made from the workload's
+            where = f"{path}.{error.field}" if path else error.field
+            problems.append(f"{origin + ': ' if origin else ''}{workload.kind}/{workload.namespace}/{workload.name}: "
+                            f"{where}: {error.message}")
     if problems:
         raise InputErrors(problems)
 

@@ -45,6 +45,7 @@ class WorkloadPods:
     shared_claims: list[dict] = field(default_factory=list)   # PodGroup claims, instantiated once
     gang_min: int | None = None               # a Workload API gang policy's minCount
     origin: str = ""
+    template_paths: list[str] = field(default_factory=list)   # per pod: where its template sits ("" for a Pod)
 
     @property
     def ref(self) -> str:
@@ -126,6 +127,8 @@ class _Builder:
         self.where = where
         self.pods: list[dict] = []
         self.roles: list[str] = []
+        self.paths: list[str] = []
+        self.path = ""
         self.shared: list[dict] = []
         self.gang_min: int | None = None
         self.claims_field = "spec.template.spec.resourceClaims"
@@ -138,6 +141,7 @@ class _Builder:
         if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
             raise self.fail(f"{path}.spec", "required")
         self.claims_field = f"{path}.spec.resourceClaims"
+        self.path = path
         return template
 
     def add(self, template: dict, pod_name: str, role: str) -> None:
@@ -147,6 +151,7 @@ class _Builder:
                "spec": copy.deepcopy(template["spec"])}
         self.pods.append(pod)
         self.roles.append(role)
+        self.paths.append(self.path)
 
     def pod_copies(self, pod: dict, count: int) -> None:
         if not isinstance(pod.get("spec"), dict):
@@ -197,8 +202,12 @@ class _Builder:
         if not isinstance(leader.get("spec"), dict):
             raise self.fail("spec.leaderWorkerTemplate.leaderTemplate.spec", "required")
         self.claims_field = "spec.leaderWorkerTemplate.workerTemplate.spec.resourceClaims"
+        leader_path = ("spec.leaderWorkerTemplate.leaderTemplate" if leader is not worker
+                       else "spec.leaderWorkerTemplate.workerTemplate")
         for g in range(groups):
+            self.path = leader_path
             self.add(leader, f"{self.name}-{g}", "leader")
+            self.path = "spec.leaderWorkerTemplate.workerTemplate"
             for w in range(1, size):
                 self.add(worker, f"{self.name}-{g}-{w}", "worker")
 
@@ -271,7 +280,7 @@ class _Builder:
 
     def result(self) -> WorkloadPods:
         return WorkloadPods(self.obj["kind"], self.namespace, self.name, self.pods, self.roles, self.shared,
-                            self.gang_min)
+                            self.gang_min, template_paths=self.paths)
 
 
 def _belongs(pod: dict, kind: str, name: str, namespace: str) -> bool:

@@ -85,7 +85,17 @@ spec: {replicas: 2, template: {spec: {containers: [{name: a, image: a}]}}}
 """
 
 
+BAD_QUANTITY = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec: {replicas: 2, template: {spec: {containers: [{name: a, image: a, resources: {requests: {cpu: lots}}}],
+       resourceClaims: [{name: g, resourceClaimTemplateName: two-gpus}]}}}
+"""
+
+
 @pytest.mark.parametrize("text, extra, message", [
+    (BAD_QUANTITY, (), "error: {path}: Deployment/default/web: spec.template.spec.containers[0].resources.requests[cpu]: "
+                       "Invalid value: \"lots\""),
     (DAEMONSET, (), "error: {path}: DaemonSet/default/agents: kind: fit does not know the pods of a DaemonSet; want one of "),
     (NO_CLAIMS, (), "error: {path}: Deployment/default/web: spec.template.spec.resourceClaims: no DRA claims "
                     "(resourceClaims, or extended resources a DeviceClass may back) in the pod template; fit places pods "
