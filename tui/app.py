@@ -83,6 +83,8 @@ class DraApp(App):
         self._input_answered = threading.Event()
         self._input_answered.set()
         self._builder = ModelBuilder()
+        self._rebuild_input: tuple | None = None
+        """The snapshot and namespace of the next rebuild (taken on the event loop)."""
         self._view_classes = {view_id(view): view for view in VIEWS}
         self._view_caches = {name: view.new_cache() for name, view in self._view_classes.items()}
         """Owned by the rebuild worker (one runs at a time)."""
@@ -170,10 +172,15 @@ class DraApp(App):
 
     def _start_rebuild(self) -> None:
         self._rebuild_again = False  # the snapshot holds every change until now
-        self._rebuild(take_snapshot(self.store), self.namespace)
+        self._rebuild_input = (take_snapshot(self.store), self.namespace)
+        self._rebuild()
 
     @work(thread=True, group="rebuild", exit_on_error=False, description="rebuild dashboard")
-    def _rebuild(self, snapshot, namespace: str | None) -> None:
+    def _rebuild(self) -> None:
+        # The snapshot is handed over in an attribute, not as an argument: a finished Worker dies in
+        # a reference cycle, and one frozen by the collector (kubectl_dra.model.incremental) while it
+        # ran would otherwise keep its arguments, the whole revision's objects, for good.
+        (snapshot, namespace), self._rebuild_input = self._rebuild_input, None
         try:
             for dashboard in self._builder.build(snapshot):
                 self._input_answered.wait(INPUT_FIRST_S)

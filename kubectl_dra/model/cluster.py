@@ -18,8 +18,8 @@ from allocator.gcpause import paused_gc
 from kubectl_dra.model.classes import ClassMembership
 from kubectl_dra.model.knowledge import Blind, Unreadable, unreadable_kinds
 from kubectl_dra.model.missing_nodes import pools_on_missing_nodes
-from kubectl_dra.model.nodes import NodeReachIndex
-from kubectl_dra.model.states import StateCounts, device_state, device_state_why, state_text
+from kubectl_dra.model.nodes import NodeReachIndex, ReachCache
+from kubectl_dra.model.states import EMPTY_COUNTS, StateCounts, device_state, device_state_why, state_text
 from kubectl_dra.model.taints import TaintGroup, taint_groups
 from kubectl_dra.store import KINDS, ConnectionInfo, KindStatus, Store
 
@@ -48,6 +48,11 @@ class ClusterModel:
     """Pool counts by pool, with the report and blindness they were counted from; the dashboard's
     builder passes the same dict to every revision, so a pool whose report is the same object is
     not counted again."""
+    tainted_cache: dict[PoolId, tuple[allocator.PoolReport, list[allocator.DeviceReport]]] = field(default_factory=dict)
+    """Each pool's tainted devices, with the report they were found in (shared like counts_cache)."""
+    reach_cache: ReachCache | None = None
+    """NodeReachIndex's derivations of the previous revision (the dashboard's builder passes one
+    to every revision: only the nodes that changed pools reach, or reached, are derived again)."""
     pools_by_id: dict[PoolId, allocator.PoolReport] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -139,8 +144,11 @@ class ClusterModel:
 
     @cached_property
     def counts(self) -> StateCounts:
-        with paused_gc():
-            return StateCounts.of(self.devices, self.blind)
+        """The counts of every device: the sum of the pools' (kept per pool)."""
+        total = EMPTY_COUNTS
+        for pool in self.pools:
+            total = total + self.pool_counts(pool)
+        return total
 
     # The derivations below allocate tens of thousands of small objects next to millions of
     # long-lived ones (the reports): without pausing the collector, its full passes cost more
@@ -149,14 +157,27 @@ class ClusterModel:
     @cached_property
     def node_reach(self) -> NodeReachIndex:
         with paused_gc():
-            return NodeReachIndex(self.pools, self.objects.nodes, self.pool_counts, self.blind)
+            return NodeReachIndex(self.pools, self.objects.nodes, self.pool_counts, self.blind, self.reach_cache)
+
+    def tainted_devices(self, pool: allocator.PoolReport) -> list[allocator.DeviceReport]:
+        """The pool's devices with a taint (kept per pool report, like pool_counts)."""
+        key = (pool.driver, pool.pool)
+        cached = self.tainted_cache.get(key)
+        if cached is not None and cached[0] is pool:
+            return cached[1]
+        tainted = [device for device in pool.devices if device.taints]
+        self.tainted_cache[key] = (pool, tainted)
+        return tainted
 
     @cached_property
     def taints(self) -> list[TaintGroup]:
-        slice_labels = {(s.get("metadata") or {}).get("name"): (s.get("metadata") or {}).get("labels") or {}
-                        for s in self.raw["ResourceSlice"]}
+        # Only tainted devices make groups: those of unchanged pools are not looked for again.
+        devices = [device for pool in self.pools for device in self.tainted_devices(pool)]
+        slices = self.raw_slices_by_name if devices else {}
+        slice_labels = {name: (slices[name].get("metadata") or {}).get("labels") or {}
+                        for name in {device.slice_name for device in devices} if name in slices}
         with paused_gc():
-            return taint_groups(self.devices, self.objects.claims, self.objects.taint_rules, slice_labels)
+            return taint_groups(devices, self.objects.claims, self.objects.taint_rules, slice_labels)
 
     def class_counts(self, devices: list[allocator.DeviceReport]) -> dict[str, StateCounts]:
         """DeviceClass -> state counts of the given devices it accepts (classes accepting none left out)."""

@@ -22,6 +22,7 @@ import allocator
 from allocator.gcpause import paused_gc
 
 from kubectl_dra.model.cluster import ClusterModel
+from kubectl_dra.model.nodes import ReachCache
 from kubectl_dra.store import KINDS, ConnectionInfo, KindStatus, Store, object_key
 
 PoolId = tuple[str, str]
@@ -191,6 +192,10 @@ class ModelBuilder:
         self.pools = PoolAnalysis()
         self._counts: dict = {}
         """ClusterModel.counts_cache, shared by the revisions this builder makes."""
+        self._tainted: dict = {}
+        """ClusterModel.tainted_cache, likewise."""
+        self._reach = ReachCache()
+        """ClusterModel.reach_cache, likewise."""
         self._other_inputs: dict[str, list[dict]] = {}
         self._objects: allocator.ObjectSet | None = None
         self._frozen_at: float | None = None
@@ -217,11 +222,13 @@ class ModelBuilder:
                 if not rest:
                     live = {(report.driver, report.pool) for report in reports}
                     # list() copies the keys in one step: the UI thread may add a pool's counts meanwhile.
-                    for pool_id in [pool_id for pool_id in list(self._counts) if pool_id not in live]:
-                        self._counts.pop(pool_id, None)
+                    for cache in (self._counts, self._tainted):
+                        for pool_id in [pool_id for pool_id in list(cache) if pool_id not in live]:
+                            cache.pop(pool_id, None)
                 yield ClusterModel(snapshot.revision, snapshot.features, snapshot.kind_status, snapshot.connection,
                                    reports, lambda: self._other_objects(snapshot), items,
-                                   pools_pending=len(rest), errors=self.pools.errors(), counts_cache=self._counts)
+                                   pools_pending=len(rest), errors=self.pools.errors(), counts_cache=self._counts, tainted_cache=self._tainted,
+                                   reach_cache=self._reach)
                 if not rest:
                     break
                 batch, rest = rest[: self.BATCH], rest[self.BATCH:]

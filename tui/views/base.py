@@ -31,11 +31,15 @@ class RowCache:
         self.columns = columns
         self._entries: dict[Hashable, tuple[object, list[Row], list[int]]] = {}
         self._last: TableData | None = None
+        self._context: object = None
 
     def table(self, sources: Sequence[tuple[Hashable, object]], make: Callable[[Hashable, object], list[Row]],
-              headings: Callable[[Hashable, object], list[Row]] | None = None) -> TableData:
+              headings: Callable[[Hashable, object], list[Row]] | None = None, context: object = None) -> TableData:
         """Rows for (key, source) pairs in order, made by `make(key, source)`; `headings(key, source)`
-        may put rows before a group (they are not cached)."""
+        may put rows before a group (they are not cached). `context`: what every row also depends
+        on (what cannot be read): when it is another object, every row is made again."""
+        if context is not self._context:
+            self._context, self._entries, self._last = context, {}, None
         rows: list[Row] = []
         previous = self._entries
         entries: dict[Hashable, tuple[object, list[Row], list[int]]] = {}

@@ -39,9 +39,9 @@ def device_row(device, blind: Blind = SEES_ALL) -> Row:
 
 
 def device_rows(pools, cache: RowCache, blind: Blind = SEES_ALL) -> TableData:
-    # A pool's rows change with its report or with what cannot be read (Unknown states).
-    return cache.table([((pool.driver, pool.pool), (pool, blind)) for pool in pools],
-                       lambda _key, source: [device_row(device, blind) for device in source[0].devices])
+    # A pool's rows change with its report or with what cannot be read (Unknown states: the context).
+    return cache.table([((pool.driver, pool.pool), pool) for pool in pools],
+                       lambda _key, pool: [device_row(device, blind) for device in pool.devices], context=blind)
 
 
 def find_device(dashboard: Dashboard, key: tuple):

@@ -44,10 +44,10 @@ def node_row(entry: NodeEntry) -> Row:
 
 
 def node_rows(entries: dict[str, NodeEntry], cache: RowCache, blind: Blind = SEES_ALL) -> TableData:
-    # A node's row changes when its Node object or one of the pool reports reaching it is replaced,
-    # or with what cannot be read (Unknown counts).
-    sources = [(name, (blind, entry.node, *(r.pool for r in entry.reach))) for name, entry in entries.items()]
-    return cache.table(sources, lambda name, _source: [node_row(entries[name])])
+    # A node's row changes with its entry: the dashboard's model derives an entry again only when
+    # its Node object or a pool reaching it changed (model.nodes.ReachCache), and all of them when
+    # what cannot be read changes (Unknown counts: the context).
+    return cache.table(list(entries.items()), lambda _name, entry: [node_row(entry)], context=blind)
 
 
 def node_detail(entry: NodeEntry, blind: Blind = SEES_ALL) -> RenderableType:

@@ -87,13 +87,21 @@ def pool_rows(model: Dashboard, cache: RowCache) -> TableData:
         label = f"{pool.driver}  ({plural(per_driver[pool.driver], 'pool')})"
         return [Row(("driver", pool.driver), (label,), heading=True)]
 
-    # A pool's row changes with its report, with what cannot be read (Unknown counts), or with
-    # whether its node exists (the empty tuple is one object, so only such rare pools are remade).
+    # A pool's row changes with its report, with what cannot be read (Unknown counts: the context),
+    # or with whether its node exists (only such rare pools have a tuple as their source).
     missing = model.missing_nodes
-    return cache.table([((pool.driver, pool.pool), (pool, model.blind, tuple(missing.get((pool.driver, pool.pool), ()))))
-                        for pool in pools],
-                       lambda _key, source: [pool_row(source[0], model.pool_counts(source[0]), source[2])],
-                       lambda key, source: heading(key, source[0]))
+
+    def source(pool):
+        nodes = missing.get((pool.driver, pool.pool))
+        return (pool, tuple(nodes)) if nodes else pool
+
+    def make(_key, source) -> list[Row]:
+        pool, nodes = source if isinstance(source, tuple) else (source, ())
+        return [pool_row(pool, model.pool_counts(pool), nodes)]
+
+    return cache.table([((pool.driver, pool.pool), source(pool)) for pool in pools], make,
+                       lambda key, source: heading(key, source[0] if isinstance(source, tuple) else source),
+                       context=model.blind)
 
 
 def pool_device_rows(pool, raw_slices_by_name: dict[str, dict], blind: Blind = SEES_ALL) -> list[Row]:

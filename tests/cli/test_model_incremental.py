@@ -1,0 +1,128 @@
+"""The dashboard's model, kept up to date event by event (ModelBuilder: pools reanalysed, node reach
+and table rows derived again only where something changed), says exactly what a model built from
+scratch over the same objects says, after any sequence of watch events."""
+
+from __future__ import annotations
+
+import copy
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from kubectl_dra.model.cluster import ClusterModel
+from kubectl_dra.model.incremental import ModelBuilder, take_snapshot
+from kubectl_dra.store import ConnectionInfo, KindStatus, Store
+from tests.cli.test_model_properties import NODES, clusters, node
+from tui.screens.main import view_id
+from tui.views.devices import DevicesView
+from tui.views.nodes import NodesView
+from tui.views.pools import PoolsView
+
+TABLE_VIEWS = (PoolsView, NodesView, DevicesView)
+
+
+def loaded(objects: list[dict]) -> Store:
+    store = Store(ConnectionInfo(mode="live", context="test", server_version="v1.35.0", kubernetes_minor=35,
+                                 resource_api_version="resource.k8s.io/v1"))
+    by_kind: dict[str, list[dict]] = {}
+    for obj in objects:
+        by_kind.setdefault(obj["kind"], []).append(obj)
+    with store.batch():
+        for kind in ("Node", "ResourceSlice", "DeviceClass", "ResourceClaim", "DeviceTaintRule",
+                     "Pod", "Namespace", "ResourceClaimTemplate"):
+            store.replace_kind(kind, by_kind.get(kind, []))
+    return store
+
+
+@st.composite
+def event(draw, store: Store) -> tuple[str, str, dict] | tuple[str, KindStatus]:
+    """One watch event against the store's current objects (or a kind turning unreadable and back)."""
+    slices, claims = store.items("ResourceSlice"), store.items("ResourceClaim")
+    what = draw(st.sampled_from(("slice", "slice", "slice", "delete-slice", "node", "new-node", "delete-node",
+                                 "claim", "delete-claim", "claims-forbidden")))
+    if what == "slice" and slices:
+        changed = copy.deepcopy(draw(st.sampled_from(slices)))
+        devices = changed["spec"].get("devices") or []
+        if devices:
+            device = draw(st.sampled_from(devices))
+            change = draw(st.sampled_from(("attribute", "taint", "untaint", "drop", "node")))
+            if change == "attribute":
+                device.setdefault("attributes", {})["temperature"] = {"int": draw(st.integers(0, 99))}
+            elif change == "taint":
+                device["taints"] = [{"key": "example.com/hot", "effect": draw(st.sampled_from(("NoSchedule", "None")))}]
+            elif change == "untaint":
+                device.pop("taints", None)
+            elif change == "drop" and len(devices) > 1:
+                devices.remove(device)
+            elif change == "node" and "nodeName" in device:
+                device["nodeName"] = draw(st.sampled_from(NODES + ("gone",)))
+        if "nodeName" in changed["spec"] and draw(st.booleans()):
+            changed["spec"]["nodeName"] = draw(st.sampled_from(NODES + ("gone",)))
+        return ("ResourceSlice", "MODIFIED", changed)
+    if what == "delete-slice" and slices:
+        return ("ResourceSlice", "DELETED", draw(st.sampled_from(slices)))
+    if what == "node":
+        changed = node(draw(st.sampled_from(NODES)), draw(st.integers(0, 1)))
+        changed["spec"] = {"unschedulable": draw(st.booleans())}
+        return ("Node", "MODIFIED", changed)
+    if what == "new-node":
+        return ("Node", "ADDED", node("gone", draw(st.integers(0, 1))))
+    if what == "delete-node":
+        return ("Node", "DELETED", node(draw(st.sampled_from(NODES + ("gone",))), 0))
+    if what == "claim" and claims:
+        changed = copy.deepcopy(draw(st.sampled_from(claims)))
+        changed["metadata"]["name"] += "-again"
+        return ("ResourceClaim", "ADDED", changed)
+    if what == "delete-claim" and claims:
+        return ("ResourceClaim", "DELETED", draw(st.sampled_from(claims)))
+    if what == "claims-forbidden":
+        state = draw(st.sampled_from(("forbidden", "ok")))
+        return ("status", KindStatus("ResourceClaim", state, "forbidden by test" if state != "ok" else ""))
+    return ("Node", "MODIFIED", node(NODES[0], 0))
+
+
+def facts(model: ClusterModel) -> dict:
+    """Everything the model derives that a command or tab shows, in comparable form."""
+    reach = {
+        name: (entry.node, [((r.pool.driver, r.pool.pool), [d.name for d in r.devices], r.counts)
+                            for r in entry.reach], entry.counts)
+        for name, entry in model.node_reach.entries.items()
+    }
+    return {
+        "pools": model.pools,
+        "pool_counts": [model.pool_counts(pool) for pool in model.pools],
+        "counts": model.counts,
+        "reach": reach,
+        "reach_order": list(model.node_reach.entries),
+        "taints": [(g.source, g.key, g.value, g.effect, [d.id for d in g.devices], g.claims) for g in model.taints],
+        "missing_nodes": model.missing_nodes,
+    }
+
+
+def rows(model: ClusterModel, caches: dict | None = None) -> dict:
+    result = {}
+    for view in TABLE_VIEWS:
+        cache = caches[view_id(view)] if caches is not None else view.new_cache()
+        data = view.build(model, None, cache)
+        table = getattr(data, "table", data)
+        result[view.TITLE] = [(row.key, row.cells, row.styles, row.heading) for row in table.rows]
+    return result
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(objects=clusters(), data=st.data())
+def test_incremental_model_equals_a_model_built_from_scratch(objects, data):
+    store = loaded(objects)
+    builder = ModelBuilder()
+    caches = {view_id(view): view.new_cache() for view in TABLE_VIEWS}
+    for step in range(data.draw(st.integers(1, 8), label="events")):
+        for _ in range(data.draw(st.integers(1, 3), label="burst")):  # a burst is one revision
+            change = data.draw(event(store), label="event")
+            if change[0] == "status":
+                store.set_kind_status(change[1])
+            else:
+                store.apply(*change)
+        *_, model = builder.build(take_snapshot(store))
+        scratch = ClusterModel.from_store(store)
+        assert facts(model) == facts(scratch), f"after event batch {step}"
+        assert rows(model, caches) == rows(scratch), f"tables after event batch {step}"
