@@ -34,10 +34,14 @@ Exit status: 0 every pod fits, 1 some pod does not fit, 2 usage or input error."
               help="Judge with COUNT more nodes like NODE (auto: the smallest count that makes everything fit).")
 @click.option("--feature-gates", metavar="A=true,B=false", default="",
               help="Judge like a scheduler with these feature gates changed from the version's defaults.")
+@click.option("--workload-claims", is_flag=True,
+              help="Judge with DRAWorkloadResourceClaims on (1.36+, off by default): a PodGroup's claims are "
+                   "shared by the pods that list them.")
 @click.option("-o", "--output", type=click.Choice(("text", "json", "yaml")), default="text", show_default=True,
               help="Output format; json/yaml are the documented DRAFitPlan.")
 @click.pass_context
-def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node, feature_gates, output):
+def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node, feature_gates, workload_claims,
+        output):
     """Will a whole workload fit? Where each pod goes, and what stops the first that does not."""
     from kubectl_dra.commands.common import open_session
     from kubectl_dra.documents import read_documents
@@ -80,7 +84,9 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
     objs = session.store.object_set()
     if applied:
         objs = objs.with_objects(applied)
-    objs, pods = fitting.prepare(objs, workload)
+    if workload_claims and features.minor < 36:
+        raise click.UsageError(f"--workload-claims: Kubernetes 1.{features.minor} has no PodGroup claims (1.36+)")
+    objs, pods = fitting.prepare(objs, workload, workload_claims)
     if node_name is not None and node_name not in objs.nodes:
         raise InputError(f"--add-node: Node {node_name} not found")
     with_gang = gang or workload.gang_min is not None
@@ -91,6 +97,9 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
         plan = fitting.place_gang(objs, pods, workload.roles, features, workload.ref, time_limit)
     else:
         plan = fitting.place_sequential(objs, pods, workload.roles, features, workload.ref)
+    if workload.shared_claims and not workload_claims:
+        plan.warnings.append(f"{workload.ref} has spec.resourceClaims: with DRAWorkloadResourceClaims off (the "
+                             "default) each pod gets its own claim; --workload-claims judges with it on")
     if workload.gang_min is not None and not gang:
         plan.warnings.append(f"{workload.ref} asks for gang scheduling (minCount {workload.gang_min}): judged with --gang")
     _emit(plan, output)

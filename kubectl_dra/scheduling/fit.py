@@ -432,34 +432,39 @@ def _device_key(verdict) -> tuple:
 # ---------------------------------------------------------------------------- placing workloads
 
 
-def prepare(objs, workload) -> tuple[object, list[dict]]:
-    """The workload's pods normalised as the API server would store them, and the cluster with a
-    PodGroup's own claims instantiated once (named GROUP-CLAIM) and referenced by each of its pods."""
-
+def prepare(objs, workload, group_claims: bool = False) -> tuple[object, list[dict]]:
+    """The workload's pods normalised as the API server would store them. With `group_claims`
+    (DRAWorkloadResourceClaims, off by default in 1.36 and 1.37), a pod claim that matches one of
+    its PodGroup's `spec.resourceClaims` (same name, same claim or template: resourceclaim.BindTo)
+    is the group's one claim, instantiated once from a template as GROUP-CLAIM; otherwise each pod
+    has its own, as the scheduler has it with the gate off."""
     pods = []
-    shared_entries = []
+    shared: dict[tuple, str] = {}
     added = []
-    for entry in workload.shared_claims:
-        name = entry.get("name")
+    for entry in workload.shared_claims if group_claims else ():
+        key = (entry.get("name"), entry.get("resourceClaimName"), entry.get("resourceClaimTemplateName"))
         if entry.get("resourceClaimName"):
-            shared_entries.append({"name": name, "resourceClaimName": entry["resourceClaimName"]})
+            shared[key] = entry["resourceClaimName"]
             continue
         template = objs.claim_templates.get((workload.namespace, entry.get("resourceClaimTemplateName")))
-        claim_name = f"{workload.name}-{name}"
+        claim_name = f"{workload.name}-{entry.get('name')}"
         if template is not None:
             added.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                           "metadata": {"namespace": workload.namespace, "name": claim_name},
                           "spec": template["spec"]["spec"]})
-        shared_entries.append({"name": name, "resourceClaimName": claim_name})
+        shared[key] = claim_name
     if added:
         objs = objs.with_changes(add=added)
     for raw in workload.pods:
         pod = copy.deepcopy(raw)
         spec = pod["spec"]
         spec.pop("nodeName", None)
-        if shared_entries:
-            own = [e for e in spec.get("resourceClaims") or [] if e.get("name") not in {s["name"] for s in shared_entries}]
-            spec["resourceClaims"] = own + [dict(e) for e in shared_entries]
+        if shared:
+            entries = []
+            for e in spec.get("resourceClaims") or []:
+                key = (e.get("name"), e.get("resourceClaimName"), e.get("resourceClaimTemplateName"))
+                entries.append({"name": e.get("name"), "resourceClaimName": shared[key]} if key in shared else e)
+            spec["resourceClaims"] = entries
         pod.pop("status", None)
         _, normalised = normalise(pod)
         normalised["metadata"]["namespace"] = normalised["metadata"].get("namespace") or workload.namespace

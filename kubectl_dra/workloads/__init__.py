@@ -9,7 +9,7 @@ Pure: plain API dicts in, plain pod dicts out. Names follow the controllers wher
 ReplicaSets and Jobs get `NAME-0`, `NAME-1`, ... where the controller would pick random suffixes.
 Claims from `resourceClaimTemplateName` are instantiated per pod by the judgement (as the
 resourceclaim controller does); `resourceClaimName` claims are shared. A PodGroup's own claims
-(1.36+, `spec.resourceClaims`) are instantiated once per group and shared by its pods.
+(1.36+, `spec.resourceClaims`) are kept for the judgement (kubectl_dra.scheduling.fit.prepare).
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def expand(obj: dict, others: list[dict] = (), replicas: int | None = None, orig
     else:
         builder.workload_api(spec, others, replicas)
     result = builder.result()
-    if not any(p["spec"].get("resourceClaims") or _extended(p) for p in result.pods) and not result.shared_claims:
+    if not any(p["spec"].get("resourceClaims") or _extended(p) for p in result.pods):
         raise InputError(f"{where}{describe(obj)}: {builder.claims_field}: no DRA claims "
                          "(resourceClaims, or extended resources a DeviceClass may back) in the pod template; "
                          "fit places pods that use DRA devices")
@@ -254,7 +254,7 @@ class _Builder:
         name it (1.35 spec.workloadRef; 1.36+ spec.schedulingGroup.podGroupName)."""
         kind = self.obj["kind"]
         pods = [o for o in others if o.get("kind") == "Pod" and _belongs(o, kind, self.name, self.namespace)]
-        self.claims_field = "spec.resourceClaims" if kind == "PodGroup" else "Pods' spec.resourceClaims"
+        self.claims_field = "Pods' spec.resourceClaims"
         if not pods:
             ref = "spec.workloadRef.name" if kind == "Workload" else "spec.schedulingGroup.podGroupName"
             raise self.fail("metadata.name", f"no Pod in the input names it in {ref}")

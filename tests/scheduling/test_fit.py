@@ -108,18 +108,25 @@ def test_workload_api_groups_take_the_pods_that_name_them():
     result = expand(workload, pods)
     assert [p["metadata"]["name"] for p in result.pods] == ["w-0", "w-1"] and result.gang_min == 2
     assert split_input([workload, *pods]) == ([workload], [])
-    # 1.37 (v1alpha3): a PodGroup with its own claims, pods name it in spec.schedulingGroup.
+    # 1.37 (v1alpha3): a PodGroup with its own claims, pods name it in spec.schedulingGroup and list
+    # the group's claim; with DRAWorkloadResourceClaims it is one claim for the group.
     group = {"apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "PodGroup", "metadata": {"name": "pg"},
              "spec": {"schedulingPolicy": {"gang": {"minCount": 2}},
                       "resourceClaims": [{"name": "shared", "resourceClaimTemplateName": "two"}]}}
     members = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"m-{i}"},
-                "spec": {"containers": [container()], "schedulingGroup": {"podGroupName": "pg"}}} for i in range(2)]
+                "spec": {"containers": [container()], "schedulingGroup": {"podGroupName": "pg"},
+                         "resourceClaims": [{"name": "shared", "resourceClaimTemplateName": "two"},
+                                            {"name": "own", "resourceClaimTemplateName": "two"}]}} for i in range(2)]
     result = expand(group, members)
-    objs, prepared = fit.prepare(cluster(1), result)
-    assert [e["resourceClaimName"] for p in prepared for e in p["spec"]["resourceClaims"]] == ["pg-shared", "pg-shared"]
+    objs, prepared = fit.prepare(cluster(1, devices=6), result, group_claims=True)
+    assert [[e.get("resourceClaimName") for e in p["spec"]["resourceClaims"]] for p in prepared] == [
+        ["pg-shared", None], ["pg-shared", None]]
     plan = fit.place_gang(objs, prepared, result.roles, FEATURES, result.ref)
     assert plan.fits and {p.node for p in plan.placements} == {"n0"}
-    assert [len(p.devices) for p in plan.placements] == [2, 0]  # the group's claim is allocated once
+    assert [len(p.devices) for p in plan.placements] == [4, 2]  # the group's claim is allocated once
+    # Gate off (the default): every pod has its own claims: 8 devices, 6 on the node.
+    objs, prepared = fit.prepare(cluster(1, devices=6), result)
+    assert fit.place_sequential(objs, prepared, result.roles, FEATURES).placed == 1
 
 
 @pytest.mark.parametrize("obj, message", [
