@@ -7,9 +7,9 @@ this runs on, and the krew manifest rendered for a tag. Standard library only; s
     python3 release/build.py manifest --tag v0.2.0 --repository OWNER/NAME dist/*.tar.gz dist/*.zip -o dra.yaml
 
 The archive is a PyInstaller one-dir build (release/kubectl-dra.spec): Python, the dependencies and
-our packages in `_internal/`, beside two executables. PyInstaller runs in a venv of its own under
-the user cache (KUBECTL_DRA_CACHE, else $XDG_CACHE_HOME/kubectl-dra or ~/.cache/kubectl-dra),
-made afresh from the wheel for each archive, so the archive holds exactly the wheel's runtime
+our packages in `_internal/`, beside two executables. PyInstaller runs in a venv of its own in a
+folder under the user cache (KUBECTL_DRA_CACHE, else $XDG_CACHE_HOME/kubectl-dra or
+~/.cache/kubectl-dra), made afresh from the wheel for each archive and removed after it, so the archive holds exactly the wheel's runtime
 dependencies, never the project's development venv and never PyInstaller itself.
 """
 
@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -129,14 +130,14 @@ def build_tools() -> Path:
 
 
 def build_dists(out: Path) -> tuple[Path, Path]:
-    """The wheel and the sdist, from a copy of the tracked sources (never the working tree's
-    build/ or egg-info leftovers)."""
+    """The sdist from the working tree, then the wheel from that sdist (`build` without --sdist or
+    --wheel), so the wheel holds only what the sdist does."""
     out.mkdir(parents=True, exist_ok=True)
     python = build_tools()
     version = project_version()
     for old in out.glob(f"kubectl_dra-{version}*"):
         old.unlink()
-    run(python, "-m", "build", "--sdist", "--wheel", "--outdir", out, ROOT)
+    run(python, "-m", "build", "--outdir", out, ROOT)  # no --sdist/--wheel: the wheel is built from the sdist
     wheel = next(out.glob(f"kubectl_dra-{version}-py3-none-any.whl"))
     sdist = next(out.glob(f"kubectl_dra-{version}.tar.gz"))
     return wheel, sdist
@@ -151,18 +152,21 @@ def build_archive(tag: str, out: Path, wheel: Path | None = None) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     if wheel is None:
         wheel, _ = build_dists(out)
-    work = cache_dir() / "pyinstaller" / f"{os_name}-{arch}"
-    python = fresh_venv(work / "venv", PYINSTALLER, str(wheel))
-    staging = work / "staging"
-    shutil.rmtree(staging, ignore_errors=True)
-    run(python, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
-        "--distpath", staging, "--workpath", work / "build", ROOT / "release" / "kubectl-dra.spec")
-    folder = staging / "kubectl-dra"
-    run(python, ROOT / "release" / "notices.py", "--bundle", "-o", folder / "THIRD_PARTY_NOTICES.txt")
-    shutil.copy(ROOT / "LICENSE", staging / "LICENSE")
-    shutil.copy(ROOT / "LICENSE", folder / "LICENSE")
-    path = out / archive_name(tag, os_name, arch)
-    (_zip if os_name == "windows" else _tar)(staging, ["kubectl-dra", "LICENSE"], path)
+    (cache_dir() / "pyinstaller").mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f"{os_name}-{arch}-", dir=cache_dir() / "pyinstaller"))
+    try:  # a folder of its own: two builds at once (a test run and a bench) must not share one
+        python = fresh_venv(work / "venv", PYINSTALLER, str(wheel))
+        staging = work / "staging"
+        run(python, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
+            "--distpath", staging, "--workpath", work / "build", ROOT / "release" / "kubectl-dra.spec")
+        folder = staging / "kubectl-dra"
+        run(python, ROOT / "release" / "notices.py", "--bundle", "-o", folder / "THIRD_PARTY_NOTICES.txt")
+        shutil.copy(ROOT / "LICENSE", staging / "LICENSE")
+        shutil.copy(ROOT / "LICENSE", folder / "LICENSE")
+        path = out / archive_name(tag, os_name, arch)
+        (_zip if os_name == "windows" else _tar)(staging, ["kubectl-dra", "LICENSE"], path)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return path
 
 
