@@ -136,3 +136,22 @@ def test_a_live_workload_or_a_file_not_both(run_cli):
                                                    "--from or --demo give it with -f FILE\n")
     unknown = run_cli(*CLUSTER, "fit", "daemonset/x")
     assert unknown.status == 2 and "want KIND/NAME of a live workload" in unknown.stderr
+
+
+def test_no_output_writes_raw_controls_from_the_input(run_cli, tmp_path):
+    """A workload's name becomes its pods' names in every line of the plan."""
+    import yaml
+    from hostile_text import RETITLE, raw_controls
+
+    workload = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": f"train{RETITLE}"},
+                "spec": {"replicas": 7, "template": {"spec": {
+                    "containers": [{"name": "main", "image": "trainer"}],
+                    "resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "two-gpus"}]}}}}
+    path = tmp_path / "hostile.yaml"
+    path.write_text(yaml.safe_dump(workload))
+    for output in ("text", "json", "yaml"):
+        result = run_cli(*CLUSTER, "fit", "-f", str(FIT / "two-gpus.yaml"), "-f", str(path), "-o", output)
+        assert result.status == 1, result
+        assert "5 of 7 pods fit now" in result.stdout
+        assert raw_controls(result.stdout + result.stderr) == [], output
+        assert "owned" in result.stdout  # the name is there, escaped
