@@ -69,7 +69,8 @@ def archive_name(tag: str, os_name: str, arch: str) -> str:
 
 def run(*command, cwd: Path | None = None, env: dict | None = None) -> None:
     print("+", " ".join(str(c) for c in command), file=sys.stderr, flush=True)
-    done = subprocess.run([str(c) for c in command], cwd=cwd, env=env)
+    sys.stderr.flush()  # the tools' output goes to stderr: stdout carries only the paths we print
+    done = subprocess.run([str(c) for c in command], cwd=cwd, env=env, stdout=sys.stderr)
     if done.returncode:
         raise BuildError(f"{' '.join(str(c) for c in command[:3])} ... exited {done.returncode}")
 
