@@ -27,7 +27,7 @@ sys.path.insert(0, __file__.rsplit("/", 2)[0])
 import allocator  # noqa: E402
 
 from bench.allocator_bench import DRIVER, attr, gpu_class  # noqa: E402
-from kubectl_dra.scheduling import fit  # noqa: E402
+from kubectl_dra.scheduling import fit, fit_capacity  # noqa: E402
 from kubectl_dra.workloads import expand  # noqa: E402
 
 FEATURES = allocator.Features.for_version(37)
@@ -142,7 +142,7 @@ def main() -> None:
         elif case == "capacity":
             objs = allocator.load_objects(nodes(5000, held=4) + [template(2)])
             started = time.perf_counter()
-            report = fit.capacity(objs, "default", "gpus-2", FEATURES, "2 x gpu", args.time_limit)
+            report = fit_capacity.capacity(objs, "default", "gpus-2", FEATURES, "2 x gpu", args.time_limit)
             seconds = time.perf_counter() - started
             print(f"capacity of a 2-GPU claim on 5,000 nodes x 8 GPUs (4 held): {seconds:.2f} s; {report.summary()}")
     print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MiB")

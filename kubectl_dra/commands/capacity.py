@@ -38,7 +38,7 @@ def capacity(ctx, filenames, class_name, count, time_limit, feature_gates, outpu
     from kubectl_dra.documents import Document, read_documents
     from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK, InputError, describe
     from kubectl_dra.options import options_of
-    from kubectl_dra.scheduling import fit as fitting
+    from kubectl_dra.scheduling import fit_capacity
     from kubectl_dra.targets import in_namespace
 
     if bool(filenames) == bool(class_name):
@@ -81,7 +81,7 @@ def capacity(ctx, filenames, class_name, count, time_limit, feature_gates, outpu
     objs = objs.with_objects([d.obj for d in applied] + [template])
     if objs.errors and (claim_namespace, template_name) not in objs.claim_templates:
         raise InputError(f"{target}: {objs.errors[-1]}")
-    report = fitting.capacity(objs, claim_namespace, template_name, features, target, time_limit)
+    report = fit_capacity.capacity(objs, claim_namespace, template_name, features, target, time_limit)
     _emit(report, output)
     ctx.exit(EXIT_OK if report.together else EXIT_DOES_NOT_FIT)
 

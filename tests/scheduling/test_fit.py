@@ -6,7 +6,7 @@ import allocator
 import pytest
 
 from kubectl_dra.errors import InputError
-from kubectl_dra.scheduling import fit
+from kubectl_dra.scheduling import fit, fit_capacity
 from kubectl_dra.scheduling.explain import explain_objects
 from kubectl_dra.workloads import expand, split_input
 
@@ -287,7 +287,7 @@ def partitionable():
 
 
 def test_capacity_counts_together_and_one_at_a_time():
-    report = fit.capacity(partitionable(), "default", "one", FEATURES, "one")
+    report = fit_capacity.capacity(partitionable(), "default", "one", FEATURES, "one")
     by_node = {n.node: n for n in report.nodes}
     assert (by_node["n0"].together, by_node["n0"].one_at_a_time) == (2, 1)
     assert by_node["n1"].together == 0 and by_node["n1"].limit == "request gpu: no gpu.example.com devices on this node"
@@ -297,7 +297,7 @@ def test_capacity_counts_together_and_one_at_a_time():
 
 
 def test_capacity_judges_alike_nodes_once_and_names_the_limit():
-    report = fit.capacity(cluster(3, extra=[claim("busy", count=2, allocated_on="n0", devices=["gpu-0", "gpu-1"])]),
+    report = fit_capacity.capacity(cluster(3, extra=[claim("busy", count=2, allocated_on="n0", devices=["gpu-0", "gpu-1"])]),
                           "default", "two", FEATURES, "two")
     assert [(n.node, n.together, n.one_at_a_time) for n in report.nodes] == [("n1", 2, 2), ("n2", 2, 2), ("n0", 1, 1)]
     assert report.nodes[0].limit == "request gpu: gpu.example.com: needs 2, 0 usable (4 are in use)"
