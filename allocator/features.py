@@ -183,6 +183,14 @@ class Features:
     # Differences between the released allocators (k8s.io/dynamic-resource-allocation v0.36.x
     # and v0.37.x, structured/internal/incubating), pinned by the differential tests.
     @property
+    def rejected_candidates_keep_counters(self) -> bool:
+        """1.35: a device refused for a taint or a constraint after its counters were reserved keeps
+        them reserved for the rest of the attempt (v0.35 allocator_*.go allocateDevice returns without
+        deallocateCountersForDevice; 1.36 added rollbackDevice). 1.34 reads counters per slice, a
+        model kubectl-dra does not port (its partitionable devices are alpha and off)."""
+        return self.minor == 35
+
+    @property
     def counter_slices_everywhere(self) -> bool:
         """<= 1.36 and the 1.37 stable allocator: slices with shared counters count for every node."""
         return self.minor <= 36 or self.variant == "stable"

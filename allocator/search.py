@@ -4,8 +4,8 @@ Mirrors k8s.io/dynamic-resource-allocation structured/internal/incubating/alloca
 (Allocate, validateDeviceRequest, allocateOne, isSelectable, allocateDevice,
 checkAvailableCounters, createNodeSelector), including its quirks, because our verdicts must
 equal the scheduler's: first complete solution wins, combinations (not permutations) inside one
-request, counters cached per pool *name*, counters consumed by a candidate that is then rejected
-for a taint or a constraint are not given back within the attempt.
+request, counters cached per pool, and (1.35 only) counters consumed by a candidate that is then
+rejected for a taint or a constraint are not given back within the attempt.
 
 On top of the upstream logic it records why candidates were passed over, for explanations.
 """
@@ -576,6 +576,7 @@ class _Attempt:
                 undo.pop()()
 
         skip_counters = multi and self._capacity_in_use(device.id)
+        give_back = None
         if self.features.compatibility_groups and not skip_counters and device.consumes_counters:
             # Before the counters, so a rejection reserves nothing (allocateDevice); skipped for a
             # further share of a device already placed, like the counter check.
@@ -590,11 +591,18 @@ class _Attempt:
                 rollback()
                 self.trace.note(ci, request, device, COUNTERS, shortage)
                 return None
-            undo.append(lambda: self._give_back_counters(device, pool))
+            give_back = lambda: self._give_back_counters(device, pool)  # noqa: E731
+            undo.append(give_back)
+
+        def refuse() -> None:
+            if give_back is not None and self.features.rejected_candidates_keep_counters:
+                undo.remove(give_back)
+            rollback()
+
         if self.features.device_taints:
             blocking = untolerated_taints(device.taints, request.tolerations)
             if blocking:
-                rollback()
+                refuse()
                 self.trace.note(ci, request, device, TAINTED, "taint " + ", ".join(str(t) for t in blocking) + " not tolerated")
                 return None
         base, sub = (request.name, None) if request.parent is None else (request.parent, request.name)
@@ -606,7 +614,7 @@ class _Attempt:
                 rollback()
                 raise
             if conflict is not None:
-                rollback()
+                refuse()
                 if must:
                     raise AllocatorError(f"claim {claim.ref}, request {request.name}: cannot add device {device.id} because a claim constraint would not be satisfied")
                 self.trace.note(ci, request, device, CONSTRAINT, conflict)

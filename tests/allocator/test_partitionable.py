@@ -55,3 +55,32 @@ def test_backtracking_over_counters():
     exp = explain([any_class, MIG, node("n1"), *mig_pool(),
                    claim("c", [exact("x", "any"), exact("y", "mig")])], ("default", "c"))
     assert chosen(exp, "n1") == [("x", "n1/gpu-0-mig-a"), ("y", "n1/gpu-0-mig-b")]
+
+
+def test_a_tainted_candidate_keeps_its_counters_reserved_in_135_only():
+    # The whole GPU is tried first and refused for its taint. 1.35 does not give its counters back
+    # within the attempt (v0.35 allocateDevice), so no partition fits any more; 1.36+ roll back.
+    counter_slice, devices = mig_pool()
+    devices["spec"]["devices"][0]["taints"] = [{"key": "example.com/broken", "effect": "NoSchedule"}]
+    any_class = device_class("any", [f'device.driver == "{DRIVER}"'])
+    objs = [any_class, node("n1"), counter_slice, devices, claim("c", [exact("x", "any")])]
+    gates = {"DRAPartitionableDevices": True, "DRADeviceTaints": True}
+    assert explain(objs, ("default", "c"), minor=35, gates=gates).verdict == "Unschedulable"
+    assert chosen(explain(objs, ("default", "c"), minor=36), "n1") == [("x", "n1/gpu-0-mig-a")]
+
+
+def test_a_candidate_refused_by_a_constraint_keeps_its_counters_reserved_in_135_only():
+    # Two slots; y must match x's type. x takes a, y tries b (slot reserved, type differs: refused),
+    # then c: in 1.35 b's slot is still reserved, so c finds none left; 1.36+ give it back.
+    def part(name, kind):
+        return device(name, {"type": kind}, consumesCounters=[{"counterSet": "cs", "counters": counters(slots="1")}])
+
+    counter_slice = resource_slice("n1-counters", [], node_name="n1", pool="n1", count=2,
+                                   sharedCounters=[{"name": "cs", "counters": counters(slots="2")}])
+    devices = resource_slice("n1-devices", [part("a", "t1"), part("b", "t2"), part("c", "t1")], node_name="n1",
+                             pool="n1", count=2)
+    any_class = device_class("any", [f'device.driver == "{DRIVER}"'])
+    objs = [any_class, node("n1"), counter_slice, devices,
+            claim("c", [exact("x", "any"), exact("y", "any")], constraints=[{"matchAttribute": f"{DRIVER}/type"}])]
+    assert explain(objs, ("default", "c"), minor=35, gates={"DRAPartitionableDevices": True}).verdict == "Unschedulable"
+    assert chosen(explain(objs, ("default", "c"), minor=36), "n1") == [("x", "n1/a"), ("y", "n1/c")]

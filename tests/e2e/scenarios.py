@@ -16,7 +16,7 @@ requests where DRAFractionalCapacityRange is on; compatibility groups on counter
 where DRADeviceCompatibilityGroups is on (and, rarely, with it off, which hides their slices);
 derived attributes (scalars, lists, shadowing names, runtime errors) in constraints where
 DRADerivedAttributes is on (and, rarely, with it off); firstAvailable; matchAttribute and
-distinctAttribute constraints; admin access; All mode; existing allocations (exclusive, shared
+distinctAttribute constraints; multi-host pools (slices of one pool on different nodes); admin access; All mode; existing allocations (exclusive, shared
 with share IDs, admin access); pods with several claims, some already allocated; objects in
 resource.k8s.io v1beta1 and v1beta2; feature gates switched off.
 """
@@ -253,6 +253,11 @@ class _Generator:
 
         generation = 1
         slice_specs = [{"driver": driver, **scope, "devices": chunk} for chunk in slices_devices]
+        if scope_kind == "node" and len(slice_specs) > 1 and len(self.nodes) > 1 and self.chance(0.4):
+            # A multi-host pool: its slices serve different nodes, so each node sees part of it (complete
+            # only with the others; shared counters and "All" span nodes).
+            slice_specs[1]["nodeName"] = self.rng.choice([n["metadata"]["name"] for n in self.nodes
+                                                          if n["metadata"]["name"] != scope["nodeName"]])
         if self.node_operations and self.chance(0.5):
             skip = self.rng.choice((["*"], ["NodePrepareResources"], ["NodePrepareResources", "NodeUnprepareResources"]))
             for spec in slice_specs:
@@ -536,6 +541,12 @@ class _Generator:
                 gates[gate] = False
         if self.minor == 36 and self.chance(0.3):
             gates["DRADeviceTaintRules"] = True
+        if self.minor == 35 and self.chance(0.2):
+            # Alpha in 1.35. (1.34 keeps counters in the devices' own slices, which the generator does
+            # not write, so its partitionable devices stay off.)
+            gates["DRAPartitionableDevices"] = True
+        if self.minor == 35 and self.chance(0.2):
+            gates["DRADeviceTaints"] = True  # alpha in 1.35 too
         if self.list_attributes:
             gates["DRAListTypeAttributes"] = True
         if self.node_operations:
@@ -640,7 +651,7 @@ def generate(seed: int, minor: int = 37) -> Scenario:
 CLASSES = ("capacity errors", "list attributes", "taints", "counters", "consumable capacity", "firstAvailable",
            "constraints", "admin access", "All mode", "binding conditions", "existing allocations", "v1beta1",
            "v1beta2", "gates changed", "optional node operations", "fractional capacity", "compatibility groups",
-           "compatibility groups ignored", "derived attributes", "derived attributes refused")
+           "compatibility groups ignored", "derived attributes", "derived attributes refused", "multi-host pools")
 _INT64_MAX = (1 << 63) - 1
 
 
@@ -653,6 +664,13 @@ def exercised(scenario: Scenario) -> set[str]:
     found: set[str] = set()
     if scenario.feature_gates:
         found.add("gates changed")
+    pool_nodes: dict[tuple, set] = {}
+    for obj in scenario.objects:
+        if obj["kind"] == "ResourceSlice" and obj["spec"].get("nodeName") and obj["spec"].get("devices"):
+            key = (obj["spec"]["driver"], obj["spec"]["pool"]["name"], obj["spec"]["pool"].get("generation"))
+            pool_nodes.setdefault(key, set()).add(obj["spec"]["nodeName"])
+    if any(len(nodes) > 1 for nodes in pool_nodes.values()):
+        found.add("multi-host pools")
     for obj in scenario.objects:
         version = obj["apiVersion"].rpartition("/")[2]
         if version in ("v1beta1", "v1beta2"):
