@@ -191,6 +191,12 @@ class Features:
         return self.minor == 35
 
     @property
+    def counters_keyed_by_pool_name(self) -> bool:
+        """1.35: available and consumed counters are kept per pool *name*, not per driver and name
+        (v0.35 allocator_*.go checkAvailableCounters)."""
+        return self.minor == 35
+
+    @property
     def counter_slices_everywhere(self) -> bool:
         """<= 1.36 and the 1.37 stable allocator: slices with shared counters count for every node."""
         return self.minor <= 36 or self.variant == "stable"

@@ -726,20 +726,26 @@ class _Attempt:
 
     # ------------------------------------------------------------------ counters
 
+    def _counter_key(self, pool: Pool):
+        """The key of a pool's counters: its ID, or in 1.35 its name alone, so pools of the same
+        name from different drivers share one cache and one tally (v0.35 checkAvailableCounters
+        keys both by PoolID.Pool; v0.36 by PoolID)."""
+        return pool.name if self.features.counters_keyed_by_pool_name else (pool.driver, pool.name)
+
     def _available_counters(self, pool: Pool) -> dict[str, dict[str, Quantity]]:
         # Upstream caches this per pool in the shared Allocator, computed from the first node's
         # view of the pool. We do the same to agree with it.
-        cached = self.a.available_counters.get((pool.driver, pool.name))
+        cached = self.a.available_counters.get(self._counter_key(pool))
         if cached is not None:
             return cached
         available = available_counters(pool.counter_sets, pool.slices_targeting_node + pool.slices_not_targeting_node,
                                        self.a.state.is_allocated)
-        self.a.available_counters[(pool.driver, pool.name)] = available
+        self.a.available_counters[self._counter_key(pool)] = available
         return available
 
     def _take_counters(self, device: Device, pool: Pool) -> str | None:
         available = self._available_counters(pool)
-        consumed = self.consumed_counters.setdefault((pool.driver, pool.name), {})
+        consumed = self.consumed_counters.setdefault(self._counter_key(pool), {})
         for set_name, counters in device.counter_amounts:
             target = consumed.setdefault(set_name, {})
             for name, value in counters.items():
@@ -756,7 +762,7 @@ class _Attempt:
         return None
 
     def _give_back_counters(self, device: Device, pool: Pool) -> None:
-        consumed = self.consumed_counters.get((pool.driver, pool.name), {})
+        consumed = self.consumed_counters.get(self._counter_key(pool), {})
         for set_name, counters in device.counter_amounts:
             target = consumed.get(set_name, {})
             for name, value in counters.items():

@@ -84,3 +84,17 @@ def test_a_candidate_refused_by_a_constraint_keeps_its_counters_reserved_in_135_
             claim("c", [exact("x", "any"), exact("y", "any")], constraints=[{"matchAttribute": f"{DRIVER}/type"}])]
     assert explain(objs, ("default", "c"), minor=35, gates={"DRAPartitionableDevices": True}).verdict == "Unschedulable"
     assert chosen(explain(objs, ("default", "c"), minor=36), "n1") == [("x", "n1/a"), ("y", "n1/c")]
+
+
+def test_pools_of_one_name_share_their_counters_across_drivers_in_135_only():
+    # v0.35 keys available and consumed counters by pool name alone.
+    nic = "nic.example.org"
+    objs = [device_class("gpu"), device_class("nic", [f'device.driver == "{nic}"']), node("n1")]
+    for driver in (DRIVER, nic):
+        objs.append(resource_slice(f"{driver}-counters", [], driver=driver, pool="shared", count=2,
+                                   sharedCounters=[{"name": "cs", "counters": counters(slots="1")}]))
+        objs.append(resource_slice(f"{driver}-devices", [device("d0", consumesCounters=[
+            {"counterSet": "cs", "counters": counters(slots="1")}])], driver=driver, pool="shared", count=2))
+    objs.append(claim("c", [exact("g", "gpu"), exact("n", "nic")]))
+    assert explain(objs, ("default", "c"), minor=35, gates={"DRAPartitionableDevices": True}).verdict == "Unschedulable"
+    assert explain(objs, ("default", "c"), minor=36).verdict == "Fits"
