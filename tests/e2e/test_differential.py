@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 
 from .differential import REGRESSIONS_DIR, deterministic, check, reproduce_command, store_regression
+from .oracle import OracleScenario, run_batch
+from .upstream_cases import CASES as UPSTREAM_CASES
 from .scenarios import CLASSES, Scenario, exercised, generate
 
 pytestmark = pytest.mark.realcluster
@@ -94,3 +96,22 @@ def test_stored_regressions(path, oracle_binaries):
     runs = 1 if deterministic(scenario) else MAP_ORDER_RUNS
     disagreements = check([scenario], version=scenario.kubernetes_version, runs=runs)
     assert not disagreements, failure_message({scenario.id: scenario}, disagreements, {scenario.id: path})
+
+
+@pytest.mark.parametrize("case", UPSTREAM_CASES, ids=lambda case: case.name)
+def test_upstream_cases(case, oracle_binaries):
+    """draoracle gives the verdicts and devices tests/e2e/upstream_cases.py expects (the Python
+    allocator is held to the same ones in tests/allocator/test_upstream_cases.py)."""
+    answer = run_batch([OracleScenario(id=case.name, objects=case.objects, pod=case.pod,
+                                       kubernetes_version=f"1.{case.minor}", feature_gates=case.gates or None)],
+                       version=f"1.{case.minor}")[case.name]
+    assert "error" not in answer, answer
+    report = answer["report"]
+    to_allocate = [c["claim"] for c in report["claims"] if not c["allocated"]]
+    verdicts = {n["node"]: n["verdict"] for n in report["nodes"]}
+    assert verdicts == case.verdicts, report["nodes"]
+    for n in report["nodes"]:
+        if n["node"] in case.chosen:
+            chosen = [f"{claim.split('/')[-1]}:{r['request']}:{r['pool']}/{r['device']}"
+                      for claim, results in zip(to_allocate, n["results"]) for r in results]
+            assert chosen == case.chosen[n["node"]]

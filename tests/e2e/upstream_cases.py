@@ -1,0 +1,181 @@
+"""Behaviours the upstream allocator's own tests pin (k8s.io/dynamic-resource-allocation v0.37
+structured/internal/allocatortesting) that neither the generator nor a unit test reached before.
+These are our own small scenarios, not copies: each states its expected verdict per node and,
+where it fits, the chosen devices. tests/allocator/test_upstream_cases.py holds the Python allocator
+to them; tests/e2e/test_differential.py::test_upstream_cases holds draoracle to the same
+expectations, so every expectation is one upstream really has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+GPU = "gpu.example.com"
+NS = "default"
+
+
+def node(name: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "status": {"allocatable": {"pods": "110"}, "conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def device_class(name: str = "gpu", expression: str = f'device.driver == "{GPU}"') -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
+            "spec": {"selectors": [{"cel": {"expression": expression}}]}}
+
+
+def resource_slice(name: str, devices: list[dict] | None, *, pool: str, count: int = 1, driver: str = GPU,
+                   **scope) -> dict:
+    spec: dict = {"driver": driver, "pool": {"name": pool, "generation": 1, "resourceSliceCount": count},
+                  **(scope or {"allNodes": True})}
+    if devices is not None:
+        spec["devices"] = devices
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name}, "spec": spec}
+
+
+def device(name: str, **fields) -> dict:
+    attributes = {k: ({"int": v} if isinstance(v, int) else {"string": v}) for k, v in fields.pop("attrs", {}).items()}
+    return {"name": name, **({"attributes": attributes} if attributes else {}), **fields}
+
+
+def slots(counter_set: str = "cs", n: str = "1") -> list[dict]:
+    return [{"counterSet": counter_set, "counters": {"slots": {"value": n}}}]
+
+
+def exact(name: str, count: int | None = 1, **body) -> dict:
+    spec = {"deviceClassName": "gpu", **body}
+    if count is not None:
+        spec.setdefault("allocationMode", "ExactCount")
+        spec["count"] = count
+    return {"name": name, "exactly": spec}
+
+
+def claim(name: str, requests: list[dict], constraints: list[dict] | None = None, allocation: dict | None = None) -> dict:
+    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+           "metadata": {"name": name, "namespace": NS, "uid": f"uid-{name}"},
+           "spec": {"devices": {"requests": requests, **({"constraints": constraints} if constraints else {})}}}
+    if allocation is not None:
+        obj["status"] = {"allocation": {**allocation, "allocationTimestamp": "2026-01-01T00:00:00Z"},
+                         "reservedFor": [{"resource": "pods", "name": "other", "uid": "uid-other"}]}
+    return obj
+
+
+def pod(name: str, claims: list[str]) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NS, "uid": f"uid-{name}"},
+            "spec": {"resourceClaims": [{"name": c, "resourceClaimName": c} for c in claims],
+                     "containers": [{"name": "main", "image": "registry.example/app:1",
+                                     "resources": {"claims": [{"name": c} for c in claims]}}]}}
+
+
+@dataclass
+class Case:
+    name: str
+    upstream: str  # the upstream test case(s) whose behaviour this pins
+    objects: list[dict]
+    pod: str  # namespace/name
+    verdicts: dict[str, str]  # node -> Fits | Unschedulable | Error
+    chosen: dict[str, list[str]] = field(default_factory=dict)  # node -> ["claim:request:pool/device", ...]
+    minor: int = 37
+    gates: dict[str, bool] = field(default_factory=dict)
+
+
+def _cases() -> list[Case]:
+    cases = []
+    base = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}, node("n1"), device_class()]
+
+    # "All" takes every matching device; one failing a constraint is an error, not a skip, even
+    # after it reserved a shared counter.
+    devices = [device("d0", attrs={"numa": 0}, consumesCounters=slots()),
+               device("d1", attrs={"numa": 1}, consumesCounters=slots())]
+    cases.append(Case(
+        "all-mode-constraint-violation-is-an-error", "partitionable-all-mode-constraint-must-error-with-reserved-counter",
+        [*base, resource_slice("counters", None, pool="p", count=2, sharedCounters=[
+            {"name": "cs", "counters": {"slots": {"value": "2"}}}]),
+         resource_slice("devices", devices, pool="p", count=2),
+         claim("c", [exact("r", count=None, allocationMode="All")], [{"matchAttribute": f"{GPU}/numa"}]),
+         pod("p", ["c"])],
+        "default/p", {"n1": "Error"}))
+
+    # An admin-access claim may take the device another claim of the same pod is being given.
+    cases.append(Case(
+        "admin-access-shares-a-device-being-allocated", "admin-access-claims-device-allocating-for-non-admin-access",
+        [*base, {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+            "name": NS, "labels": {"resource.kubernetes.io/admin-access": "true"}}},
+         resource_slice("devices", [device("d0")], pool="p"),
+         claim("plain", [exact("r")]), claim("admin", [exact("r", adminAccess=True)]), pod("p", ["plain", "admin"])],
+        "default/p", {"n1": "Fits"}, {"n1": ["plain:r:p/d0", "admin:r:p/d0"]}))
+
+    # distinctAttribute cannot be met by sharing one multi-allocatable device between two requests.
+    shared = device("d0", attrs={"model": "a"}, allowMultipleAllocations=True,
+                    capacity={"memory": {"value": "2Gi"}})
+    cases.append(Case(
+        "distinct-refuses-one-shared-device-twice", "distinct-constraint-one-multi-allocatable-device-with-distinct-constraint",
+        [*base, resource_slice("devices", [shared], pool="p"),
+         claim("c", [exact("a", capacity={"requests": {"memory": "1Gi"}}), exact("b", capacity={"requests": {"memory": "1Gi"}})],
+               [{"distinctAttribute": f"{GPU}/model"}]),
+         pod("p", ["c"])],
+        "default/p", {"n1": "Unschedulable"}))
+
+    # The claim limit (32 results) is checked before the search: 16 + 16 fits, 20 + 20 does not.
+    many = [device(f"d{i}") for i in range(40)]
+    cases.append(Case(
+        "claim-limit-exactly-filled", "exact-count-sum-exactly-fills-claim-limit",
+        [*base, resource_slice("devices", many[:32], pool="p"), claim("c", [exact("a", 16), exact("b", 16)]), pod("p", ["c"])],
+        "default/p", {"n1": "Fits"}))
+    cases.append(Case(
+        "claim-limit-exceeded-by-the-sum", "exact-count-sum-exceeds-claim-limit",
+        [*base, resource_slice("devices", many, pool="p"), claim("c", [exact("a", 20), exact("b", 20)]), pod("p", ["c"])],
+        "default/p", {"n1": "Error"}))
+
+    # firstAvailable: a subrequest that cannot fit the claim limit is pruned and the next one used.
+    cases.append(Case(
+        "first-available-prunes-an-oversized-subrequest", "prioritized-list-overflowing-first-subrequest-is-pruned",
+        [*base, resource_slice("devices", many, pool="p"),
+         claim("c", [exact("a", 20), {"name": "b", "firstAvailable": [
+             {"name": "big", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 20},
+             {"name": "small", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 2}]}]),
+         pod("p", ["c"])],
+        "default/p", {"n1": "Fits"}))
+
+    # A pool whose slices serve different nodes: "All" on one node takes that node's devices, and
+    # needs the whole pool published.
+    two_nodes = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}, node("n1"), node("n2"), device_class()]
+    cases.append(Case(
+        "all-mode-on-a-multi-host-pool", "allocation-mode-all-with-multi-host-resource-pool",
+        [*two_nodes, resource_slice("a", [device("d0"), device("d1")], pool="p", count=2, nodeName="n1"),
+         resource_slice("b", [device("d2")], pool="p", count=2, nodeName="n2"),
+         claim("c", [exact("r", count=None, allocationMode="All")]), pod("p", ["c"])],
+        "default/p", {"n1": "Fits", "n2": "Fits"}, {"n1": ["c:r:p/d0", "c:r:p/d1"], "n2": ["c:r:p/d2"]}))
+    cases.append(Case(
+        "all-mode-on-an-incomplete-multi-host-pool", "all-devices-of-the-incomplete-pool",
+        [*two_nodes, resource_slice("a", [device("d0")], pool="p", count=3, nodeName="n1"),
+         resource_slice("b", [device("d2")], pool="p", count=3, nodeName="n2"),
+         claim("c", [exact("r", count=None, allocationMode="All")]), pod("p", ["c"])],
+        "default/p", {"n1": "Error", "n2": "Error"}))
+
+    # Counters shared by the devices of one pool on two nodes: a device allocated on n2 takes the
+    # slot n1's device needs.
+    cases.append(Case(
+        "counter-set-shared-across-nodes", "partitionable-devices-devices-on-different-nodes-consume-same-counter-set",
+        [*two_nodes, resource_slice("counters", None, pool="p", count=3, sharedCounters=[
+            {"name": "cs", "counters": {"slots": {"value": "1"}}}]),
+         resource_slice("a", [device("d0", consumesCounters=slots())], pool="p", count=3, nodeName="n1"),
+         resource_slice("b", [device("d1", consumesCounters=slots())], pool="p", count=3, nodeName="n2"),
+         claim("old", [exact("r")], allocation={"devices": {"results": [
+             {"request": "r", "driver": GPU, "pool": "p", "device": "d1"}]}}),
+         claim("c", [exact("r")]), pod("p", ["c"])],
+        "default/p", {"n1": "Unschedulable", "n2": "Unschedulable"}))
+
+    # With list-type attributes, an empty list has no value to share or to keep distinct.
+    lists = [device("d0", attributes={"numa": {"ints": []}}), device("d1", attributes={"numa": {"ints": [0]}}),
+             device("d2", attributes={"numa": {"ints": [0, 1]}})]
+    cases.append(Case(
+        "empty-list-attribute-never-satisfies-a-constraint", "list-attributes-match-constaint-with-empty-or-unknown-type",
+        [*base, resource_slice("devices", lists, pool="p"),
+         claim("c", [exact("r", 2)], [{"matchAttribute": f"{GPU}/numa"}]), pod("p", ["c"])],
+        "default/p", {"n1": "Fits"}, {"n1": ["c:r:p/d1", "c:r:p/d2"]}, gates={"DRAListTypeAttributes": True}))
+    return cases
+
+
+CASES = _cases()
