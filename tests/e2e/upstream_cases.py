@@ -175,7 +175,104 @@ def _cases() -> list[Case]:
         [*base, resource_slice("devices", lists, pool="p"),
          claim("c", [exact("r", 2)], [{"matchAttribute": f"{GPU}/numa"}]), pod("p", ["c"])],
         "default/p", {"n1": "Fits"}, {"n1": ["c:r:p/d1", "c:r:p/d2"]}, gates={"DRAListTypeAttributes": True}))
+    cases += _compatibility_group_cases(base)
+    cases += _derived_attribute_cases(base)
     return cases
+
+
+def _grouped(name: str, *per_set: tuple[str, list[str]], attrs: dict | None = None, **fields) -> dict:
+    consumes = [{"counterSet": cs, "counters": {"slots": {"value": "1"}}, "compatibilityGroups": groups}
+                for cs, groups in per_set]
+    return device(name, attrs=attrs or {}, consumesCounters=consumes, **fields)
+
+
+def _compatibility_group_cases(base: list[dict]) -> list[Case]:
+    gates = {"DRADeviceCompatibilityGroups": True}
+    counter_slice = resource_slice("counters", None, pool="p", count=2, sharedCounters=[
+        {"name": cs, "counters": {"slots": {"value": "8"}}} for cs in ("cs", "cs2")])
+
+    def case(name, upstream, devices, claims, verdict, chosen=None, extra=(), gates=gates):
+        objs = [*base, counter_slice, resource_slice("devices", devices, pool="p", count=2), *extra, *claims,
+                pod("p", [c["metadata"]["name"] for c in claims])]
+        return Case(name, upstream, objs, "default/p", {"n1": verdict}, {"n1": chosen} if chosen else {}, gates=gates)
+
+    tainted = _grouped("d1", ("cs", ["y"]))
+    tainted["taints"] = [{"key": "example.com/broken", "effect": "NoSchedule"}]
+    shared = _grouped("d0", ("cs", ["x"]), allowMultipleAllocations=True, capacity={"memory": {"value": "8Gi"}})
+    return [
+        case("compatibility-groups-narrow-and-backtrack", "compatibility-groups-incompatible",
+             [_grouped("d0", ("cs", ["x"])), _grouped("d1", ("cs", ["y"])), _grouped("d2", ("cs", ["x", "z"]))],
+             [claim("c", [exact("r", 2)])], "Fits", ["c:r:p/d0", "c:r:p/d2"]),
+        case("compatibility-groups-refused-device-on-two-sets-restores-the-first", "compatibility-groups-multiple-counter-sets-spanning-device",
+             [_grouped("d0", ("cs", ["x", "y"]), ("cs2", ["y"])), _grouped("d1", ("cs", ["y"]), ("cs2", ["z"])),
+              _grouped("d2", ("cs", ["x"]), ("cs2", ["y"]))],
+             [claim("c", [exact("r", 2)])], "Fits", ["c:r:p/d0", "c:r:p/d2"]),
+        case("compatibility-groups-taint-rollback", "compatibility-groups-taint-rollback",
+             [_grouped("d0", ("cs", ["x", "y"])), tainted, _grouped("d2", ("cs", ["x"]))],
+             [claim("c", [exact("r", 2)])], "Fits", ["c:r:p/d0", "c:r:p/d2"]),
+        case("compatibility-groups-groupless-only-with-groupless", "compatibility-groups-incompatible",
+             [_grouped("d0", ("cs", [])), _grouped("d1", ("cs", ["x"])), _grouped("d2", ("cs", ["x"]))],
+             [claim("c", [exact("r", 2)])], "Fits", ["c:r:p/d1", "c:r:p/d2"]),
+        case("compatibility-groups-allocated-peer", "compatibility-groups-incompatible-with-allocated-peer",
+             [_grouped("d0", ("cs", ["x"])), _grouped("d1", ("cs", ["y"])), _grouped("d2", ("cs", ["x"]))],
+             [claim("c", [exact("r")])], "Fits", ["c:r:p/d2"],
+             extra=[claim("old", [exact("r")], allocation={"devices": {"results": [
+                 {"request": "r", "driver": GPU, "pool": "p", "device": "d0"}]}})]),
+        case("compatibility-groups-further-share-unchecked", "compatibility-groups-with-consumable-capacity",
+             [shared, _grouped("d1", ("cs", ["y"]))],
+             [claim("c", [exact("r", capacity={"requests": {"memory": "1Gi"}})])], "Fits", ["c:r:p/d0"],
+             extra=[claim("old", [exact("r")], allocation={"devices": {"results": [
+                 {"request": "r", "driver": GPU, "pool": "p", "device": "d0",
+                  "shareID": "6f0c7a2e-0000-4000-8000-000000000001", "consumedCapacity": {"memory": "1Gi"}},
+                 {"request": "r", "driver": GPU, "pool": "p", "device": "d1"}]}})]),
+        case("compatibility-groups-first-available-falls-back", "compatibility-groups-with-prioritized-list",
+             [_grouped("d0", ("cs", ["x"])), _grouped("d1", ("cs", ["y"]))],
+             [claim("c", [{"name": "r", "firstAvailable": [
+                 {"name": "two", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 2},
+                 {"name": "one", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}]}])],
+             "Fits", ["c:r/one:p/d0"]),
+        case("compatibility-groups-gate-off-hides-the-pool", "compatibility-groups-disabled-skips-ungrouped-device-in-grouped-pool",
+             [_grouped("d0", ("cs", ["x"])), device("d1")],
+             [claim("c", [exact("r")])], "Unschedulable", gates={}),
+    ]
+
+
+def _derived_attribute_cases(base: list[dict]) -> list[Case]:
+    gates = {"DRADerivedAttributes": True}
+    attr = f'device.attributes["{GPU}"]'
+    devices = [device("d0", attrs={"numa": 0, "zone": "a"}), device("d1", attrs={"numa": 1, "zone": "b"}),
+               device("d2", attrs={"numa": 1, "zone": "a"})]
+
+    def case(name, upstream, requests, constraints, verdict, chosen=None, gates=gates, devs=devices):
+        objs = [*base, resource_slice("devices", devs, pool="p"), claim("c", requests, constraints), pod("p", ["c"])]
+        return Case(name, upstream, objs, "default/p", {"n1": verdict}, {"n1": chosen} if chosen else {}, gates=gates)
+
+    def derived(name, expression):
+        return [{"name": name, "expression": expression}]
+
+    return [
+        case("derived-attribute-match", "derived-attributes",
+             [exact("a", derivedAttributes=derived("derived/k", f'{attr}.zone == "a" ? 7 : 8')),
+              exact("b", derivedAttributes=derived("derived/k", f"{attr}.numa + 6"))],
+             [{"matchAttribute": "derived/k"}], "Fits", ["c:a:p/d0", "c:b:p/d1"]),
+        case("derived-attribute-shadows-for-its-request-only", "derived-attributes-override",
+             [exact("a", derivedAttributes=derived(f"{GPU}/numa", f"1 - {attr}.numa")), exact("b")],
+             [{"matchAttribute": f"{GPU}/numa"}], "Fits", ["c:a:p/d0", "c:b:p/d1"]),
+        case("derived-attribute-in-a-subrequest", "derived-attributes-with-prioritized-list",
+             [{"name": "a", "firstAvailable": [{"name": "x", "deviceClassName": "gpu", "allocationMode": "ExactCount",
+                                                "count": 2, "derivedAttributes": derived("derived/z", f"{attr}.zone")}]}],
+             [{"distinctAttribute": "derived/z"}], "Fits", ["c:a/x:p/d0", "c:a/x:p/d1"]),
+        case("derived-attribute-runtime-error-aborts", "derived-attributes-cel-missing-attribute",
+             [exact("a", 2, derivedAttributes=derived("derived/k", f"{attr}.missing"))],
+             [{"matchAttribute": "derived/k"}], "Error"),
+        case("derived-attribute-type-mismatch-is-unschedulable", "derived-attributes-type-mismatch",
+             [exact("a", 2, derivedAttributes=derived("derived/k", f'{attr}.zone == "a" ? dyn(1) : dyn("one")'))],
+             [{"matchAttribute": "derived/k"}], "Unschedulable",
+             devs=[device("d0", attrs={"zone": "a"}), device("d1", attrs={"zone": "b"})]),
+        case("derived-attribute-gate-off-is-an-error", "derived-attributes (feature disabled)",
+             [exact("a", derivedAttributes=derived("derived/k", f"{attr}.numa"))],
+             [{"matchAttribute": "derived/k"}], "Error", gates={}),
+    ]
 
 
 CASES = _cases()
