@@ -1,7 +1,10 @@
 """The krew install (PyInstaller one-dir archive) against the venv install (pipx-style wheel):
 wall time of `kubectl dra --help` and `kubectl dra --demo pools` run through kubectl, and sizes.
 
-Usage: .venv/bin/python bench/packaging_bench.py [--runs 11] [--archive A.tar.gz] [--wheel W.whl]
+Usage: nice .venv/bin/python bench/packaging_bench.py [--runs 11] [--archive A.tar.gz] [--wheel W.whl]
+
+Also TAB: `kubectl __complete dra po`, which runs kubectl_complete-dra (linked into the krew bin
+folder as the manifest's caveat says).
 
 Without --archive/--wheel it builds them with release/build.py (a few minutes). It installs the
 archive with a real krew (the one tests/packaging builds into the user cache, built here if
@@ -27,7 +30,8 @@ sys.path.insert(0, str(ROOT / "release"))
 import build as release_build  # noqa: E402
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
-COMMANDS = {"--help": ["dra", "--help"], "--demo pools": ["dra", "--demo", "pools"]}
+COMMANDS = {"--help": ["dra", "--help"], "--demo pools": ["dra", "--demo", "pools"],
+            "TAB (__complete dra po)": ["__complete", "dra", "po"]}
 
 
 def krew() -> Path:
@@ -75,6 +79,8 @@ def main() -> None:
     krew_env = {**base, "KREW_ROOT": str(krew_root), "PATH": f"{krew_root / 'bin'}{os.pathsep}{tools}{os.pathsep}{system}"}
     subprocess.run([KUBECTL, "krew", "install", f"--manifest={manifest}", f"--archive={args.archive}"],
                    env=krew_env, check=True, capture_output=True)
+    installed = Path(os.path.realpath(krew_root / "bin" / "kubectl-dra")).parent
+    (krew_root / "bin" / "kubectl_complete-dra").symlink_to(installed / "kubectl_complete-dra")  # the caveat's ln -s
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(args.wheel)], check=True)
     venv_env = {**base, "PATH": f"{venv / 'bin'}{os.pathsep}{system}"}
@@ -90,12 +96,11 @@ def main() -> None:
                 times[(install, name)].append(timed(command, env, work))
 
     print(f"load average {os.getloadavg()[0]:.1f}, {args.runs} runs each, through {KUBECTL}")
-    print("| install | `kubectl dra --help` median (min) | `kubectl dra --demo pools` median (min) |")
-    print("|---|---|---|")
+    print("| install | " + " | ".join(f"`kubectl {' '.join(c)}` median (min)" for c in COMMANDS.values()) + " |")
+    print("|---" * (len(COMMANDS) + 1) + "|")
     for install in installs:
         cells = [f"{statistics.median(times[(install, c)]):.3f} s ({min(times[(install, c)]):.3f})" for c in COMMANDS]
         print(f"| {install} | {' | '.join(cells)} |")
-    installed = Path(os.path.realpath(krew_root / "bin" / "kubectl-dra")).parent
     site = next((venv / "lib").glob("python3*/site-packages"))
     print(f"\narchive {args.archive.name}: {args.archive.stat().st_size / 1e6:.1f} MB "
           f"(unpacked {size(installed) / 1e6:.1f} MB); wheel {args.wheel.stat().st_size / 1e6:.2f} MB "

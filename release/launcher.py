@@ -1,17 +1,12 @@
-"""The frozen program's entry point: one PyInstaller analysis, two executables in one folder.
-
-`kubectl-dra` runs the plugin; `kubectl_complete-dra` (the name kubectl 1.26+ looks up to complete
-`kubectl dra <TAB>`) runs the completion entry point. Both are the same program, told apart by
-the executable's own file name, so the archive carries the libraries once.
-"""
+"""`kubectl-dra` of the frozen build (release/kubectl-dra.spec): the plugin, or, when started by
+`kubectl_complete-dra` (release/complete_launcher.py), the completion entry point kubectl 1.26+
+runs for `kubectl dra <TAB>`."""
 
 import os
-import sys
 
 
 def main() -> None:
-    name = os.path.basename(sys.executable).lower()
-    if name.startswith("kubectl_complete-dra"):
+    if os.environ.pop("KUBECTL_DRA_FROZEN_ENTRY", "") == "complete":
         from kubectl_dra.completion import main as entry
     else:
         from kubectl_dra.cli import main as entry
