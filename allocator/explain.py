@@ -643,6 +643,14 @@ class _Diagnoser:
         return f"allocated to claim {holders[0].claim_ref}" + (f" (pod {pods})" if pods else "")
 
     def _counter_shortage(self, device: Device, pool) -> str | None:
+        if self.features.counters_per_slice:
+            # 1.34: the device's own slice holds the counters it draws from.
+            key = ("slice", device.slice.name)
+            available = self._available.get(key)
+            if available is None:
+                available = self._available[key] = available_counters(
+                    dict(device.slice.shared_counters), [device.slice], self.state.is_allocated)
+            return counter_shortage(device, available)
         available = self._available.get((pool.driver, pool.name))
         if available is None:
             available = self._available[(pool.driver, pool.name)] = available_counters(

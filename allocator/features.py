@@ -184,11 +184,17 @@ class Features:
     # and v0.37.x, structured/internal/incubating), pinned by the differential tests.
     @property
     def rejected_candidates_keep_counters(self) -> bool:
-        """1.35: a device refused for a taint or a constraint after its counters were reserved keeps
-        them reserved for the rest of the attempt (v0.35 allocator_*.go allocateDevice returns without
-        deallocateCountersForDevice; 1.36 added rollbackDevice). 1.34 reads counters per slice, a
-        model kubectl-dra does not port (its partitionable devices are alpha and off)."""
-        return self.minor == 35
+        """<= 1.35: a device refused for a taint or a constraint after its counters were reserved keeps
+        them reserved for the rest of the attempt (v0.34/v0.35 allocator_*.go allocateDevice returns
+        without deallocateCountersForDevice; 1.36 added rollbackDevice)."""
+        return self.minor <= 35
+
+    @property
+    def counters_per_slice(self) -> bool:
+        """1.34: a device draws only from the sharedCounters of its own slice (a slice then may hold
+        both), and nothing checks that the counter sets it names exist (v0.34 allocator_*.go
+        checkAvailableCounters keyed by slice name; pools_*.go poolIsInvalid checks device names only)."""
+        return self.minor <= 34
 
     @property
     def counters_keyed_by_pool_name(self) -> bool:

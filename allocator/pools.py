@@ -183,8 +183,11 @@ def build_pool(pool_id: tuple[str, str], slices: list[Slice], features: Features
     slices = sorted(slices, key=lambda s: s.name)
     device_slices: list[Slice] = []
     counter_slices: list[Slice] = []
+    # 1.34 has no counter slices: counters live beside the devices that draw from them, and a pool
+    # is invalid only for duplicate device names (v0.34 pools_*.go poolIsInvalid).
+    separate_counters = features.partitionable_devices and not features.counters_per_slice
     for s in slices:
-        (counter_slices if features.partitionable_devices and s.shared_counters else device_slices).append(s)
+        (counter_slices if separate_counters and s.shared_counters else device_slices).append(s)
     not_targeting: list[Slice] = []
     if all_slices is not None and len(slices) < len(all_slices):
         names = {s.name for s in slices}
@@ -196,7 +199,7 @@ def build_pool(pool_id: tuple[str, str], slices: list[Slice], features: Features
     pool.has_binding_conditions = any(d.binding_conditions for s in device_slices for d in s.devices)
 
     reason = _duplicate_device(device_slices)
-    if reason is None and features.partitionable_devices:
+    if reason is None and separate_counters:
         counter_sets: dict[str, dict[str, Quantity]] = {}
         for s in counter_slices:
             for name, counters in s.shared_counters:

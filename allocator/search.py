@@ -56,15 +56,16 @@ OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations"
 class _CounterShortage:
     """Formats its message only when an explanation shows it: the search meets many of these."""
 
-    __slots__ = ("device", "pool", "set_name", "name", "left", "taken")
+    __slots__ = ("device", "counter_sets", "set_name", "name", "left", "taken")
 
-    def __init__(self, device: Device, pool: Pool, set_name: str, name: str, left, taken):
-        self.device, self.pool, self.set_name, self.name, self.left, self.taken = device, pool, set_name, name, left, taken
+    def __init__(self, device: Device, counter_sets: dict, set_name: str, name: str, left, taken):
+        self.device, self.counter_sets, self.set_name, self.name = device, counter_sets, set_name, name
+        self.left, self.taken = left, taken
 
     def __str__(self) -> str:
         need = dict(self.device.counter_amounts).get(self.set_name, {}).get(self.name, 0)
         shown = dict(self.device.consumes_counters).get(self.set_name, {}).get(self.name)
-        like = shown if shown is not None else next(iter(self.pool.counter_sets[self.set_name].values()))
+        like = shown if shown is not None else next(iter(self.counter_sets[self.set_name].values()))
         return (f"counter set {self.set_name}, counter {self.name}: device needs {format_amount(need, like)}, "
                 f"{format_amount(self.left - (self.taken - need), like)} left")
 
@@ -726,26 +727,37 @@ class _Attempt:
 
     # ------------------------------------------------------------------ counters
 
-    def _counter_key(self, pool: Pool):
-        """The key of a pool's counters: its ID, or in 1.35 its name alone, so pools of the same
-        name from different drivers share one cache and one tally (v0.35 checkAvailableCounters
-        keys both by PoolID.Pool; v0.36 by PoolID)."""
+    def _counter_key(self, device: Device, pool: Pool):
+        """The key of the counters a device draws from: its pool's ID; in 1.35 the pool's name alone,
+        so pools of the same name from different drivers share one cache and one tally (v0.35
+        checkAvailableCounters keys both by PoolID.Pool; v0.36 by PoolID); in 1.34 the device's
+        slice, whose own sharedCounters are the only ones it draws from (v0.34, by slice name)."""
+        if self.features.counters_per_slice:
+            return ("slice", device.slice.name)
         return pool.name if self.features.counters_keyed_by_pool_name else (pool.driver, pool.name)
 
-    def _available_counters(self, pool: Pool) -> dict[str, dict[str, Quantity]]:
+    def _available_counters(self, device: Device, pool: Pool) -> dict[str, dict[str, Quantity]]:
         # Upstream caches this per pool in the shared Allocator, computed from the first node's
         # view of the pool. We do the same to agree with it.
-        cached = self.a.available_counters.get(self._counter_key(pool))
+        key = self._counter_key(device, pool)
+        cached = self.a.available_counters.get(key)
         if cached is not None:
             return cached
-        available = available_counters(pool.counter_sets, pool.slices_targeting_node + pool.slices_not_targeting_node,
-                                       self.a.state.is_allocated)
-        self.a.available_counters[self._counter_key(pool)] = available
+        if self.features.counters_per_slice:
+            # 1.34: the slice's counter sets, less what its own allocated devices consume.
+            available = available_counters(dict(device.slice.shared_counters), [device.slice], self.a.state.is_allocated)
+        else:
+            available = available_counters(pool.counter_sets, pool.slices_targeting_node + pool.slices_not_targeting_node,
+                                           self.a.state.is_allocated)
+        self.a.available_counters[key] = available
         return available
 
+    def _counter_sets(self, device: Device, pool: Pool) -> dict[str, dict[str, Quantity]]:
+        return dict(device.slice.shared_counters) if self.features.counters_per_slice else pool.counter_sets
+
     def _take_counters(self, device: Device, pool: Pool) -> str | None:
-        available = self._available_counters(pool)
-        consumed = self.consumed_counters.setdefault(self._counter_key(pool), {})
+        available = self._available_counters(device, pool)
+        consumed = self.consumed_counters.setdefault(self._counter_key(device, pool), {})
         for set_name, counters in device.counter_amounts:
             target = consumed.setdefault(set_name, {})
             for name, value in counters.items():
@@ -758,11 +770,11 @@ class _Attempt:
                 taken = used.get(name, 0) if used else 0
                 if left < taken:
                     self._give_back_counters(device, pool)
-                    return _CounterShortage(device, pool, set_name, name, left, taken)
+                    return _CounterShortage(device, self._counter_sets(device, pool), set_name, name, left, taken)
         return None
 
     def _give_back_counters(self, device: Device, pool: Pool) -> None:
-        consumed = self.consumed_counters.get(self._counter_key(pool), {})
+        consumed = self.consumed_counters.get(self._counter_key(device, pool), {})
         for set_name, counters in device.counter_amounts:
             target = consumed.get(set_name, {})
             for name, value in counters.items():

@@ -98,3 +98,18 @@ def test_pools_of_one_name_share_their_counters_across_drivers_in_135_only():
     objs.append(claim("c", [exact("g", "gpu"), exact("n", "nic")]))
     assert explain(objs, ("default", "c"), minor=35, gates={"DRAPartitionableDevices": True}).verdict == "Unschedulable"
     assert explain(objs, ("default", "c"), minor=36).verdict == "Fits"
+
+
+def test_134_devices_draw_only_on_counters_of_their_own_slice():
+    # v0.34 reads a device's counters from its own slice: counters published in another slice limit
+    # nothing there, and nobody checks that the named counter set exists.
+    gates = {"DRAPartitionableDevices": True}
+    objs = [MIG, GPU, node("n1"), *mig_pool(), claim("c", [exact("a", "mig", count=2), exact("b", "gpu")])]
+    assert explain(objs, ("default", "c"), minor=34, gates=gates).verdict == "Fits"
+    assert explain(objs, ("default", "c"), minor=35, gates=gates).verdict == "Unschedulable"
+    # Counters beside the devices, as 1.34 drivers publish them, do limit.
+    counter_slice, devices = mig_pool()
+    devices["spec"]["sharedCounters"] = counter_slice["spec"]["sharedCounters"]
+    devices["spec"]["pool"]["resourceSliceCount"] = 1
+    objs = [MIG, GPU, node("n1"), devices, claim("c", [exact("a", "mig", count=2), exact("b", "gpu")])]
+    assert explain(objs, ("default", "c"), minor=34, gates=gates).verdict == "Unschedulable"

@@ -253,6 +253,11 @@ class _Generator:
 
         generation = 1
         slice_specs = [{"driver": driver, **scope, "devices": chunk} for chunk in slices_devices]
+        if counter_slice is not None and self.minor <= 34:
+            # 1.34 drivers publish counters beside the devices (v1beta1/v1beta2 allow both in one
+            # slice); its allocator reads only a device's own slice's counters.
+            slice_specs[0]["sharedCounters"] = counter_slice["sharedCounters"]
+            counter_slice = None
         if scope_kind == "node" and len(slice_specs) > 1 and len(self.nodes) > 1 and self.chance(0.4):
             # A multi-host pool: its slices serve different nodes, so each node sees part of it (complete
             # only with the others; shared counters and "All" span nodes).
@@ -541,12 +546,10 @@ class _Generator:
                 gates[gate] = False
         if self.minor == 36 and self.chance(0.3):
             gates["DRADeviceTaintRules"] = True
-        if self.minor == 35 and self.chance(0.2):
-            # Alpha in 1.35. (1.34 keeps counters in the devices' own slices, which the generator does
-            # not write, so its partitionable devices stay off.)
-            gates["DRAPartitionableDevices"] = True
-        if self.minor == 35 and self.chance(0.2):
-            gates["DRADeviceTaints"] = True  # alpha in 1.35 too
+        if self.minor <= 35 and self.chance(0.2):
+            gates["DRAPartitionableDevices"] = True  # alpha in 1.34 and 1.35
+        if self.minor <= 35 and self.chance(0.2):
+            gates["DRADeviceTaints"] = True  # alpha in 1.34 and 1.35 too
         if self.list_attributes:
             gates["DRAListTypeAttributes"] = True
         if self.node_operations:
