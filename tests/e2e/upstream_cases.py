@@ -175,6 +175,14 @@ def _cases() -> list[Case]:
         [*base, resource_slice("devices", lists, pool="p"),
          claim("c", [exact("r", 2)], [{"matchAttribute": f"{GPU}/numa"}]), pod("p", ["c"])],
         "default/p", {"n1": "Fits"}, {"n1": ["c:r:p/d1", "c:r:p/d2"]}, gates={"DRAListTypeAttributes": True}))
+    # Only pools with binding conditions go last; inside a pool, slices keep their name order.
+    bound = device("d1", bindingConditions=["example.com/ready"], bindingFailureConditions=["example.com/failed"])
+    cases.append(Case(
+        "binding-condition-slice-keeps-its-place-in-its-pool", "lexicographical-sorting-slices-with-binding-conditions",
+        [*base, resource_slice("s1", [bound], pool="p", count=3), resource_slice("s3", [device("d3")], pool="p", count=3),
+         resource_slice("s2", [device("d2")], pool="p", count=3), claim("c", [exact("r", 2)]), pod("p", ["c"])],
+        "default/p", {"n1": "Fits"}, {"n1": ["c:r:p/d1", "c:r:p/d2"]}))
+
     cases += _compatibility_group_cases(base)
     cases += _derived_attribute_cases(base)
     return cases
