@@ -83,6 +83,7 @@ class Case:
 def _cases() -> list[Case]:
     cases = []
     base = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}, node("n1"), device_class()]
+    two_nodes = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}, node("n1"), node("n2"), device_class()]
 
     # "All" takes every matching device; one failing a constraint is an error, not a skip, even
     # after it reserved a shared counter.
@@ -140,7 +141,6 @@ def _cases() -> list[Case]:
 
     # A pool whose slices serve different nodes: "All" on one node takes that node's devices, and
     # needs the whole pool published.
-    two_nodes = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}, node("n1"), node("n2"), device_class()]
     cases.append(Case(
         "all-mode-on-a-multi-host-pool", "allocation-mode-all-with-multi-host-resource-pool",
         [*two_nodes, resource_slice("a", [device("d0"), device("d1")], pool="p", count=2, nodeName="n1"),
@@ -182,6 +182,38 @@ def _cases() -> list[Case]:
         [*base, resource_slice("s1", [bound], pool="p", count=3), resource_slice("s3", [device("d3")], pool="p", count=3),
          resource_slice("s2", [device("d2")], pool="p", count=3), claim("c", [exact("r", 2)]), pod("p", ["c"])],
         "default/p", {"n1": "Fits"}, {"n1": ["c:r:p/d1", "c:r:p/d2"]}))
+
+    # A pool whose device slice on another node names a counter set nobody publishes is invalid here
+    # too; with nothing else to take, the node is unschedulable for "invalid resource pools".
+    cases.append(Case(
+        "invalid-pool-from-a-slice-of-another-node", "partitionable-devices-validation-error-on-non-targeting-slice",
+        [*two_nodes, resource_slice("counters", None, pool="p", count=3, nodeName="n1", sharedCounters=[
+            {"name": "cs", "counters": {"slots": {"value": "2"}}}]),
+         resource_slice("a", [device("d0", consumesCounters=slots())], pool="p", count=3, nodeName="n1"),
+         resource_slice("b", [device("d1", consumesCounters=slots("other"))], pool="p", count=3, nodeName="n2"),
+         claim("c", [exact("r")]), pod("p", ["c"])],
+        "default/p", {"n1": "Unschedulable", "n2": "Unschedulable"}))
+
+    # A multi-host pool being republished: n1 still sees a complete older generation and uses it;
+    # n2 sees only part of the newer one.
+    def generation(obj, number):
+        obj["spec"]["pool"]["generation"] = number
+        return obj
+
+    cases.append(Case(
+        "multi-host-pool-half-updated", "multi-host-resource-pool-incomplete-update-from-node-1-to-node-2",
+        [*two_nodes, generation(resource_slice("a", [device("d0")], pool="p", count=2, nodeName="n1"), 1),
+         generation(resource_slice("a2", [device("d1")], pool="p", count=2, nodeName="n1"), 1),
+         generation(resource_slice("b", [device("d0")], pool="p", count=2, nodeName="n2"), 2),
+         claim("c", [exact("r")]), pod("p", ["c"])],
+        "default/p", {"n1": "Fits", "n2": "Unschedulable"}, {"n1": ["c:r:p/d0"]}))
+
+    # The same device published twice under two slice names makes the pool invalid.
+    cases.append(Case(
+        "duplicate-slice", "duplicate-slice",
+        [*base, resource_slice("s", [device("d0")], pool="p", count=2), resource_slice("s-2", [device("d0")], pool="p", count=2),
+         claim("c", [exact("r")]), pod("p", ["c"])],
+        "default/p", {"n1": "Unschedulable"}))
 
     cases += _compatibility_group_cases(base)
     cases += _derived_attribute_cases(base)
