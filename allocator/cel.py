@@ -410,8 +410,52 @@ def _check_env(consumable_capacity: bool, list_attributes: bool) -> Any:
     )
 
 
+def _substring(text: Any, start: Any, end: Any = None) -> str:
+    """cel-go's strings extension substring (ext/strings.go substr, substrRange), by code point.
+    cel-cpp's refuses an end equal to the size ("tacocat".substring(4, 7)), so runtime sources call
+    this one instead (see _rewrite_substring); the checker still types the call."""
+    if not isinstance(text, str) or isinstance(start, bool) or not isinstance(start, int):
+        raise _no_overload()
+    size = len(text)
+    if end is None:
+        if start < 0 or start > size:
+            raise _EvalError(f"index out of range: {start}")
+        return text[start:]
+    if isinstance(end, bool) or not isinstance(end, int):
+        raise _no_overload()
+    if start > end:
+        raise _EvalError(f"invalid substring range. start: {start}, end: {end}")
+    if start < 0 or start > size:
+        raise _EvalError(f"index out of range: {start}")
+    if end < 0 or end > size:
+        raise _EvalError(f"index out of range: {end}")
+    return text[start:end]
+
+
+_SUBSTRING = "_draSubstring"
+
+
+def _rewrite_substring(source: str) -> str:
+    """`x.substring(` -> `x._draSubstring(` (member calls only), for the runtime compile."""
+    if "substring" not in source:
+        return source
+    tokens = _tokenize(source)
+    if tokens is None:
+        return source
+    out, pos = [], 0
+    for i, token in enumerate(tokens):
+        if (token.text == "substring" and token.kind == "ident" and i > 0 and tokens[i - 1].text == "."
+                and i + 1 < len(tokens) and tokens[i + 1].text == "("):
+            out.append(source[pos:token.start] + _SUBSTRING)
+            pos = token.end
+    out.append(source[pos:])
+    return "".join(out)
+
+
 def _runtime_env(list_attributes: bool) -> Any:
-    declarations = []
+    declarations = [cel.FunctionDecl(_SUBSTRING, [
+        cel.Overload(f"dra_runtime_substring_{arity}", _T.DYN, [_T.DYN] * arity, is_member=True, impl=_substring)
+        for arity in (2, 3)])]
     for name, overloads, impl in _overloads(list_attributes):
         arities = sorted({(len(params), member) for _oid, _result, params, member in overloads})
         declarations.append(
@@ -1232,7 +1276,7 @@ class SelectorCompiler:
                 f"must evaluate to bool or the unknown type, not {_cel_type_name(result_type)}"
             )
         # Checked above; the runtime works over dyn and dispatches on values.
-        runtime_source = _fold_constant_calls(_rewrite_domain_lookups(expression))
+        runtime_source = _rewrite_substring(_fold_constant_calls(_rewrite_domain_lookups(expression)))
         program = self._runtime.compile(runtime_source, disable_check=True)
         return CompiledSelector(self, expression, program, _reach(expression))
 
@@ -1385,7 +1429,7 @@ def _compile_derived(self: SelectorCompiler, expression: str) -> CompiledDerived
                 cached = CelCompileError("must evaluate to a primitive scalar (string, integer, boolean, semver) "
                                          f"or a list of these scalars, not {_cel_type_name(result_type)}")
             else:
-                runtime_source = _fold_constant_calls(_rewrite_domain_lookups(expression))
+                runtime_source = _rewrite_substring(_fold_constant_calls(_rewrite_domain_lookups(expression)))
                 cached = CompiledDerivedAttribute(self, expression, self._runtime.compile(runtime_source, disable_check=True),
                                                   result_type)
         self._derived[expression] = cached

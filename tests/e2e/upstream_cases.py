@@ -215,6 +215,16 @@ def _cases() -> list[Case]:
          claim("c", [exact("r")]), pod("p", ["c"])],
         "default/p", {"n1": "Unschedulable"}))
 
+    # Not an allocator test upstream, but CEL conformance the allocator depends on: cel-go's
+    # substring takes an end equal to the size (cel-cpp's did not).
+    cases.append(Case(
+        "cel-substring-up-to-the-end", "cel-go ext/strings.go substring",
+        [*base, resource_slice("devices", [device("d0", attrs={"model": "h100"}), device("d1", attrs={"model": "a1000"})],
+                               pool="p"),
+         claim("c", [exact("r", selectors=[{"cel": {"expression": f'device.attributes["{GPU}"].model.substring(1, 4) == "100"'}}])]),
+         pod("p", ["c"])],
+        "default/p", {"n1": "Fits"}, {"n1": ["c:r:p/d0"]}))
+
     cases += _compatibility_group_cases(base)
     cases += _derived_attribute_cases(base)
     return cases
