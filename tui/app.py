@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import gc
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -49,6 +50,70 @@ INPUT_FIRST_S = 0.3
 redrawn twice: the interpreter is shared, so a rebuild would halve the speed of the answer."""
 STALE_CLOCK_S = 1.0
 """How often the header's STALE age is redrawn."""
+FULL_GC_EVERY_S = 20.0
+FULL_GC_IDLE_S = 2.0
+FULL_GC_AT_LATEST_S = 90.0
+SWITCH_INTERVAL_S = 0.001
+"""How long the event loop may wait for the interpreter while the rebuild worker computes
+(Python's default, 5 ms, is paid at every await that sleeps: a key press crosses dozens)."""
+
+
+class IdleCollector:
+    """When the dashboard lets the cyclic garbage collector walk the whole heap: only when nobody
+    is typing.
+
+    A full pass over a big cluster's objects holds the interpreter for 0.3-1.5 s (more on a loaded
+    machine), whichever thread runs it. Under watch churn Python starts one every few seconds by
+    itself: new objects (each update's slice, its pool's report) survive the young generations and
+    soon outnumber a quarter of the old ones. Those passes landed on key presses at random. So
+    while the dashboard runs, the oldest generation is never collected by itself (the young
+    generations still are, in a few milliseconds each), and a full pass runs at most every
+    FULL_GC_EVERY_S once no key or click came for FULL_GC_IDLE_S (at the latest after
+    FULL_GC_AT_LATEST_S of typing). Cyclic garbage that reaches the oldest generation (Textual's
+    strips and styles refer to themselves) is therefore freed within about that long; the heap is
+    frozen after each pass, as after the first load. Never freezing without a full pass first is
+    what keeps memory flat: whatever is frozen alive and later dies in a cycle stays until the
+    next full pass (young collections and freezes every few seconds kept 30 MB a minute).
+
+    While it runs, threads also hand the interpreter over every SWITCH_INTERVAL_S."""
+
+    def __init__(self, clock=time.monotonic) -> None:
+        self._clock = clock
+        self._thresholds: tuple[int, int, int] | None = None
+        self._switch_interval = sys.getswitchinterval()
+        self._last_full = clock()
+        self._last_input = -FULL_GC_IDLE_S
+
+    def start(self) -> None:
+        if self._thresholds is None:
+            self._thresholds = gc.get_threshold()
+            gc.set_threshold(self._thresholds[0], self._thresholds[1], 1 << 30)
+            self._switch_interval = sys.getswitchinterval()
+            sys.setswitchinterval(SWITCH_INTERVAL_S)
+
+    def stop(self) -> None:
+        if self._thresholds is not None:
+            gc.set_threshold(*self._thresholds)
+            sys.setswitchinterval(self._switch_interval)
+            self._thresholds = None
+
+    def input(self) -> None:
+        self._last_input = self._clock()
+
+    def due(self) -> bool:
+        now = self._clock()
+        since_full = now - self._last_full
+        return since_full >= FULL_GC_EVERY_S and (
+            now - self._last_input >= FULL_GC_IDLE_S or since_full >= FULL_GC_AT_LATEST_S)
+
+    def collect_if_due(self) -> bool:
+        if self._thresholds is None or not self.due():
+            return False
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+        self._last_full = self._clock()
+        return True
 
 
 @dataclass
@@ -82,7 +147,8 @@ class DraApp(App):
         self._last_rebuild_end = 0.0
         self._input_answered = threading.Event()
         self._input_answered.set()
-        self._builder = ModelBuilder()
+        self._builder = ModelBuilder(refreeze=False)
+        self._collector = IdleCollector()
         self._rebuild_input: tuple | None = None
         """The snapshot and namespace of the next rebuild (taken on the event loop)."""
         self._view_classes = {view_id(view): view for view in VIEWS}
@@ -102,11 +168,14 @@ class DraApp(App):
         # The store's objects live as long as the app and are plain, acyclic JSON: moving them out
         # of the collector's view keeps its full passes (otherwise ~1 s at 40,000 devices) short.
         gc.freeze()
+        self._collector.start()
         self.call_after_refresh(self._start)  # once the dashboard screen is composed
         self.set_interval(STALE_CLOCK_S, self._redraw_stale_age)
+        self.set_interval(1.0, self._collector.collect_if_due)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.MouseDown)):
+            self._collector.input()
             self._input_answered.clear()
             self.call_after_refresh(self.call_after_refresh, self._input_answered.set)
         await super().on_event(event)
@@ -121,6 +190,7 @@ class DraApp(App):
             self._start_source(self.source.run(self.store))
 
     def on_unmount(self) -> None:
+        self._collector.stop()
         if self._unsubscribe is not None:
             self._unsubscribe()
 
@@ -286,7 +356,7 @@ class DraApp(App):
         if self._unsubscribe is not None:
             self._unsubscribe()
         self.store, self.source = store, source
-        self._builder = ModelBuilder()
+        self._builder = ModelBuilder(refreeze=False)
         self._view_caches = {name: view.new_cache() for name, view in self._view_classes.items()}
         self._subscribe()
         self._start_source(source.run(store))

@@ -187,8 +187,14 @@ class ModelBuilder:
     FIRST_BATCH = 64
     """Pools analysed before the first frame; the rest follow in the background."""
     BATCH = 2048
+    PAUSE_GC_FROM = 256
+    """Pools analysed in one batch from which the collector is paused (see `_analyze`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, refreeze: bool = True) -> None:
+        """`refreeze`: collect and freeze the heap again every REFREEZE_EVERY_S under churn (see
+        `_refreeze`); without, only after the first load, and the caller collects (the dashboard
+        does when nobody is typing: tui.app.IdleCollector)."""
+        self.refreeze = refreeze
         self.pools = PoolAnalysis()
         self._counts: dict = {}
         """ClusterModel.counts_cache, shared by the revisions this builder makes."""
@@ -204,35 +210,43 @@ class ModelBuilder:
         """Yields ClusterModels until every pool is analysed: on the first load, one early with the
         first pools (a screenful, in display order); later, one per BATCH changed pools (usually a
         single one: a burst of watch events is one update on screen)."""
-        # Building reports allocates millions of long-lived objects; collector passes every few
-        # thousand allocations would walk all of them and double the build time.
-        with paused_gc():
-            items = snapshot.items
-            first_load = not self.pools.reports()
-            pending = self.pools.plan(items["ResourceSlice"], items["ResourceClaim"],
-                                      items["DeviceTaintRule"], snapshot.features)
-            size = self.FIRST_BATCH if first_load else self.BATCH
-            first, rest = pending[:size], pending[size:]
-            if first:
-                self.pools.analyze(first)
-            while True:
-                if not rest:
-                    self._refreeze()
-                reports = self.pools.reports()
-                if not rest:
-                    live = {(report.driver, report.pool) for report in reports}
-                    # list() copies the keys in one step: the UI thread may add a pool's counts meanwhile.
-                    for cache in (self._counts, self._tainted):
-                        for pool_id in [pool_id for pool_id in list(cache) if pool_id not in live]:
-                            cache.pop(pool_id, None)
-                yield ClusterModel(snapshot.revision, snapshot.features, snapshot.kind_status, snapshot.connection,
-                                   reports, lambda: self._other_objects(snapshot), items,
-                                   pools_pending=len(rest), errors=self.pools.errors(), counts_cache=self._counts, tainted_cache=self._tainted,
-                                   reach_cache=self._reach)
-                if not rest:
-                    break
-                batch, rest = rest[: self.BATCH], rest[self.BATCH:]
-                self.pools.analyze(batch)
+        items = snapshot.items
+        first_load = not self.pools.reports()
+        pending = self.pools.plan(items["ResourceSlice"], items["ResourceClaim"],
+                                  items["DeviceTaintRule"], snapshot.features)
+        size = self.FIRST_BATCH if first_load else self.BATCH
+        first, rest = pending[:size], pending[size:]
+        if first:
+            self._analyze(first)
+        while True:
+            if not rest:
+                self._refreeze()
+            reports = self.pools.reports()
+            if not rest and max(len(self._counts), len(self._tainted)) > len(reports):
+                live = {(report.driver, report.pool) for report in reports}
+                # list() copies the keys in one step: the UI thread may add a pool's counts meanwhile.
+                for cache in (self._counts, self._tainted):
+                    for pool_id in [pool_id for pool_id in list(cache) if pool_id not in live]:
+                        cache.pop(pool_id, None)
+            yield ClusterModel(snapshot.revision, snapshot.features, snapshot.kind_status, snapshot.connection,
+                               reports, lambda: self._other_objects(snapshot), items,
+                               pools_pending=len(rest), errors=self.pools.errors(), counts_cache=self._counts,
+                               tainted_cache=self._tainted, reach_cache=self._reach)
+            if not rest:
+                break
+            batch, rest = rest[: self.BATCH], rest[self.BATCH:]
+            self._analyze(batch)
+
+    def _analyze(self, pool_ids: list[PoolId]) -> None:
+        """Analysing many pools allocates millions of long-lived objects: collector passes every few
+        thousand allocations would walk all of them and double the time, so they are paused. Not for
+        the few pools of a watch event: paused, the collector's next young pass would have to walk
+        everything allocated meanwhile, by every thread, at once (up to a second under churn)."""
+        if len(pool_ids) >= self.PAUSE_GC_FROM:
+            with paused_gc():
+                self.pools.analyze(pool_ids)
+        else:
+            self.pools.analyze(pool_ids)
 
     def _refreeze(self) -> None:
         """Reports are acyclic and live until their pool changes (then reference counting frees
@@ -243,7 +257,7 @@ class ModelBuilder:
         So: frozen after the first load, and then at most every REFREEZE_EVERY_S, after one
         full collection of everything."""
         now = time.monotonic()
-        if self._frozen_at is not None and now - self._frozen_at < REFREEZE_EVERY_S:
+        if self._frozen_at is not None and (not self.refreeze or now - self._frozen_at < REFREEZE_EVERY_S):
             return
         if self._frozen_at is not None:
             gc.unfreeze()
@@ -258,5 +272,6 @@ class ModelBuilder:
         )
         if changed:
             self._other_inputs = {kind: snapshot.items[kind] for kind in OTHER_KINDS}
-            self._objects = allocator.load_objects(obj for kind in OTHER_KINDS for obj in snapshot.items[kind])
+            with paused_gc():  # every claim, pod and node: bulk work, as in `_analyze`
+                self._objects = allocator.load_objects(obj for kind in OTHER_KINDS for obj in snapshot.items[kind])
         return self._objects

@@ -1,11 +1,13 @@
 """Watch churn keeps the dashboard's memory bounded: updating the same objects again and again keeps
-no more objects than the first update did. The timing side (RSS over 10 minutes, key-to-screen)
+no more objects than the first update did, and the whole heap is collected only while nobody
+types. The timing side (RSS over 10 minutes, key-to-screen)
 is bench/churn_bench.py's."""
 
 from __future__ import annotations
 
 import copy
 import gc
+import sys
 import tracemalloc
 
 from kubectl_dra.model import incremental
@@ -62,3 +64,49 @@ def test_updating_the_same_slices_again_and_again_keeps_no_history(store, monkey
     # Whatever is frozen while alive (widgets, caches) is not collected once it dies in a cycle
     # until unfrozen: no freeze after every build, only after the first load and then rarely.
     assert freezes == []
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_dashboard_walks_the_whole_heap_only_when_nobody_types(monkeypatch):
+    from tui import app
+
+    clock = Clock()
+    collector = app.IdleCollector(clock)
+    thresholds, switch = gc.get_threshold(), sys.getswitchinterval()
+    passes: list[int] = []
+    monkeypatch.setattr(gc, "collect", lambda *args: passes.append(1) or 0)
+    monkeypatch.setattr(gc, "unfreeze", lambda: None)
+    monkeypatch.setattr(gc, "freeze", lambda: None)
+    assert not collector.collect_if_due()  # not started: the thresholds are Python's
+    collector.start()
+    try:
+        # Python never starts a full pass by itself; young generations are collected as before.
+        assert gc.get_threshold()[:2] == thresholds[:2] and gc.get_threshold()[2] >= 1 << 30
+        assert sys.getswitchinterval() == app.SWITCH_INTERVAL_S
+        clock.now += app.FULL_GC_EVERY_S - 1
+        assert not collector.collect_if_due()  # too soon after the last pass
+        clock.now += 1
+        collector.input()
+        clock.now += app.FULL_GC_IDLE_S / 2
+        assert not collector.collect_if_due()  # a key was just pressed
+        clock.now += app.FULL_GC_IDLE_S / 2
+        assert collector.collect_if_due() and passes == [1]
+        assert not collector.collect_if_due()
+        # Someone typing without pause still gets one pass every FULL_GC_AT_LATEST_S.
+        while clock.now < 1000.0 + app.FULL_GC_EVERY_S + app.FULL_GC_IDLE_S + app.FULL_GC_AT_LATEST_S - 1:
+            clock.now += 0.5
+            collector.input()
+            assert not collector.collect_if_due()
+        clock.now += 1
+        collector.input()
+        assert collector.collect_if_due() and passes == [1, 1]
+    finally:
+        collector.stop()
+    assert gc.get_threshold() == thresholds and sys.getswitchinterval() == switch
