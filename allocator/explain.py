@@ -622,7 +622,7 @@ class _Diagnoser:
                 if conflict:
                     return DeviceRejection(device.id, COMPATIBILITY_GROUPS, conflict)
         if self.features.device_taints:
-            blocking = untolerated_taints(device.taints, request.tolerations)
+            blocking = untolerated_taints(device.taints, request.tolerations, self.features.every_taint_blocks)
             if blocking:
                 sources = ", ".join(f"{t} (from {t.source})" for t in blocking)
                 return DeviceRejection(device.id, TAINTED, f"taint {sources} not tolerated")

@@ -190,6 +190,18 @@ class Features:
         return self.minor <= 35
 
     @property
+    def searches_permutations(self) -> bool:
+        """<= 1.35 and the stable allocator: allocateOne has no startLocation, so every device of a
+        request is looked for among all devices (v0.34/v0.35 allocator_*.go; v0.36+ stable)."""
+        return self.minor <= 35 or self.variant == "stable"
+
+    @property
+    def every_taint_blocks(self) -> bool:
+        """1.34: a device taint of any effect must be tolerated (v0.34 allTaintsTolerated); from 1.35
+        only NoSchedule and NoExecute block (taintPreventsAllocation)."""
+        return self.minor <= 34
+
+    @property
     def counters_per_slice(self) -> bool:
         """1.34: a device draws only from the sharedCounters of its own slice (a slice then may hold
         both), and nothing checks that the counter sets it names exist (v0.34 allocator_*.go

@@ -443,6 +443,8 @@ class _Attempt:
                 first = start[2] if pi == start[0] and sli == start[1] else 0
                 for dvi in range(first, len(devices)):
                     device = devices[dvi]
+                    if self.features.searches_permutations and self._chosen_here(ci, key, device.id):
+                        continue  # met again only because this search starts over: not a reason
                     if request.admin_access:
                         if ci in self.allocating.get(device.id, ()):
                             self.trace.note(ci, request, device, IN_USE_SAME_CLAIM, "already chosen for this claim")
@@ -464,7 +466,12 @@ class _Attempt:
                     if rollback is None:
                         continue
                     try:
-                        done = self._allocate_one(ci, ri, si, di + 1, in_sub, (pi, sli, dvi + 1))
+                        # Up to 1.35 (and in the stable allocator) the next device of the same request
+                        # is looked for from the first device again (permutations, no startLocation):
+                        # the same verdicts, but more refused candidates, which matters where those
+                        # keep their counters.
+                        following = (0, 0, 0) if self.features.searches_permutations else (pi, sli, dvi + 1)
+                        done = self._allocate_one(ci, ri, si, di + 1, in_sub, following)
                     except BaseException:
                         rollback()
                         raise
@@ -474,6 +481,11 @@ class _Attempt:
         return False
 
     # ------------------------------------------------------------------ checks
+
+    def _chosen_here(self, ci: int, key, device: DeviceID) -> bool:
+        """Whether the device is already among this request's choices in the current attempt."""
+        return ci in self.allocating.get(device, ()) and any(
+            c.device.id == device and c.request is self.request_data[key].request for c in self.results[ci])
 
     def _in_use(self, device: DeviceID) -> bool:
         return device in self.a.state.devices or bool(self.allocating.get(device))
@@ -601,7 +613,7 @@ class _Attempt:
             rollback()
 
         if self.features.device_taints:
-            blocking = untolerated_taints(device.taints, request.tolerations)
+            blocking = untolerated_taints(device.taints, request.tolerations, self.features.every_taint_blocks)
             if blocking:
                 refuse()
                 self.trace.note(ci, request, device, TAINTED, "taint " + ", ".join(str(t) for t in blocking) + " not tolerated")

@@ -56,9 +56,11 @@ def tolerates(toleration: dict, taint: Taint) -> bool:
     return operator == "Exists"
 
 
-def untolerated_taints(taints: list[Taint], tolerations: list[dict]) -> list[Taint]:
-    """Blocking taints that no toleration covers (upstream taintPreventsAllocation)."""
+def untolerated_taints(taints: list[Taint], tolerations: list[dict], every_effect: bool = False) -> list[Taint]:
+    """Blocking taints that no toleration covers (upstream taintPreventsAllocation). With
+    `every_effect` (1.34: allTaintsTolerated in v0.34 allocator_*.go) a taint of any effect blocks;
+    later releases ignore effects they do not know, None included."""
     return [
         taint for taint in taints
-        if taint.effect in BLOCKING_EFFECTS and not any(tolerates(t, taint) for t in tolerations)
+        if (every_effect or taint.effect in BLOCKING_EFFECTS) and not any(tolerates(t, taint) for t in tolerations)
     ]

@@ -62,3 +62,10 @@ def test_device_taint_rule_needs_its_gate_and_a_selector():
     assert run(slice_with(device("a")), no_selector).verdict == "Fits"
     empty_selector = taint_rule("every", "k")
     assert run(slice_with(device("a")), empty_selector).verdict == "Unschedulable"
+
+
+def test_in_134_a_taint_of_any_effect_blocks():
+    # v0.34 allTaintsTolerated: every taint needs a toleration, whatever its effect.
+    objs = [device_class(), node("n1"), slice_with(tainted("c", "None")), claim("c", [exact("gpu")])]
+    assert explain(objs, ("default", "c"), minor=34, gates={"DRADeviceTaints": True}).verdict == "Unschedulable"
+    assert explain(objs, ("default", "c"), minor=35, gates={"DRADeviceTaints": True}).verdict == "Fits"
