@@ -108,3 +108,22 @@ def test_unreachable_server_prints_the_client_then_one_error(run_cli, tmp_path, 
     assert result.status == 2, result
     assert json.loads(result.stdout)["clientVersion"]["version"] == CLIENT
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: ") and "127.0.0.1:1" in result.stderr
+
+
+@pytest.mark.realcluster
+def test_against_the_real_apiserver(cluster):
+    """The harness's kube-apiserver: its gitVersion, the resource.k8s.io versions its group
+    document lists, and its own minor's rules (the harness runs a version the allocator knows)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "from kubectl_dra.cli import main; main()", "version",
+                           "--kubeconfig", cluster.kubeconfig, "-o", "json"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    server = document["serverVersion"]
+    assert server["gitVersion"].startswith(f"v1.{server['minor']}.")
+    assert server["readAPIVersion"] == "resource.k8s.io/v1"
+    assert "resource.k8s.io/v1" in server["resourceAPIVersions"] and "resource.k8s.io/v1beta2" in server["resourceAPIVersions"]
+    assert document["allocatorRules"] == {"kubernetesVersion": f"1.{server['minor']}", "reason": "the server's"}
