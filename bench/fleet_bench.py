@@ -3,14 +3,16 @@ and phase by phase.
 
     nice .venv/bin/python bench/fleet_bench.py --nodes 500 12500 [--runs 1] [--commands pools,explain]
     nice .venv/bin/python bench/fleet_bench.py --nodes 500 --decoders   # json vs orjson vs msgspec
+    nice .venv/bin/python bench/fleet_bench.py --nodes 500 --memory     # the store's bytes per device
 
 End to end: `kubectl-dra --from FILE pools -o json` and `kubectl-dra --from FILE explain -n bench
 pod/bench` as subprocesses; wall time and the child's peak RSS (os.wait4), output to /dev/null.
 
-Phases: the same command run in a child process with timers around the functions each phase
-ends in (inclusive times, so a phase contains the ones nested in it):
+Phases: the same command run in a child process with CPU timers (time.process_time: steadier
+than wall time on a shared machine) around the functions each phase ends in (inclusive times, so
+a phase contains the ones nested in it):
   read+decode+flatten  kubectl_dra.documents.read_documents
-  decode               kubectl_dra.documents._parse (bytes/text to Python objects)
+  decode               kubectl_dra.documents._parse / decode_json_bytes (to Python objects)
   collect              FileSource._collect (read_documents + objects.keep)
   store                FileSource.open (collect + Store.replace_kind)
   check                FileSource.check (API validation; builds the allocator's ObjectSet)
@@ -44,6 +46,7 @@ COMMANDS = {
 PHASES = (
     ("read+decode+flatten", "kubectl_dra.documents", "read_documents"),
     ("decode", "kubectl_dra.documents", "_parse"),
+    ("decode", "kubectl_dra.documents", "decode_json_bytes"),
     ("collect", "kubectl_dra.sources.files", "FileSource._collect"),
     ("store", "kubectl_dra.sources.files", "FileSource.open"),
     ("check", "kubectl_dra.sources.files", "FileSource.check"),
@@ -65,12 +68,12 @@ def wrap(owner, attr, label):
         return
     @functools.wraps(original)
     def timed(*args, **kwargs):
-        start = time.perf_counter()
+        start = time.process_time()
         try:
             return original(*args, **kwargs)
         finally:
             entry = timings.setdefault(label, [0.0, 0, 0])
-            entry[0] += time.perf_counter() - start
+            entry[0] += time.process_time() - start
             entry[1] += 1
             if not entry[2]:
                 entry[2] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -83,13 +86,13 @@ for label, module, name in phases:
         owner = getattr(mod, cls)
     wrap(owner, attr, label)
 from kubectl_dra import cli
-start = time.perf_counter()
+start = time.process_time()
 try:
     sys.argv = ["kubectl-dra", *sys.argv[2:]]
     cli.main()
 except SystemExit:
     pass
-total = time.perf_counter() - start
+total = time.process_time() - start
 with os.fdopen(3, "w") as out:
     json.dump({"total": total, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "phases": timings}, out)
 """
@@ -159,6 +162,40 @@ print(took, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base)
     return lines
 
 
+MEMORY_PROBE = r"""
+import gc, os, resource, sys, time, tracemalloc
+trace = sys.argv[2] == "trace"
+from kubectl_dra.sources.files import FileSource
+import allocator  # imported before the baseline: the store alone is measured
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+if trace:
+    tracemalloc.start()
+base = rss()
+start = time.process_time()
+store = FileSource(sys.argv[1]).open()
+took = time.process_time() - start
+gc.collect()
+devices = sum(len(s["spec"].get("devices") or ()) for s in store.items("ResourceSlice"))
+traced = tracemalloc.get_traced_memory()[0] if trace else 0
+print(devices, rss() - base, traced, took, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def memory(path: Path, trace: bool) -> str:
+    """Bytes per device the store holds after loading `path` (RSS now minus RSS before the load,
+    and tracemalloc's count when `trace`), and the CPU time of the load."""
+    out = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(path), "trace" if trace else "rss"],
+                         capture_output=True, text=True, check=True, cwd=os.getcwd()).stdout.split()
+    devices, rss, traced, took, peak = int(out[0]), int(out[1]), int(out[2]), float(out[3]), int(out[4])
+    line = (f"- store after FileSource.open: {rss / devices:,.0f} B/device by RSS ({rss / 2**20:.0f} MiB for "
+            f"{devices:,} devices, load CPU {took:.2f} s, peak RSS {peak / 1024:.0f} MiB)")
+    if trace:
+        line += f"; {traced / devices:,.0f} B/device by tracemalloc"
+    return line
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, nargs="+", default=[500])
@@ -166,6 +203,8 @@ def main() -> None:
     parser.add_argument("--commands", default="pools,explain")
     parser.add_argument("--decoders", action="store_true", help="only compare the JSON decoders")
     parser.add_argument("--no-phases", action="store_true")
+    parser.add_argument("--memory", action="store_true", help="only the store's bytes per device")
+    parser.add_argument("--trace", action="store_true", help="with --memory: count with tracemalloc too (slow)")
     args = parser.parse_args()
     for nodes in args.nodes:
         path = fleet.fleet_file(nodes)
@@ -173,6 +212,9 @@ def main() -> None:
         print(f"### {nodes} nodes, {devices:,} devices, {path.stat().st_size / 1e6:.1f} MB ({path})")
         if args.decoders:
             print("\n".join(decoders(path, args.runs)))
+            continue
+        if args.memory:
+            print(memory(path, trace=args.trace))
             continue
         for command in args.commands.split(","):
             samples = [end_to_end(path, command) for _ in range(args.runs)]
@@ -187,7 +229,7 @@ def main() -> None:
             result = phases(path, command)
             parts = [f"{label} {t:.2f} s (x{count}, RSS {r / 1024:.0f} MiB)"
                      for label, (t, count, r) in result["phases"].items()]
-            print(f"  phases (inclusive; in-process {result['total'] or 0:.2f} s of the child's wall "
+            print(f"  phases (CPU, inclusive; in-process {result['total'] or 0:.2f} s of the child's wall "
                   f"{result['wall']:.2f} s, CPU {result['cpu']:.2f} s, peak {result['child_rss'] / 1024:.0f} MiB): "
                   + "; ".join(parts))
 

@@ -11,6 +11,8 @@ therefore out of snapshots and output.
 
 from __future__ import annotations
 
+import sys
+
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 _POD_SPEC_FIELDS = (
@@ -38,13 +40,96 @@ def is_dra_pod(pod: dict) -> bool:
     return bool((pod.get("spec") or {}).get("resourceClaims"))
 
 
-def keep(kind: str, obj: dict) -> dict | None:
-    """The object as the store keeps it, or None when the store does not keep it at all."""
+def keep(kind: str, obj: dict, shared: Interner | None = None) -> dict | None:
+    """The object as the store keeps it, or None when the store does not keep it at all.
+
+    `shared`: the Interner a source uses for everything it loads (see Interner); ResourceSlices
+    then share their devices' repeated values instead of holding a copy per device."""
     if kind == "Pod":
         return _slim_pod(obj) if is_dra_pod(obj) else _plain_pod(obj)
     if kind == "Node":
         return _slim_node(obj)
-    return _without_noise(obj)
+    kept = _without_noise(obj)
+    if kind == "ResourceSlice" and shared is not None:
+        shared.slice(kept)
+    return kept
+
+
+class Interner:
+    """Shares what repeats across devices: every attribute, capacity and counter value that equals
+    one seen before (`{"string": "NVIDIA H100 80GB HBM3"}`, `{"value": "80Gi"}`) becomes that same
+    dict, and device names are interned strings. A fleet of identical nodes repeats almost every
+    value, so a device costs a third of what the decoded JSON holds (bench/RESULTS.md, issue 18:
+    4,984 -> 1,507 bytes per device on bench/fleet.py's node).
+
+    Objects in the store are read, never written (Store.items), which is what makes sharing safe:
+    a reader that changed a shared value would change it on every device holding it. Only leaves
+    are shared (a one-key dict holding a string, number or bool); anything else stays as decoded.
+    A source keeps one Interner per load (and its watch events); `limit` bounds the table for a
+    long watch on a churning cluster: past it the table starts afresh (values already shared stay
+    shared)."""
+
+    __slots__ = ("_by_type", "_size", "limit")
+
+    def __init__(self, limit: int = 1 << 21) -> None:
+        self._by_type: dict[tuple[str, type], dict] = {}
+        self._size = 0
+        self.limit = limit
+
+    def slice(self, obj: dict) -> None:
+        """Share the repeated values of one ResourceSlice, in place (it was just decoded and is
+        not yet in any store)."""
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return
+        if self._size > self.limit:
+            self._by_type.clear()
+            self._size = 0
+        leaves, intern = self._leaves, sys.intern
+        devices = spec.get("devices")
+        if isinstance(devices, list):
+            for device in devices:
+                if not isinstance(device, dict):
+                    continue
+                name = device.get("name")
+                if type(name) is str:
+                    device["name"] = intern(name)
+                for part in ("attributes", "capacity"):
+                    values = device.get(part)
+                    if type(values) is dict:
+                        leaves(values)
+                consumes = device.get("consumesCounters")
+                if type(consumes) is list:
+                    for entry in consumes:
+                        if type(entry) is dict and type(entry.get("counters")) is dict:
+                            leaves(entry["counters"])
+        counter_sets = spec.get("sharedCounters")
+        if type(counter_sets) is list:
+            for entry in counter_sets:
+                if type(entry) is dict and type(entry.get("counters")) is dict:
+                    leaves(entry["counters"])
+
+    def _leaves(self, values: dict) -> None:
+        by_type = self._by_type
+        for name, value in values.items():
+            if type(value) is not dict or len(value) != 1:
+                continue
+            for value_type, leaf in value.items():
+                pass
+            leaf_type = type(leaf)
+            if leaf_type is not str and leaf_type is not int and leaf_type is not bool and leaf_type is not float:
+                continue
+            # One table per value type and Python type: {"int": 1}, {"int": True} and
+            # {"int": 1.0} are equal as dict keys but not as API values.
+            table = by_type.get((value_type, leaf_type))
+            if table is None:
+                table = by_type[(value_type, leaf_type)] = {}
+            shared = table.get(leaf)
+            if shared is None:
+                table[leaf] = value
+                self._size += 1
+            elif shared is not value:
+                values[name] = shared
 
 
 def _without_noise(obj: dict) -> dict:

@@ -238,7 +238,13 @@ class ApiServer:
 
 
 def decode_json(body: bytes, path: str) -> dict:
+    """An API answer (a list, one object, a watch event line), decoded once from the bytes read."""
+    from kubectl_dra.documents import NOT_DECODED, decode_json_bytes
+
     with paused_gc():
+        decoded = decode_json_bytes(body)
+        if decoded is not NOT_DECODED:
+            return decoded
         try:
             return json.loads(body)
         except ValueError as error:

@@ -49,7 +49,8 @@ class FileSource(Source):
         return store
 
     def _collect(self, by_kind: dict[str, list[dict]], connection: dict) -> None:
-        for document in read_documents(self.path):
+        shared = objects.Interner()
+        for document in read_documents(self.path, each=shared.slice):
             kind = document.obj["kind"]
             if kind == snapshot.SNAPSHOT_KIND:
                 connection.update(snapshot.connection_from_header(document.obj, document.origin))
@@ -60,7 +61,7 @@ class FileSource(Source):
                 continue
             obj = self._with_namespace(kind, document.obj)
             self._remember(kind, obj, document.origin)
-            kept = objects.keep(kind, obj)
+            kept = objects.keep(kind, obj)  # its values are already shared
             if kept is not None:
                 by_kind[kind].append(kept)
                 self.kept_kinds[kind] += 1

@@ -42,10 +42,13 @@ class Informer:
         """Optional callable run after each event applied (the source stamps last_event_at)."""
         self.on_open = None
         """Optional callable run when a watch request was accepted (the connection is back)."""
+        self.shared = objects.Interner()
+        """Repeated device values shared across this kind's objects (objects.Interner)."""
 
     async def list(self, server: ApiServer) -> None:
         """Full list into the store (replacing the kind), remembering the resourceVersion."""
         path = self.served.path(self.namespace)
+        self.shared = objects.Interner()  # a fresh list: start the table afresh too
         items: list[dict] = []
         continue_token = None
         restarted = False
@@ -115,5 +118,5 @@ class Informer:
         # Objects in a list (and in some watch streams) leave kind/apiVersion off.
         item.setdefault("kind", self.kind)
         item.setdefault("apiVersion", self.served.api_version)
-        return objects.keep(self.kind, item)
+        return objects.keep(self.kind, item, self.shared)
 
