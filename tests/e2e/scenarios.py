@@ -16,9 +16,11 @@ requests where DRAFractionalCapacityRange is on; compatibility groups on counter
 where DRADeviceCompatibilityGroups is on (and, rarely, with it off, which hides their slices);
 derived attributes (scalars, lists, shadowing names, runtime errors) in constraints where
 DRADerivedAttributes is on (and, rarely, with it off); firstAvailable; matchAttribute and
-distinctAttribute constraints; multi-host pools (slices of one pool on different nodes); admin access; All mode; existing allocations (exclusive, shared
-with share IDs, admin access); pods with several claims, some already allocated; objects in
-resource.k8s.io v1beta1 and v1beta2; feature gates switched off.
+distinctAttribute constraints; multi-host pools (slices of one pool on different nodes); admin
+access; All mode; existing allocations (exclusive, shared with share IDs, admin access); pods with several claims, some already allocated; objects in
+resource.k8s.io v1beta1 and v1beta2; feature gates switched off, and in 1.34/1.35 the alpha
+DRAPartitionableDevices and DRADeviceTaints switched on (1.34 with counters beside the devices, as
+its drivers publish them).
 """
 
 from __future__ import annotations
