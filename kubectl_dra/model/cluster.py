@@ -15,7 +15,7 @@ from typing import Callable
 import allocator
 from allocator.gcpause import paused_gc
 
-from kubectl_dra.model.classes import ClassMembership
+from kubectl_dra.model.classes import ClassCache, ClassMembership
 from kubectl_dra.model.knowledge import Blind, Unreadable, unreadable_kinds
 from kubectl_dra.model.missing_nodes import pools_on_missing_nodes
 from kubectl_dra.model.nodes import NodeReachIndex, ReachCache
@@ -50,6 +50,8 @@ class ClusterModel:
     not counted again."""
     tainted_cache: dict[PoolId, tuple[allocator.PoolReport, list[allocator.DeviceReport]]] = field(default_factory=dict)
     """Each pool's tainted devices, with the report they were found in (shared like counts_cache)."""
+    class_cache: ClassCache | None = None
+    """Class membership per pool (likewise: only changed pools' devices are evaluated again)."""
     reach_cache: ReachCache | None = None
     """NodeReachIndex's derivations of the previous revision (the dashboard's builder passes one
     to every revision: only the nodes that changed pools reach, or reached, are derived again)."""
@@ -198,4 +200,6 @@ class ClusterModel:
     def classes(self) -> ClassMembership:
         """DeviceClass membership of the current devices (CEL over every device: CLI only)."""
         with paused_gc():
+            if self.class_cache is not None:
+                return self.class_cache.membership(self)
             return ClassMembership(self.all_objects(), self.features, {device.id for device in self.devices})

@@ -21,6 +21,7 @@ from typing import Iterator
 import allocator
 from allocator.gcpause import paused_gc
 
+from kubectl_dra.model.classes import ClassCache
 from kubectl_dra.model.cluster import ClusterModel
 from kubectl_dra.model.nodes import ReachCache
 from kubectl_dra.store import KINDS, ConnectionInfo, KindStatus, Store, object_key
@@ -202,6 +203,8 @@ class ModelBuilder:
         """ClusterModel.tainted_cache, likewise."""
         self._reach = ReachCache()
         """ClusterModel.reach_cache, likewise."""
+        self._classes = ClassCache()
+        """ClusterModel.class_cache, likewise."""
         self._other_inputs: dict[str, list[dict]] = {}
         self._objects: allocator.ObjectSet | None = None
         self._frozen_at: float | None = None
@@ -231,7 +234,8 @@ class ModelBuilder:
             yield ClusterModel(snapshot.revision, snapshot.features, snapshot.kind_status, snapshot.connection,
                                reports, lambda: self._other_objects(snapshot), items,
                                pools_pending=len(rest), errors=self.pools.errors(), counts_cache=self._counts,
-                               tainted_cache=self._tainted, reach_cache=self._reach)
+                               tainted_cache=self._tainted, reach_cache=self._reach,
+                               class_cache=self._classes)
             if not rest:
                 break
             batch, rest = rest[: self.BATCH], rest[self.BATCH:]

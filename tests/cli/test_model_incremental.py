@@ -1,5 +1,5 @@
-"""The dashboard's model, kept up to date event by event (ModelBuilder: pools reanalysed, node reach
-and table rows derived again only where something changed), says exactly what a model built from
+"""The dashboard's model, kept up to date event by event (ModelBuilder: pools reanalysed, node reach,
+taints, class membership and table rows derived again only where something changed), says exactly what a model built from
 scratch over the same objects says, after any sequence of watch events."""
 
 from __future__ import annotations
@@ -95,6 +95,7 @@ def facts(model: ClusterModel) -> dict:
         "reach_order": list(model.node_reach.entries),
         "taints": [(g.source, g.key, g.value, g.effect, [d.id for d in g.devices], g.claims) for g in model.taints],
         "missing_nodes": model.missing_nodes,
+        "classes": (model.classes.members, model.classes.errors),
     }
 
 
