@@ -27,6 +27,7 @@ from importlib import metadata
 from pathlib import Path
 
 PROJECT = "kubectl-dra"
+ROOT = Path(__file__).resolve().parent.parent
 LICENCE_NAME = re.compile(r"^(LICEN[CS]E|COPYING|NOTICE)", re.IGNORECASE)
 RULE = "=" * 100
 HEADER = """\
@@ -45,33 +46,37 @@ def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def runtime_closure(root: str = PROJECT) -> list[metadata.Distribution]:
-    """The installed distributions `root` needs at run time (without itself), by canonical name."""
+def runtime_closure() -> list[metadata.Distribution]:
+    """The installed distributions kubectl-dra needs at run time: pyproject.toml's dependencies
+    (the source of truth: an editable install's metadata may be older than the file) and, through
+    the installed distributions' metadata, theirs."""
+    import tomllib
+
     from packaging.requirements import Requirement
 
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     found: dict[str, metadata.Distribution] = {}
     missing: list[str] = []
-    todo = [(root, None)]
+    todo = [(line, "pyproject.toml") for line in project["dependencies"]]
     while todo:
-        name, wanted_by = todo.pop()
-        key = canonical(name)
+        line, wanted_by = todo.pop()
+        requirement = Requirement(line)
+        if requirement.marker and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        key = canonical(requirement.name)
         if key in found:
             continue
         try:
-            dist = metadata.distribution(name)
+            dist = metadata.distribution(requirement.name)
         except metadata.PackageNotFoundError:
-            missing.append(f"{name} (required by {wanted_by})" if wanted_by else name)
+            missing.append(f"{requirement.name} (required by {wanted_by})")
             continue
         found[key] = dist
-        for line in dist.requires or []:
-            requirement = Requirement(line)
-            if requirement.marker and not requirement.marker.evaluate({"extra": ""}):
-                continue
-            todo.append((requirement.name, dist.metadata["Name"]))
+        todo += [(child, dist.metadata["Name"]) for child in dist.requires or []]
     if missing:
         raise SystemExit(f"error: not installed: {', '.join(sorted(missing))}; install {PROJECT} with its "
                          f"dependencies first (bash .ci/setup)")
-    found.pop(canonical(root), None)
+    found.pop(canonical(PROJECT), None)
     return [found[key] for key in sorted(found)]
 
 
