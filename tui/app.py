@@ -52,6 +52,8 @@ STALE_CLOCK_S = 1.0
 """How often the header's STALE age is redrawn."""
 FULL_GC_EVERY_S = 20.0
 FULL_GC_IDLE_S = 2.0
+FULL_GC_WINDOW_S = 4.0
+FULL_GC_UNATTENDED_S = 60.0
 FULL_GC_AT_LATEST_S = 90.0
 SWITCH_INTERVAL_S = 0.001
 """How long the event loop may wait for the interpreter while the rebuild worker computes
@@ -68,8 +70,10 @@ class IdleCollector:
     soon outnumber a quarter of the old ones. Those passes landed on key presses at random. So
     while the dashboard runs, the oldest generation is never collected by itself (the young
     generations still are, in a few milliseconds each), and a full pass runs at most every
-    FULL_GC_EVERY_S once no key or click came for FULL_GC_IDLE_S (at the latest after
-    FULL_GC_AT_LATEST_S of typing). Cyclic garbage that reaches the oldest generation (Textual's
+    FULL_GC_EVERY_S, in the FULL_GC_WINDOW_S after a key or click was followed by FULL_GC_IDLE_S
+    of quiet: the user has just stopped and reads. Later in a quiet spell a key is as likely any
+    moment, so there a pass runs only every FULL_GC_UNATTENDED_S (a dashboard nobody touches), and
+    someone typing without pause gets one every FULL_GC_AT_LATEST_S. Cyclic garbage that reaches the oldest generation (Textual's
     strips and styles refer to themselves) is therefore freed within about that long; the heap is
     frozen after each pass, as after the first load. Never freezing without a full pass first is
     what keeps memory flat: whatever is frozen alive and later dies in a cycle stays until the
@@ -82,7 +86,7 @@ class IdleCollector:
         self._thresholds: tuple[int, int, int] | None = None
         self._switch_interval = sys.getswitchinterval()
         self._last_full = clock()
-        self._last_input = -FULL_GC_IDLE_S
+        self._last_input = -FULL_GC_UNATTENDED_S
 
     def start(self) -> None:
         if self._thresholds is None:
@@ -102,9 +106,12 @@ class IdleCollector:
 
     def due(self) -> bool:
         now = self._clock()
-        since_full = now - self._last_full
-        return since_full >= FULL_GC_EVERY_S and (
-            now - self._last_input >= FULL_GC_IDLE_S or since_full >= FULL_GC_AT_LATEST_S)
+        since_full, quiet = now - self._last_full, now - self._last_input
+        if since_full < FULL_GC_EVERY_S:
+            return False
+        if quiet < FULL_GC_IDLE_S:
+            return since_full >= FULL_GC_AT_LATEST_S
+        return quiet <= FULL_GC_IDLE_S + FULL_GC_WINDOW_S or since_full >= FULL_GC_UNATTENDED_S
 
     def collect_if_due(self) -> bool:
         if self._thresholds is None or not self.due():

@@ -107,6 +107,14 @@ def test_the_dashboard_walks_the_whole_heap_only_when_nobody_types(monkeypatch):
         clock.now += 1
         collector.input()
         assert collector.collect_if_due() and passes == [1, 1]
+        last_pass = clock.now
+        # Later in a quiet spell a key may come any moment: a pass only every FULL_GC_UNATTENDED_S.
+        clock.now += app.FULL_GC_IDLE_S + app.FULL_GC_WINDOW_S + 1
+        while clock.now < last_pass + app.FULL_GC_UNATTENDED_S - 1:
+            clock.now += 1
+            assert not collector.collect_if_due()
+        clock.now += 1
+        assert collector.collect_if_due() and passes == [1, 1, 1]
     finally:
         collector.stop()
     assert gc.get_threshold() == thresholds and sys.getswitchinterval() == switch
