@@ -147,8 +147,14 @@ def fetch_live(session, live: tuple[str, str], namespace: str) -> list:
     kind, name = live
     source = session.cluster_source
     if source is None:
-        raise InputError(f"{kind}/{name}: a live workload is read from a cluster; with --from or --demo give it "
-                         "with -f FILE")
+        # A snapshot holds pods (not their controllers): a pod in it is placed like a live one.
+        pod = session.store.object_set().pods.get((namespace, name)) if kind in ("pod", "po") else None
+        if pod is not None:
+            return [Document({"apiVersion": "v1", "kind": "Pod", **pod}, f"pod/{name}")]
+        if kind in ("pod", "po"):
+            raise InputError(f"pod/{name} not found in namespace {namespace}")
+        raise InputError(f"{kind}/{name}: a snapshot holds no {kind} objects, only pods; give the workload with "
+                         "-f FILE or read it from a cluster")
     versions, plural = LIVE_KINDS[kind]
 
     async def get(server, path):

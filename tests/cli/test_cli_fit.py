@@ -132,8 +132,11 @@ def test_a_live_workload_or_a_file_not_both(run_cli):
     both = run_cli(*CLUSTER, "fit", "deployment/x", "-f", str(FIT / "trainer.yaml"))
     assert both.status == 2 and "give either KIND/NAME of a live workload or -f FILE" in both.stderr
     offline = run_cli(*CLUSTER, "fit", "deployment/x")
-    assert (offline.status, offline.stderr) == (2, "error: deployment/x: a live workload is read from a cluster; with "
-                                                   "--from or --demo give it with -f FILE\n")
+    assert (offline.status, offline.stderr) == (2, "error: deployment/x: a snapshot holds no deployment objects, "
+                                                   "only pods; give the workload with -f FILE or read it from a "
+                                                   "cluster\n")
+    missing = run_cli(*CLUSTER, "fit", "pod/nope", "-n", "ml-training")
+    assert (missing.status, missing.stderr) == (2, "error: pod/nope not found in namespace ml-training\n")
     unknown = run_cli(*CLUSTER, "fit", "daemonset/x")
     assert unknown.status == 2 and "want KIND/NAME of a live workload" in unknown.stderr
 
@@ -155,3 +158,19 @@ def test_no_output_writes_raw_controls_from_the_input(run_cli, tmp_path):
         assert "5 of 7 pods fit now" in result.stdout
         assert raw_controls(result.stdout + result.stderr) == [], output
         assert "owned" in result.stdout  # the name is there, escaped
+
+
+def test_a_pod_of_the_snapshot_is_placed_like_a_live_one(run_cli):
+    """Offline, pod/NAME comes from the snapshot's pods: the demo's pending trainer-2 fits on gpu-node-2 once, and a
+    second copy does not (its GPUs are held or tainted), exactly as explain judges the pod itself."""
+    import json
+
+    result = run_cli("--demo", "fit", "pod/trainer-2", "-n", "ml-training", "--replicas", "2", "-o", "json")
+    assert result.status == 1, result.stderr
+    plan = json.loads(result.stdout)
+    assert (plan["workload"], plan["total"], plan["placed"]) == ("Pod/ml-training/trainer-2", 2, 1)
+    first = plan["placements"][0]
+    assert (first["node"], [d["device"] for d in first["devices"] if d["driver"] == "gpu.nvidia.com"]) == \
+        ("gpu-node-2", ["gpu-2"])
+    explained = run_cli("--demo", "explain", "pod/trainer-2", "-n", "ml-training")
+    assert "first: gpu-node-2" in explained.stdout
