@@ -1155,6 +1155,13 @@ class CompiledSelector:
         self._program = program
         self._reach = reach
 
+    def referenced_names(self) -> frozenset[str] | None:
+        """The names the expression spells (identifiers and string literals), or None when it may
+        read attributes or capacity it does not name. With a set, the result depends only on the
+        device's driver, allowMultipleAllocations and the attributes and capacity whose identifier
+        (the part after the domain) is in it, like fingerprint()."""
+        return self._reach.names
+
     def matches(self, device: Any) -> bool:
         result = self._program.eval(data=self._compiler.device_data(device))
         result_type = result.type()

@@ -21,7 +21,7 @@ from .gcpause import paused_gc
 from .index import ClusterIndex, cluster_index
 from .model import Device, DeviceID
 from .nodeselector import NodeSelectorError, matches as selector_matches, node_matches
-from .objects import ObjectSet
+from .objects import ObjectSet, json_copy
 from .pools import (AllocatorError, NodeUnschedulable, PoolOrder, SkippedPool, available_counters, counter_shortage,
                     gather_pools)
 from .search import (
@@ -180,6 +180,8 @@ class Explanation:
     selector_evaluations: int = 0
     # The PreEnqueue/PreFilter message that makes the pod unschedulable on every node, if any.
     problem: str = ""
+    # Nodes whose verdict was carried over from an alike node's search (see _NodeSharing).
+    shared_nodes: int = 0
 
     def to_dict(self) -> dict:
         return {
@@ -200,18 +202,21 @@ class Explanation:
 
 
 def explain_pod(objs: ObjectSet, namespace: str, name: str, features: Features, node: str | None = None,
-                pool_order: PoolOrder | None = None) -> Explanation:
+                pool_order: PoolOrder | None = None, *, share: bool = True) -> Explanation:
     """`pool_order` reorders the pools the search tries on a node: schedulers that visit pools in Go map
-    order (see Features.deterministic_order) may try them in any order, and callers enumerate those."""
+    order (see Features.deterministic_order) may try them in any order, and callers enumerate those.
+    `share=False` searches every node on its own instead of once per set of alike nodes (the same
+    explanation, slower; for tests)."""
     pod = objs.pods.get((namespace, name))
     if pod is None:
         raise ExplainError(f"Pod {namespace}/{name} not found")
-    return _explain_pod(objs, pod, features, node, what_if=False, pool_order=pool_order)
+    return _explain_pod(objs, pod, features, node, what_if=False, pool_order=pool_order, share=share)
 
 
 def explain_pod_object(objs: ObjectSet, pod: dict, features: Features, *, what_if: bool = False,
                        node_names: list[str] | None = None, extended_claim: dict | None = None,
-                       diagnose: bool = True, selectors: SelectorEvaluator | None = None) -> Explanation:
+                       diagnose: bool = True, selectors: SelectorEvaluator | None = None,
+                       share: bool = True) -> Explanation:
     """A normalised Pod (from objs.pods, or normalised by the caller), judged on `node_names` only
     (default: every node). `extended_claim` is the scheduler's in-memory claim for the pod's
     extended resources backed by DRA (DRAExtendedResource): the caller builds it from the pod's
@@ -221,7 +226,7 @@ def explain_pod_object(objs: ObjectSet, pod: dict, features: Features, *, what_i
     own (callers that place many pods, such as `fit`, need no per-device reasons). `selectors`: an
     evaluator shared by such callers across explanations (compiled CEL and results kept)."""
     return _explain_pod(objs, pod, features, None, what_if, extended_claim=extended_claim, node_names=node_names,
-                        diagnose=diagnose, selectors=selectors)
+                        diagnose=diagnose, selectors=selectors, share=share)
 
 
 def explain_claim(objs: ObjectSet, namespace: str, name: str, features: Features, node: str | None = None) -> Explanation:
@@ -283,7 +288,7 @@ def _allocation(claim: dict) -> dict | None:
 def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | None, what_if: bool,
                  pool_order: PoolOrder | None = None, extended_claim: dict | None = None,
                  node_names: list[str] | None = None, diagnose: bool = True,
-                 selectors: SelectorEvaluator | None = None) -> Explanation:
+                 selectors: SelectorEvaluator | None = None, share: bool = True) -> Explanation:
     meta = pod["metadata"]
     namespace, name = meta.get("namespace") or "default", meta["name"]
     statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []}
@@ -335,7 +340,7 @@ def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | Non
     if extended_claim is not None:
         slots.append(_ClaimSlot(extended_claim, None, "Allocated" if _allocation(extended_claim) else "ToAllocate"))
     return _Explainer(objs, features, "Pod", namespace, name, slots, node, what_if, pool_order, node_names,
-                      diagnose, selectors).run()
+                      diagnose, selectors, share).run()
 
 
 # ---------------------------------------------------------------------------- the explainer
@@ -345,7 +350,7 @@ class _Explainer:
     def __init__(self, objs: ObjectSet, features: Features, kind: str, namespace: str, name: str,
                  slots: list[_ClaimSlot], node: str | None, what_if: bool, pool_order: PoolOrder | None = None,
                  node_names: list[str] | None = None, diagnose: bool = True,
-                 selectors: SelectorEvaluator | None = None):
+                 selectors: SelectorEvaluator | None = None, share: bool = True):
         self.objs = objs
         self.diagnose = diagnose
         self.selectors = selectors
@@ -358,6 +363,11 @@ class _Explainer:
         self.what_if = what_if
         self.index: ClusterIndex = cluster_index(objs, features)
         self.warnings: list[str] = []
+        # Nodes whose reachable pools, allocation state and filters are alike share one search and
+        # one diagnosis (see _NodeSharing); share=False judges every node on its own.
+        self.share = share
+        self.sharing: _NodeSharing | None = None
+        self.shared_nodes = 0
 
     def run(self) -> Explanation:
         with paused_gc():
@@ -374,6 +384,8 @@ class _Explainer:
         selectors = self.selectors or SelectorEvaluator(self.features)
         allocator = Allocator(self.index, self.features, state, self.objs.device_classes, selectors)
         specs = [ClaimSpec(s.claim) for s in to_allocate]
+        if self.share and specs and not problem:
+            self.sharing = _NodeSharing.prepare(self, specs, state, selectors)
 
         verdicts: list[NodeVerdict] = []
         for node in nodes:
@@ -392,7 +404,7 @@ class _Explainer:
                                  "try pools in a fixed order; the scheduler may pick other devices than shown")
         verdicts.sort(key=lambda v: ({FITS: 0, ERROR: 1, UNSCHEDULABLE: 2}[v.verdict], v.shortfall(), v.node))
         return Explanation(self.kind, self.namespace, self.name, self.features, verdict, message, claims, verdicts,
-                           summary, self.what_if, self.warnings, selectors.evaluations, problem)
+                           summary, self.what_if, self.warnings, selectors.evaluations, problem, self.shared_nodes)
 
     def _nodes(self) -> list[dict]:
         if self.focus is not None:
@@ -468,11 +480,21 @@ class _Explainer:
             gather_error = None
         except AllocatorError as err:
             pools, gather_error = [], err
+        search_pools = pools
+        if specs and gather_error is None and self.pool_order:
+            search_pools = self.pool_order(node_name, pools)
+        signature = None
+        if self.sharing is not None and gather_error is None and not skipped:
+            signature = self.sharing.signature(node, search_pools)
+            if signature is not None:
+                shared = self.sharing.judged.get(signature[0])
+                if shared is not None:
+                    self.shared_nodes += 1
+                    return self._finish(verdict, unavailable, specs, *self.sharing.mapped(shared, node_name, signature[1]))
         if specs:
             try:
                 if gather_error is not None:
                     raise gather_error
-                search_pools = self.pool_order(node_name, pools) if self.pool_order else pools
                 results = allocator.allocate(node, specs, trace, search_pools)
             except AllocatorError as err:
                 verdict.verdict, verdict.message = ERROR, str(err)
@@ -481,6 +503,7 @@ class _Explainer:
             else:
                 if results is None:
                     verdict.verdict, verdict.message = UNSCHEDULABLE, "cannot allocate all claims"
+        search_verdict, search_message = verdict.verdict, verdict.message
         verdict.search_steps = trace.allocate_one_calls
         if unavailable and verdict.verdict != ERROR:
             verdict.verdict, verdict.message = UNSCHEDULABLE, "resourceclaim not available on the node"
@@ -491,12 +514,38 @@ class _Explainer:
 
         verdict.skipped_pools = skipped
         diagnoser = _Diagnoser(self, node, pools, skipped, state, selectors) if self.diagnose else None
+        requests: list[list[RequestOutcome]] = []
         for ci, (slot, spec) in enumerate(zip(to_allocate, specs)):
             outcome = self._claim_outcome(slot)
             if results is not None:
                 outcome.allocation = results[ci]
             if self.diagnose:
                 outcome.requests = diagnoser.requests(ci, spec, trace, results[ci] if results is not None else None)
+                requests.append(outcome.requests)
+            verdict.claims.append(outcome)
+        if signature is not None and search_verdict != ERROR and search_message in _SHAREABLE_MESSAGES:
+            self.sharing.judged[signature[0]] = _Judged(node_name, signature[1], search_verdict, search_message,
+                                                        results, trace.allocate_one_calls, requests)
+        return verdict
+
+    def _finish(self, verdict: NodeVerdict, unavailable: list[str], specs: list[ClaimSpec], search_verdict: str,
+                search_message: str, results: list[dict] | None, steps: int,
+                requests: list[list[RequestOutcome]]) -> NodeVerdict:
+        """A node's verdict from a search shared with an equivalent node (mapped to this one)."""
+        verdict.verdict, verdict.message, verdict.search_steps = search_verdict, search_message, steps
+        if unavailable and verdict.verdict != ERROR:
+            verdict.verdict, verdict.message = UNSCHEDULABLE, "resourceclaim not available on the node"
+        if not specs and not unavailable:
+            verdict.message = "all claims are allocated and available here"
+        elif verdict.verdict == FITS:
+            verdict.message = "all claims can be allocated" if not unavailable else verdict.message
+        to_allocate = [s for s in self.slots if s.state in ("ToAllocate", "WhatIf")]
+        for ci, slot in enumerate(to_allocate):
+            outcome = self._claim_outcome(slot)
+            if results is not None:
+                outcome.allocation = results[ci]
+            if self.diagnose:
+                outcome.requests = requests[ci]
             verdict.claims.append(outcome)
         return verdict
 
@@ -629,18 +678,7 @@ class _Diagnoser:
         return None
 
     def _holder(self, device: DeviceID) -> str:
-        cache = self.e.objs._cache.setdefault("holder-text", {})
-        text = cache.get(device)
-        if text is None:
-            text = cache[device] = self._holder_text(device)
-        return text
-
-    def _holder_text(self, device: DeviceID) -> str:
-        holders = [h for h in _usage(self.e.objs).get(device, []) if not h.admin_access]
-        if not holders:
-            return "allocated"
-        pods = ", ".join(f"{ns}/{n}" for h in holders for ns, n in h.pods)
-        return f"allocated to claim {holders[0].claim_ref}" + (f" (pod {pods})" if pods else "")
+        return _holder(self.e.objs, device)
 
     def _counter_shortage(self, device: Device, pool) -> str | None:
         if self.features.counters_per_slice:
@@ -656,6 +694,218 @@ class _Diagnoser:
             available = self._available[(pool.driver, pool.name)] = available_counters(
                 pool.counter_sets, pool.slices_targeting_node + pool.slices_not_targeting_node, self.state.is_allocated)
         return counter_shortage(device, available)
+
+
+def _holder(objs: ObjectSet, device: DeviceID) -> str:
+    """Who holds an allocated device, for an InUse rejection."""
+    cache = objs._cache.setdefault("holder-text", {})
+    text = cache.get(device)
+    if text is None:
+        holders = [h for h in _usage(objs).get(device, []) if not h.admin_access]
+        if not holders:
+            text = "allocated"
+        else:
+            pods = ", ".join(f"{ns}/{n}" for h in holders for ns, n in h.pods)
+            text = f"allocated to claim {holders[0].claim_ref}" + (f" (pod {pods})" if pods else "")
+        cache[device] = text
+    return text
+
+
+# ---------------------------------------------------------------------------- nodes sharing a search
+
+# The search outcomes a shared search may carry over (others name the node, its pools or devices).
+_SHAREABLE_MESSAGES = ("", "cannot allocate all claims")
+
+
+@dataclass
+class _Judged:
+    node: str
+    local_pools: tuple            # (driver, name) of the node's own pools, in search order
+    verdict: str
+    message: str
+    results: list[dict] | None
+    steps: int
+    requests: list[list[RequestOutcome]]
+
+
+class _NodeSharing:
+    """Nodes that reach alike pools share one search and one diagnosis.
+
+    Two nodes are alike when, pool by pool in the order the search tries them, they reach the same
+    shared pools (the same slices) and pools of their own (every slice names the node, none lies
+    elsewhere) that differ only in their names: the same slices with the same devices, each with
+    the same published data apart from the attributes no selector or constraint of the pod can
+    read (a UUID, a serial number), the same taints and the same allocation state. The search and
+    the diagnosis then see the same values in the same order, so the first node's verdict holds
+    for the others with its devices renamed pool by pool, the node selector of its allocations
+    naming the node, and InUse reasons naming each device's own holder. Whatever may depend on the
+    node itself (per-device node selection, node operations, derived attributes, compatibility
+    groups, shared allocations, pools skipped or invalid, errors) is judged node by node.
+    """
+
+    def __init__(self, explainer: "_Explainer", state: AllocatedState, names: frozenset[str] | None):
+        self.e = explainer
+        self.state = state
+        self.names = names            # attribute identifiers the pod can read; None: all of them
+        self.judged: dict[tuple, _Judged] = {}
+        self._idents: dict[str, str] = {}
+
+    @classmethod
+    def prepare(cls, explainer: "_Explainer", specs: list[ClaimSpec], state: AllocatedState,
+                selectors: SelectorEvaluator) -> "_NodeSharing | None":
+        if explainer.features.compatibility_groups:
+            return None
+        names: set[str] | None = set()
+        for spec in specs:
+            for raw in spec.requests:
+                for request in raw.get("firstAvailable") or [raw.get("exactly") or {}]:
+                    if request.get("derivedAttributes"):
+                        return None
+                    klass = explainer.objs.device_classes.get(request.get("deviceClassName") or "")
+                    groups = [request.get("selectors") or []]
+                    if klass is not None:
+                        groups.append(klass["spec"].get("selectors") or [])
+                    for selector in (s for group in groups for s in group):
+                        expression = ((selector or {}).get("cel") or {}).get("expression") if isinstance(selector, dict) else None
+                        if not isinstance(expression, str):
+                            return None
+                        try:
+                            reach = selectors.compiler.compile(expression).referenced_names()
+                        except CelCompileError:
+                            return None
+                        if reach is None:
+                            names = None
+                        elif names is not None:
+                            names |= reach
+            for constraint in spec.raw["spec"]["devices"].get("constraints") or []:
+                for value in constraint.values():
+                    if isinstance(value, str) and names is not None:
+                        names.add(value.partition("/")[2] or value)
+        return cls(explainer, state, None if names is None else frozenset(names))
+
+    def signature(self, node: dict, pools) -> tuple[tuple, tuple] | None:
+        """(key, the node's own pools) or None where this node must be judged on its own."""
+        node_name = node["metadata"]["name"]
+        parts: list = []
+        local: list[tuple[str, str]] = []
+        searched = {p.name for p in pools if any(s.devices for s in p.slices_targeting_node)}
+        for pool in pools:
+            if pool.incomplete or pool.invalid:
+                return None
+            slices = pool.slices_targeting_node
+            for s in slices:
+                if s.per_device_node_selection or s.skip_node_operations:
+                    return None
+            if not any(s.devices for s in slices):
+                # Only counter sets reach the node (up to 1.36 those of every node's pool do): nothing
+                # is searched or diagnosed there, and nothing of it is named; unless a pool of the
+                # same name has devices (1.35 tallies counters per pool name, whatever the driver).
+                if pool.name in searched:
+                    return None
+                continue
+            if pool.slices_not_targeting_node or any(s.node_name != node_name for s in slices):
+                parts.append((pool.driver, pool.name, tuple(s.name for s in slices)))
+                continue
+            # Which earlier pool of the node's own has the same name (another driver's): 1.35
+            # tallies counters per pool name, so alike nodes must name their pools alike.
+            same_name = next((i for i, (_, name) in enumerate(local) if name == pool.name), None)
+            local.append((pool.driver, pool.name))
+            slice_keys = []
+            for s in slices:
+                devices = []
+                for device in s.devices:
+                    key = self._device(device)
+                    if key is None:
+                        return None
+                    devices.append(key)
+                slice_keys.append((repr(s.raw["spec"].get("sharedCounters")), tuple(devices)))
+            parts.append((pool.driver, same_name, pool.has_binding_conditions, tuple(slice_keys)))
+        if len({name for _, name in local} & {part[1] for part in parts if isinstance(part[1], str)}):
+            return None  # a pool of the node's own named like a shared one
+        return tuple(parts), tuple(local)
+
+    def _device(self, device: Device) -> tuple | None:
+        raw = device.raw
+        if raw.get("allowMultipleAllocations"):
+            return None
+        published = repr({k: v for k, v in raw.items() if k != "attributes"})
+        attributes = device.raw_attributes
+        if self.names is None:
+            readable = repr(attributes)
+        else:
+            idents, names = self._idents, self.names
+            readable = []
+            for name, value in attributes.items():
+                ident = idents.get(name)
+                if ident is None:
+                    ident = idents[name] = name.partition("/")[2] or name
+                if ident in names:
+                    readable.append((name, repr(value)))
+            readable = tuple(readable)
+        state, id_ = self.state, device.id
+        # A list attribute fails every selector on releases without list values, read or not.
+        return (published, readable, device.list_attribute, tuple(device.taints), id_ in state.devices,
+                repr(state.aggregated_capacity.get(id_)), id_ in state.shared_devices)
+
+    def mapped(self, judged: _Judged, node_name: str, local: tuple):
+        """The judged node's outcome for an alike node: (verdict, message, results, steps, requests)."""
+        pools = {old: new for old, new in zip(judged.local_pools, local)}
+        objs = self.e.objs
+
+        def device_id(device: DeviceID) -> DeviceID:
+            new = pools.get((device.driver, device.pool))
+            return DeviceID(device.driver, new[1], device.device) if new is not None else device
+
+        results = None
+        if judged.results is not None:
+            results = [_mapped_allocation(a, pools, judged.node, node_name) for a in judged.results]
+        requests = []
+        for outcomes in judged.requests:
+            mapped = []
+            for o in outcomes:
+                rejected = []
+                for r in o.rejected:
+                    new = device_id(r.device)
+                    message = r.message
+                    if r.code == IN_USE and new != r.device and message == _holder(objs, r.device):
+                        message = _holder(objs, new)
+                    rejected.append(DeviceRejection(new, r.code, message))
+                mapped.append(RequestOutcome(o.name, o.device_class, o.wanted, o.candidates,
+                                             [device_id(d) for d in o.chosen], rejected, o.selected))
+            requests.append(mapped)
+        return judged.verdict, judged.message, results, judged.steps, requests
+
+
+def _node_name_selector(node_name: str) -> dict:
+    return {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
+
+
+def _mapped_allocation(allocation: dict, pools: dict, judged_node: str, node_name: str) -> dict:
+    mapped: dict = {}
+    for key, value in allocation.items():
+        if key == "devices":
+            devices = {}
+            for k, v in value.items():
+                if k == "results":
+                    v = [_mapped_result(r, pools) for r in v]
+                else:
+                    v = json_copy(v)
+                devices[k] = v
+            value = devices
+        elif key == "nodeSelector" and value == _node_name_selector(judged_node):
+            value = _node_name_selector(node_name)
+        else:
+            value = json_copy(value)
+        mapped[key] = value
+    return mapped
+
+
+def _mapped_result(result: dict, pools: dict) -> dict:
+    result = json_copy(result)
+    new = pools.get((result["driver"], result["pool"]))
+    if new is not None:
+        result["pool"] = new[1]
+    return result
 
 
 def _usage(objs: ObjectSet):

@@ -6,6 +6,7 @@ typed for CEL, quantities parsed, DeviceTaintRule taints merged) keeps the per-n
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 from .quantity import Quantity, parse_quantity
@@ -16,6 +17,20 @@ def amount(q: Quantity):
     """The exact value of a quantity: an int when whole (fast arithmetic), else a Fraction."""
     value = q.amount
     return value.numerator if value.denominator == 1 else value
+
+
+def _counter_value(value) -> tuple[Quantity, object]:
+    if value.__class__ is str:
+        return _counter_text(value)
+    q = parse_quantity(value)
+    return q, amount(q)
+
+
+@functools.lru_cache(maxsize=8192)
+def _counter_text(text: str) -> tuple[Quantity, object]:
+    """A counter value (a string) parsed once: its Quantity and exact amount (both immutable)."""
+    q = parse_quantity(text)
+    return q, amount(q)
 
 
 def format_amount(value, like: Quantity) -> str:
@@ -117,19 +132,20 @@ class Device:
         # The API server accepts a negative capacity value; 1.37 aborts an allocation that would consume it.
         self.negative_capacity = any(q.sign() < 0 for q in self.capacity.values())
         consumes = raw.get("consumesCounters")
-        self.consumes_counters: list[tuple[str, dict[str, Quantity]]] = [
-            (c["counterSet"], {name: parse_quantity(v["value"]) for name, v in (c.get("counters") or {}).items()})
-            for c in consumes
-        ] if consumes else []
+        self.consumes_counters: list[tuple[str, dict[str, Quantity]]] = []
+        # Exact numbers for the search's counter arithmetic (Quantity objects are kept for messages).
+        self.counter_amounts: list[tuple[str, dict[str, object]]] = []
+        for c in consumes or ():
+            quantities, amounts = {}, {}
+            for name, v in (c.get("counters") or {}).items():
+                quantities[name], amounts[name] = _counter_value(v["value"])
+            self.consumes_counters.append((c["counterSet"], quantities))
+            self.counter_amounts.append((c["counterSet"], amounts))
         # DRADeviceCompatibilityGroups: per counter set consumed, its groups; an unset or empty list
         # means "no groups" (compatibility_groups.go compatibilityGroupSet).
         self.compatibility_groups: list[tuple[str, frozenset[str]]] = [
             (c["counterSet"], frozenset(c.get("compatibilityGroups") or ())) for c in consumes
         ] if consumes else []
-        # Exact numbers for the search's counter arithmetic (Quantity objects are kept for messages).
-        self.counter_amounts: list[tuple[str, dict[str, object]]] = [
-            (set_name, {name: amount(q) for name, q in counters.items()}) for set_name, counters in self.consumes_counters
-        ]
         taints = raw.get("taints")
         self.taints: list[Taint] = [
             Taint(t["key"], t.get("value") or "", t["effect"], "slice", t.get("timeAdded")) for t in taints

@@ -277,15 +277,23 @@ def _int(parent: dict, key: str, path: str, default: int | None = None) -> int:
     return value
 
 
+# Quantity strings already found valid: the devices of a big fleet repeat a handful of them.
+_VALID_QUANTITIES: set[str] = set()
+
+
 def _quantity(value: Any, path: str) -> str:
     from .quantity import QuantityError, parse_quantity
 
+    if value.__class__ is str and value in _VALID_QUANTITIES:
+        return value
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise FieldError(path, f"must be a quantity, not {value!r}")
     try:
         parse_quantity(value)
     except QuantityError as err:
         raise FieldError(path, str(err)) from None
+    if value.__class__ is str and len(_VALID_QUANTITIES) < 65536:
+        _VALID_QUANTITIES.add(value)
     return str(value)
 
 
@@ -400,12 +408,14 @@ def _normalise_slice(obj: dict, version: str) -> None:
             if len(present) != 1:
                 raise FieldError(apath, f"exactly one of {', '.join(_ATTRIBUTE_TYPES)} must be set")
         for name, cap in _dict(device, "capacity", f"{dpath}.capacity", default={}, store=False).items():
-            cpath = f"{dpath}.capacity[{name}]"
             if not isinstance(cap, dict) or "value" not in cap:
-                raise FieldError(f"{cpath}.value", "required")
-            _quantity(cap["value"], f"{cpath}.value")
+                raise FieldError(f"{dpath}.capacity[{name}].value", "required")
+            value = cap["value"]
+            if value.__class__ is not str or value not in _VALID_QUANTITIES:
+                _quantity(value, f"{dpath}.capacity[{name}].value")
             policy = cap.get("requestPolicy")
             if policy is not None:
+                cpath = f"{dpath}.capacity[{name}]"
                 if not isinstance(policy, dict):
                     raise FieldError(f"{cpath}.requestPolicy", "must be an object")
                 if policy.get("default") is not None:
@@ -440,7 +450,9 @@ def _counters(parent: dict, path: str, store: bool = True) -> None:
     for name, counter in counters.items():
         if not isinstance(counter, dict) or "value" not in counter:
             raise FieldError(f"{path}[{name}].value", "required")
-        _quantity(counter["value"], f"{path}[{name}].value")
+        value = counter["value"]
+        if value.__class__ is not str or value not in _VALID_QUANTITIES:
+            _quantity(value, f"{path}[{name}].value")
 
 
 def _normalise_claim_spec(spec: dict, path: str, version: str) -> None:
