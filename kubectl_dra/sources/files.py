@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import gc
 import os
 
 from kubectl_dra import objects, snapshot
@@ -17,6 +18,8 @@ DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemp
 # Checked against the API server's rules; other kinds only as far as the allocator reads them.
 VALIDATED_KINDS = ("ResourceSlice", "DeviceClass")
 MAX_ERROR_LINES = 10
+FREEZE_ABOVE_OBJECTS = 20_000
+"""A file with this many objects (about 5,000 nodes' slices) is frozen out of the collector."""
 DEMO_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "demo.yaml")
 
 
@@ -39,13 +42,21 @@ class FileSource(Source):
         by_kind: dict[str, list[dict]] = {kind: [] for kind in KINDS}
         with paused_gc():
             self._collect(by_kind, connection)
-        store = Store(ConnectionInfo(**connection))
-        with store.batch():
-            for kind, items in by_kind.items():
-                if items:
-                    store.replace_kind(kind, items)
-            for status in self.missing_kinds:
-                store.set_kind_status(status)
+        with paused_gc():
+            store = Store(ConnectionInfo(**connection))
+            with store.batch():
+                for kind, items in by_kind.items():
+                    if items:
+                        store.replace_kind(kind, items)
+                for status in self.missing_kinds:
+                    store.set_kind_status(status)
+            if sum(self.kept_kinds.values()) >= FREEZE_ABOVE_OBJECTS:
+                # Everything decoded while the collector was paused is still in its youngest
+                # generation: the next collections would walk every dict of the file, once per
+                # generation. A file's objects live as long as the process and hold no cycles, so
+                # they leave the collector's sight instead (bench/RESULTS.md, issue 18). Small
+                # files (tests, manifests) are left alone: a frozen heap is never collected.
+                gc.freeze()
         return store
 
     def _collect(self, by_kind: dict[str, list[dict]], connection: dict) -> None:
