@@ -743,11 +743,13 @@ class _NodeSharing:
     groups, shared allocations, pools skipped or invalid, errors) is judged node by node.
     """
 
-    def __init__(self, explainer: "_Explainer", state: AllocatedState, names: frozenset[str] | None):
+    def __init__(self, explainer: "_Explainer", state: AllocatedState, names: frozenset[str] | None,
+                 list_values: bool):
         self.e = explainer
         self.state = state
         self.names = names            # attribute identifiers the pod can read; None: all of them
         self.judged: dict[tuple, _Judged] = {}
+        self.list_values = list_values   # whether CEL takes list attributes (else they fail every selector)
         self._idents: dict[str, str] = {}
 
     @classmethod
@@ -781,7 +783,7 @@ class _NodeSharing:
                 for value in constraint.values():
                     if isinstance(value, str) and names is not None:
                         names.add(value.partition("/")[2] or value)
-        return cls(explainer, state, None if names is None else frozenset(names))
+        return cls(explainer, state, None if names is None else frozenset(names), selectors.list_values)
 
     def signature(self, node: dict, pools) -> tuple[tuple, tuple] | None:
         """(key, the node's own pools) or None where this node must be judged on its own."""
@@ -828,11 +830,11 @@ class _NodeSharing:
         raw = device.raw
         if raw.get("allowMultipleAllocations"):
             return None
-        published = repr({k: v for k, v in raw.items() if k != "attributes"})
         attributes = device.raw_attributes
         if self.names is None:
-            readable = repr(attributes)
+            published = repr(raw)
         else:
+            published = repr([item for item in raw.items() if item[0] != "attributes"])
             idents, names = self._idents, self.names
             readable = []
             for name, value in attributes.items():
@@ -841,11 +843,13 @@ class _NodeSharing:
                     ident = idents[name] = name.partition("/")[2] or name
                 if ident in names:
                     readable.append((name, repr(value)))
-            readable = tuple(readable)
+            published = (published, tuple(readable))
         state, id_ = self.state, device.id
+        aggregated = state.aggregated_capacity.get(id_)
         # A list attribute fails every selector on releases without list values, read or not.
-        return (published, readable, device.list_attribute, tuple(device.taints), id_ in state.devices,
-                repr(state.aggregated_capacity.get(id_)), id_ in state.shared_devices)
+        list_attribute = None if self.list_values else device.list_attribute
+        return (published, list_attribute, tuple(device.taints) if device.taints else (),
+                id_ in state.devices, None if aggregated is None else repr(aggregated), id_ in state.shared_devices)
 
     def mapped(self, judged: _Judged, node_name: str, local: tuple):
         """The judged node's outcome for an alike node: (verdict, message, results, steps, requests)."""

@@ -28,7 +28,7 @@ def _counter_value(value) -> tuple[Quantity, object]:
 
 @functools.lru_cache(maxsize=8192)
 def _counter_text(text: str) -> tuple[Quantity, object]:
-    """A counter value (a string) parsed once: its Quantity and exact amount (both immutable)."""
+    """A counter or capacity value (a string) parsed once: its Quantity and exact amount (both immutable)."""
     q = parse_quantity(text)
     return q, amount(q)
 
@@ -88,6 +88,13 @@ def _typed_attribute(attr: dict):
     return None
 
 
+def _is_list_attribute(attr: dict) -> bool:
+    """Whether _typed_attribute(attr) is a list, without typing it."""
+    if "ints" not in attr and "bools" not in attr and "strings" not in attr and "versions" not in attr:
+        return False
+    return isinstance(_typed_attribute(attr), list)
+
+
 def _version(text: str):
     try:
         return parse_semver(text)
@@ -108,10 +115,10 @@ class Device:
     """One device of a slice, with what the allocator needs precomputed."""
 
     __slots__ = (
-        "id", "name", "slice", "raw", "raw_attributes", "attributes", "capacity", "consumes_counters",
+        "id", "name", "slice", "raw", "raw_attributes", "_attributes", "capacity", "consumes_counters",
         "taints", "binding_conditions", "binding_failure_conditions", "binds_to_node",
         "allow_multiple_allocations", "node_name", "node_selector", "all_nodes", "position", "policies",
-        "counter_amounts", "negative_capacity", "list_attribute", "compatibility_groups",
+        "counter_amounts", "negative_capacity", "_list_attribute", "compatibility_groups",
     )
 
     def __init__(self, raw: dict, slice_: "Slice", position: int, extra_taints: list[Taint]):
@@ -121,16 +128,20 @@ class Device:
         self.position = position
         self.id = DeviceID(slice_.driver, slice_.pool, self.name)
         self.raw_attributes: dict = raw.get("attributes") or {}
-        self.attributes = {name: _typed_attribute(attr) for name, attr in self.raw_attributes.items()}
-        # The first attribute holding a list (DRAListTypeAttributes), which not every release can evaluate.
-        self.list_attribute = next((name for name, value in self.attributes.items() if isinstance(value, list)), None)
-        capacity = raw.get("capacity") or {}
-        self.capacity: dict[str, Quantity] = {name: parse_quantity(cap["value"]) for name, cap in capacity.items()}
-        self.policies: dict[str, dict] = {
-            name: cap["requestPolicy"] for name, cap in capacity.items() if cap.get("requestPolicy")
-        }
+        # Typed when first read: explaining a fleet of alike nodes reads those of a few only.
+        self._attributes: dict | None = None
+        self._list_attribute: str | None | bool = False
+        self.capacity: dict[str, Quantity] = {}
+        self.policies: dict[str, dict] = {}
         # The API server accepts a negative capacity value; 1.37 aborts an allocation that would consume it.
-        self.negative_capacity = any(q.sign() < 0 for q in self.capacity.values())
+        self.negative_capacity = False
+        for name, cap in (raw.get("capacity") or {}).items():
+            q, exact = _counter_value(cap["value"])
+            self.capacity[name] = q
+            if cap.get("requestPolicy"):
+                self.policies[name] = cap["requestPolicy"]
+            if exact < 0:
+                self.negative_capacity = True
         consumes = raw.get("consumesCounters")
         self.consumes_counters: list[tuple[str, dict[str, Quantity]]] = []
         # Exact numbers for the search's counter arithmetic (Quantity objects are kept for messages).
@@ -161,6 +172,23 @@ class Device:
     @property
     def driver(self) -> str:
         return self.id.driver
+
+    @property
+    def attributes(self) -> dict:
+        """The attributes as CEL sees them (ints, strings, bools, semvers, lists of them)."""
+        attributes = self._attributes
+        if attributes is None:
+            attributes = self._attributes = {name: _typed_attribute(attr) for name, attr in self.raw_attributes.items()}
+        return attributes
+
+    @property
+    def list_attribute(self) -> str | None:
+        """The first attribute holding a list (DRAListTypeAttributes), which not every release can evaluate."""
+        found = self._list_attribute
+        if found is False:
+            found = self._list_attribute = next(
+                (name for name, attr in self.raw_attributes.items() if _is_list_attribute(attr)), None)
+        return found
 
     def capacity_policy(self, name: str) -> dict | None:
         return self.policies.get(name)

@@ -397,17 +397,30 @@ def _normalise_slice(obj: dict, version: str) -> None:
             for key in _BASIC_FIELDS:
                 if key in basic:
                     device[key] = basic[key]
-        _string(device, "name", f"{dpath}.name")
-        for name, attr in _dict(device, "attributes", f"{dpath}.attributes", default={}, store=False).items():
+        name = device.get("name")
+        if name.__class__ is not str or not name:
+            _string(device, "name", f"{dpath}.name")
+        # (Paths are spelled only for errors, and absent fields not looked into: a fleet has millions.)
+        attributes = device.get("attributes")
+        for name, attr in (_dict(device, "attributes", f"{dpath}.attributes", store=False).items()
+                           if attributes is not None else ()):
+            if attr.__class__ is dict and len(attr) == 1:
+                for kind, value in attr.items():
+                    if kind in _ATTRIBUTE_TYPE_SET and value is not None:
+                        break
+                else:
+                    kind = None
+                if kind is not None:
+                    continue
             apath = f"{dpath}.attributes[{name}]"
             if not isinstance(attr, dict):
                 raise FieldError(apath, "must be an object")
-            if len(attr) == 1 and next(iter(attr)) in _ATTRIBUTE_TYPE_SET and next(iter(attr.values())) is not None:
-                continue
             present = [t for t in _ATTRIBUTE_TYPES if attr.get(t) is not None]
             if len(present) != 1:
                 raise FieldError(apath, f"exactly one of {', '.join(_ATTRIBUTE_TYPES)} must be set")
-        for name, cap in _dict(device, "capacity", f"{dpath}.capacity", default={}, store=False).items():
+        capacity = device.get("capacity")
+        for name, cap in (_dict(device, "capacity", f"{dpath}.capacity", store=False).items()
+                          if capacity is not None else ()):
             if not isinstance(cap, dict) or "value" not in cap:
                 raise FieldError(f"{dpath}.capacity[{name}].value", "required")
             value = cap["value"]
@@ -429,7 +442,9 @@ def _normalise_slice(obj: dict, version: str) -> None:
                     for key in ("min", "max", "step"):
                         if valid_range.get(key) is not None:
                             _quantity(valid_range[key], f"{cpath}.requestPolicy.validRange.{key}")
-        for c, consumption in enumerate(_list(device, "consumesCounters", f"{dpath}.consumesCounters", store=False)):
+        consumes = device.get("consumesCounters")
+        for c, consumption in enumerate(_list(device, "consumesCounters", f"{dpath}.consumesCounters", store=False)
+                                        if consumes is not None else ()):
             cpath = f"{dpath}.consumesCounters[{c}]"
             if not isinstance(consumption, dict):
                 raise FieldError(cpath, "must be an object")
@@ -439,10 +454,13 @@ def _normalise_slice(obj: dict, version: str) -> None:
             for g, group in enumerate(_list(consumption, "compatibilityGroups", f"{cpath}.compatibilityGroups", store=False)):
                 if not isinstance(group, str):
                     raise FieldError(f"{cpath}.compatibilityGroups[{g}]", f"must be a string, not {type(group).__name__}")
-        _node_selector(device.get("nodeSelector"), f"{dpath}.nodeSelector", store=False)
-        _taints(device, f"{dpath}.taints", store=False)
-        _list(device, "bindingConditions", f"{dpath}.bindingConditions", store=False)
-        _list(device, "bindingFailureConditions", f"{dpath}.bindingFailureConditions", store=False)
+        if device.get("nodeSelector") is not None:
+            _node_selector(device["nodeSelector"], f"{dpath}.nodeSelector", store=False)
+        if device.get("taints") is not None:
+            _taints(device, f"{dpath}.taints", store=False)
+        for key in ("bindingConditions", "bindingFailureConditions"):
+            if device.get(key) is not None:
+                _list(device, key, f"{dpath}.{key}", store=False)
 
 
 def _counters(parent: dict, path: str, store: bool = True) -> None:
