@@ -40,9 +40,8 @@ class FileSource(Source):
     def open(self) -> Store:
         connection = {"mode": self.mode, "source": "built-in demo" if self.mode == "demo" else self.path}
         by_kind: dict[str, list[dict]] = {kind: [] for kind in KINDS}
-        with paused_gc():
+        with paused_gc():  # one pause from the first byte decoded to the store filled
             self._collect(by_kind, connection)
-        with paused_gc():
             store = Store(ConnectionInfo(**connection))
             with store.batch():
                 for kind, items in by_kind.items():
