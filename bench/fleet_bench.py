@@ -152,6 +152,10 @@ print(took, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base)
     lines = ["| decoder | seconds (min of runs) | MB/s | RSS growth of the decoded objects |", "|---|---|---|---|"]
     size = path.stat().st_size / 1e6
     for name in ("json", "orjson", "msgspec"):
+        if name != "json" and subprocess.run([sys.executable, "-c", f"import {name}"],
+                                             capture_output=True).returncode:
+            lines.append(f"| {name} | not installed (pip install {name} to compare) | | |")
+            continue
         samples = []
         for _ in range(runs):
             out = subprocess.run([sys.executable, "-c", probe, name, str(path)], capture_output=True,
