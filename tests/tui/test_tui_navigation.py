@@ -28,14 +28,15 @@ async def test_number_keys_and_brackets_switch_views_and_focus_their_table(store
     async with app.run_test(size=DEMO_SIZE) as pilot:
         await settle(app, pilot)
         tabs = app.main_screen.query_one(TabbedContent)
-        for key, view in (("2", "devices"), ("3", "claims"), ("4", "nodes"), ("5", "taints"), ("1", "pools")):
+        for key, view in (("2", "devices"), ("3", "claims"), ("4", "nodes"), ("5", "taints"), ("6", "doctor"),
+                          ("1", "pools")):
             await pilot.press(key)
             assert tabs.active == view
             assert app.focused is app.main_screen.current_view.main_table
         await pilot.press("]", "]")
         assert tabs.active == "claims"
         await pilot.press("[", "[", "[")
-        assert tabs.active == "taints"
+        assert tabs.active == "doctor"  # the last tab: [ wraps around
 
 
 async def test_a_pool_shows_its_slices_and_devices_and_enter_goes_to_a_device(store):

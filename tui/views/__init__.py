@@ -2,8 +2,9 @@
 
 from tui.views.claims import ClaimsView
 from tui.views.devices import DevicesView
+from tui.views.doctor import DoctorView
 from tui.views.nodes import NodesView
 from tui.views.pools import PoolsView
 from tui.views.taints import TaintsView
 
-VIEWS = (PoolsView, DevicesView, ClaimsView, NodesView, TaintsView)
+VIEWS = (PoolsView, DevicesView, ClaimsView, NodesView, TaintsView, DoctorView)
