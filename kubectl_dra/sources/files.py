@@ -18,8 +18,8 @@ DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemp
 # Checked against the API server's rules; other kinds only as far as the allocator reads them.
 VALIDATED_KINDS = ("ResourceSlice", "DeviceClass")
 MAX_ERROR_LINES = 10
-FREEZE_ABOVE_OBJECTS = 20_000
-"""A file with this many objects (about 5,000 nodes' slices) is frozen out of the collector."""
+FREEZE_ABOVE_OBJECTS = 2_000
+"""A file with this many objects (about 500 nodes' slices) is frozen out of the collector."""
 DEMO_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "demo.yaml")
 
 
