@@ -384,7 +384,7 @@ class _Explainer:
         selectors = self.selectors or SelectorEvaluator(self.features)
         allocator = Allocator(self.index, self.features, state, self.objs.device_classes, selectors)
         specs = [ClaimSpec(s.claim) for s in to_allocate]
-        if self.share and specs and not problem:
+        if self.share and specs and not problem and len(nodes) > 1:
             self.sharing = _NodeSharing.prepare(self, specs, state, selectors)
 
         verdicts: list[NodeVerdict] = []
