@@ -164,3 +164,13 @@ def test_a_large_file_leaves_the_collectors_sight_a_small_one_does_not(tmp_path,
     files.file_store(str(path))
     assert calls == [False] * frozen  # frozen while the collector was still paused
     assert gc.isenabled()
+
+
+def test_shared_values_never_show_as_yaml_anchors():
+    # Devices of one slice share values (objects.Interner); every YAML writer spells them out.
+    from kubectl_dra.sources.files import demo_store
+    from kubectl_dra.yaml_writer import yaml_text
+    from tui.screens.yaml_view import YamlScreen
+
+    [first, *_] = demo_store().items("ResourceSlice")
+    assert "&id" not in yaml_text(first) and "&id" not in YamlScreen("ResourceSlice", first).text

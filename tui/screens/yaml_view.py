@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import yaml
 from rich.syntax import Syntax
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,6 +11,7 @@ from textual.widgets import Footer, Static
 
 from kubectl_dra.errors import object_ref
 from kubectl_dra.terminal_text import safe_line
+from kubectl_dra.yaml_writer import yaml_text
 
 
 class YamlScreen(Screen):
@@ -32,7 +32,8 @@ class YamlScreen(Screen):
         super().__init__()
         metadata = obj.get("metadata") or {}
         self.title_text = object_ref(kind, metadata.get("namespace"), metadata.get("name"))
-        self.text = yaml.safe_dump(obj, sort_keys=False, default_flow_style=False)
+        # Never as &anchors: the store shares repeated values between devices (objects.Interner).
+        self.text = yaml_text(obj, ascii_only=True)
 
     def compose(self) -> ComposeResult:
         yield Static(safe_line(self.title_text), id="yaml-title", markup=False)
