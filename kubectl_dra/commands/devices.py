@@ -21,8 +21,8 @@ Examples:
 @click.option("--tainted", is_flag=True, help="Only devices with a NoSchedule or NoExecute taint.")
 @click.pass_context
 def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tainted):
-    """Devices of the newest pool generations: state, holders; -o wide adds pods, taints, capacity,
-    status (conditions, network data) and attributes."""
+    """Devices of the newest pool generations: state, holders; -o wide adds pods, health (what pods
+    and claims report), taints, capacity, status (conditions, network data) and attributes."""
     from kubectl_dra.errors import InputError
     from kubectl_dra.model import FREE, UNKNOWN, ClusterModel
     from kubectl_dra.render.devices import DevicesView
@@ -54,5 +54,5 @@ def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tai
     if tainted:
         records = [d for d in records if d.tainted]
     unknown = model.blind.unreadable() if any(model.device_state(d) == UNKNOWN for d in records) else []
-    show(DevicesView(records, render_context(session, unknown), model.blind), output, no_headers, "No devices found.")
+    show(DevicesView(records, render_context(session, unknown), model.blind, model.device_health), output, no_headers, "No devices found.")
 

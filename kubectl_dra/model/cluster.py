@@ -16,6 +16,7 @@ import allocator
 from allocator.gcpause import paused_gc
 
 from kubectl_dra.model.classes import ClassCache, ClassMembership
+from kubectl_dra.model.health import DeviceHealth, DeviceID, device_health
 from kubectl_dra.model.knowledge import Blind, Unreadable, unreadable_kinds
 from kubectl_dra.model.missing_nodes import pools_on_missing_nodes
 from kubectl_dra.model.nodes import NodeReachIndex, ReachCache
@@ -98,6 +99,12 @@ class ClusterModel:
         raw = self.raw_slices_by_name.get(name)
         slices = allocator.load_objects([raw]).slices if raw is not None else []
         return slices[0] if slices else {}
+
+    @cached_property
+    def device_health(self) -> dict[DeviceID, DeviceHealth]:
+        """Each reported device's health ({(driver, pool, device): DeviceHealth}, model/health.py),
+        from the pods' and claims' status; devices nobody reported on are absent."""
+        return device_health(self.raw.get("Pod", ()), self.raw.get("ResourceClaim", ()))
 
     @cached_property
     def blind(self) -> Blind:

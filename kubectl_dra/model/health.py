@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kubectl_dra.model.states import BAD, GOOD, WARN
+
 HEALTHY = "Healthy"
 UNHEALTHY = "Unhealthy"
 UNKNOWN = "Unknown"
@@ -38,6 +40,8 @@ HEALTH_STATES = (UNHEALTHY, UNKNOWN, HEALTHY)
 """Worst first."""
 
 _RANK = {UNHEALTHY: 0, UNKNOWN: 1, HEALTHY: 2}
+HEALTH_TONES = {UNHEALTHY: BAD, UNKNOWN: WARN, HEALTHY: GOOD}
+"""Each health word's tone (model/states.py's tones: the CLI and the dashboard colour them)."""
 _CONTAINER_STATUS_LISTS = ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
 _READY_TYPES = frozenset({"ready", "healthy"})
 _FAULT_TYPES = frozenset({"unhealthy", "degraded", "failed"})
@@ -104,6 +108,11 @@ class DeviceHealth:
     def to_dict(self) -> dict:
         return {"device": "/".join(self.device), "health": self.health,
                 "reports": [report.to_dict() for report in self.reports]}
+
+
+def health_tone(word: str) -> str | None:
+    """The tone of a HEALTH cell (None for `<none>`)."""
+    return HEALTH_TONES.get(word)
 
 
 def parse_resource_id(resource_id: object) -> DeviceID | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import allocator
 
+from kubectl_dra.model.health import DeviceHealth, DeviceID, health_tone
 from kubectl_dra.model.knowledge import SEES_ALL, Blind
 from kubectl_dra.model.states import FREE, UNKNOWN, device_state_why, state_text, tone
 from kubectl_dra.model.words import holder_text, short_name, status_text
@@ -21,16 +22,20 @@ class DevicesView(ListView):
         Column("STATE", style=tone),
         Column("CLAIMS"),
         Column("PODS", wide=True),
+        Column("HEALTH", wide=True, style=health_tone),
         Column("TAINTS", wide=True),
         Column("CAPACITY", wide=True),
         Column("STATUS", wide=True),
         Column("ATTRIBUTES", wide=True),
     )
 
-    def __init__(self, records, context, blind: Blind = SEES_ALL) -> None:
+    def __init__(self, records, context, blind: Blind = SEES_ALL,
+                 health: dict[DeviceID, DeviceHealth] | None = None) -> None:
         super().__init__(records, context)
         self.blind = blind
         """Unreadable kinds: devices whose state depends on them are Unknown."""
+        self.health = health or {}
+        """What pods (the kubelet) and claims (drivers) report on each device (model/health.py)."""
 
     def row(self, device: allocator.DeviceReport) -> tuple:
         pods = [f"{ns}/{name}" for holder in device.allocated_by for ns, name in holder.pods]
@@ -43,6 +48,7 @@ class DevicesView(ListView):
             device.driver, device.pool, device.name, str(device.node_scope), state_text(device, self.blind),
             joined(holder_text(h) for h in device.allocated_by),
             joined(dict.fromkeys(pods)),
+            health.health if (health := self.health.get(device.id)) is not None else "",
             joined(str(t) for t in device.taints),
             joined(capacity),
             "; ".join(f"{e['claim']['namespace']}/{e['claim']['name']}: {status_text(e)}" for e in device.status),
@@ -51,7 +57,8 @@ class DevicesView(ListView):
 
     def item(self, device: allocator.DeviceReport) -> dict:
         state, missing = device_state_why(device, self.blind)
-        item = {**device.to_dict(), "free": state == FREE, "state": state}
+        item = {**device.to_dict(), "free": state == FREE, "state": state,
+                "health": health_item(self.health.get(device.id))}
         if state == UNKNOWN:
             # what the unreadable kind decides is not known either
             unknown_fields = UNKNOWN_FIELDS[missing]
@@ -68,6 +75,20 @@ UNKNOWN_FIELDS = {
     "DeviceTaintRule": ("free", "tainted"),
 }
 """The JSON fields of an Unknown device that the unreadable kind decides: null, not false."""
+
+
+def health_item(health: DeviceHealth | None) -> dict | None:
+    """A device's `health` in JSON/YAML: null when nobody reports on it, else the worst word and every
+    report, worst first (`source` pod or claim, the reporting object, `resource`, `claim`?,
+    `container`?, `message`?; the device itself is the item)."""
+    if health is None:
+        return None
+    reports = []
+    for report in health.reports:
+        data = report.to_dict()
+        del data["device"]
+        reports.append(data)
+    return {"health": health.health, "reports": reports}
 
 
 def _value(value) -> str:

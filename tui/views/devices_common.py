@@ -9,10 +9,11 @@ import json
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from kubectl_dra.model.health import DeviceHealth, health_tone
 from kubectl_dra.model.knowledge import SEES_ALL, Blind
 from kubectl_dra.model.states import device_state, state_text
 from kubectl_dra.model.words import holder_text, short_name
-from tui.format import attribute_text, state_style, typed_attribute
+from tui.format import TONE_STYLES, attribute_text, state_style, typed_attribute
 from tui.views.detail import Facts, heading
 
 ATTRIBUTES_IN_SUMMARY = 3
@@ -42,8 +43,10 @@ def raw_device(device, normalised_slice: dict) -> dict:
     return {}
 
 
-def device_detail(device, raw: dict, pool, blind: Blind = SEES_ALL) -> RenderableType:
-    """Attributes (typed), capacity and what shares consume, counters, taints, holders, status."""
+def device_detail(device, raw: dict, pool, blind: Blind = SEES_ALL, health: DeviceHealth | None = None) -> RenderableType:
+    """Health, attributes (typed), capacity and what shares consume, counters, taints, holders,
+    status. `health` is what pods and claims report on the device (model/health.py), the CLI's
+    HEALTH words; None when nobody reports."""
     state = device_state(device, blind)
     title = Text()
     title.append(f"{device.driver} / {device.pool} / {device.name}", style="bold")
@@ -58,6 +61,8 @@ def device_detail(device, raw: dict, pool, blind: Blind = SEES_ALL) -> Renderabl
         facts.add("pool", Text(pool.state, style=state_style(pool.state)))
         if pool.reason:
             facts.add("", pool.reason)
+    if health is not None:
+        facts.add("health", Text(health.health, style=health_style(health.health)))
     if device.allow_multiple_allocations:
         facts.add("sharing", "allows multiple allocations")
     if device.binding_conditions:
@@ -105,6 +110,9 @@ def device_detail(device, raw: dict, pool, blind: Blind = SEES_ALL) -> Renderabl
             )
         parts += [heading("Taints"), facts]
 
+    if health is not None:
+        parts += [heading("Health reports"), health_lines(health)]
+
     if device.allocated_by:
         facts = Facts()
         for holder in device.allocated_by:
@@ -123,6 +131,25 @@ def device_detail(device, raw: dict, pool, blind: Blind = SEES_ALL) -> Renderabl
         claim = entry["claim"]
         parts += [heading(f"Status from claim {claim['namespace']}/{claim['name']}")] + status_lines(entry)
     return Group(*parts)
+
+
+def health_style(word: str) -> str:
+    """The colour of a health word (the CLI's HEALTH tones)."""
+    return TONE_STYLES.get(health_tone(word) or "", "")
+
+
+def health_lines(health: DeviceHealth) -> RenderableType:
+    """One line per report, worst first: the word, who says it (pod and container, or claim and
+    condition type), and the observer's message."""
+    facts = Facts(3, label_style="")
+    for report in health.reports:
+        who = report.object_ref
+        if report.source == "pod":
+            who += f" ({report.container or '?'}, {report.resource})"
+        else:
+            who += f" ({report.resource})"
+        facts.add(Text(report.health, style=health_style(report.health)), who, report.message)
+    return facts
 
 
 def status_lines(entry: dict) -> list[RenderableType]:
