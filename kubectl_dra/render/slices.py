@@ -52,6 +52,7 @@ class SlicesView(ListView):
         Column("AGE"),
         Column("DEVICE NAMES", wide=True),
         Column("COUNTER SET NAMES", wide=True),
+        Column("COMPATIBILITY GROUPS", wide=True),
         Column("TAINTED DEVICES", wide=True),
     )
 
@@ -66,6 +67,7 @@ class SlicesView(ListView):
             record.pool.state if record.pool else None,
             age(record.slice["metadata"].get("creationTimestamp"), self.context.now),
             joined((d["name"] for d in devices), limit=8), joined(c["name"] for c in counter_sets),
+            joined(f"{name}=[{','.join(groups)}]" for name, groups in compatibility_groups(spec).items()),
             joined(d["name"] for d in devices if d.get("taints")),
         )
 
@@ -82,9 +84,24 @@ class SlicesView(ListView):
             "nodeScope": record.node_scope.to_dict(),
             "devices": [d["name"] for d in spec.get("devices") or []],
             "sharedCounters": [c["name"] for c in spec.get("sharedCounters") or []],
+            "compatibilityGroups": compatibility_groups(spec),
             "status": CURRENT if record.current else STALE,
             "poolState": record.pool.state if record.pool else None,
         }
 
     def name(self, record: SliceRecord) -> str:
         return f"resourceslice.resource.k8s.io/{record.name}"
+
+
+def compatibility_groups(spec: dict) -> dict[str, list[str]]:
+    """DRADeviceCompatibilityGroups (1.37 alpha): per counter set that this slice's devices consume
+    (the set may be published in another slice of the pool), the groups they name, sorted; a set
+    whose consumers name none is absent. Devices of one counter set are allocated together only
+    while their groups intersect (allocator/compatibility.py)."""
+    groups: dict[str, set[str]] = {}
+    for device in spec.get("devices") or []:
+        for consumption in device.get("consumesCounters") or []:
+            names = consumption.get("compatibilityGroups") or []
+            if names:
+                groups.setdefault(consumption["counterSet"], set()).update(names)
+    return {name: sorted(groups[name]) for name in sorted(groups)}
