@@ -505,12 +505,7 @@ class _Explainer:
                     verdict.verdict, verdict.message = UNSCHEDULABLE, "cannot allocate all claims"
         search_verdict, search_message = verdict.verdict, verdict.message
         verdict.search_steps = trace.allocate_one_calls
-        if unavailable and verdict.verdict != ERROR:
-            verdict.verdict, verdict.message = UNSCHEDULABLE, "resourceclaim not available on the node"
-        if not specs and not unavailable:
-            verdict.message = "all claims are allocated and available here"
-        elif verdict.verdict == FITS:
-            verdict.message = "all claims can be allocated" if not unavailable else verdict.message
+        _settle_message(verdict, unavailable, specs)
 
         verdict.skipped_pools = skipped
         diagnoser = _Diagnoser(self, node, pools, skipped, state, selectors) if self.diagnose else None
@@ -533,12 +528,7 @@ class _Explainer:
                 requests: list[list[RequestOutcome]]) -> NodeVerdict:
         """A node's verdict from a search shared with an equivalent node (mapped to this one)."""
         verdict.verdict, verdict.message, verdict.search_steps = search_verdict, search_message, steps
-        if unavailable and verdict.verdict != ERROR:
-            verdict.verdict, verdict.message = UNSCHEDULABLE, "resourceclaim not available on the node"
-        if not specs and not unavailable:
-            verdict.message = "all claims are allocated and available here"
-        elif verdict.verdict == FITS:
-            verdict.message = "all claims can be allocated" if not unavailable else verdict.message
+        _settle_message(verdict, unavailable, specs)
         to_allocate = [s for s in self.slots if s.state in ("ToAllocate", "WhatIf")]
         for ci, slot in enumerate(to_allocate):
             outcome = self._claim_outcome(slot)
@@ -957,3 +947,13 @@ def _summarise(verdicts: list[NodeVerdict]) -> Summary:
     message = f"{len(fits)}/{len(verdicts)} nodes are available" + (": " + "; ".join(parts) if parts else "") + "."
     closest = [v.node for v in sorted(failing, key=lambda v: (v.shortfall(), v.node))[:3]]
     return Summary(len(verdicts), len(fits), len(failing), len(errors), message, ordered, closest)
+
+
+def _settle_message(verdict: NodeVerdict, unavailable: list[str], specs: list[ClaimSpec]) -> None:
+    """The node's verdict after its search: claims allocated elsewhere make it Unschedulable."""
+    if unavailable and verdict.verdict != ERROR:
+        verdict.verdict, verdict.message = UNSCHEDULABLE, "resourceclaim not available on the node"
+    if not specs and not unavailable:
+        verdict.message = "all claims are allocated and available here"
+    elif verdict.verdict == FITS:
+        verdict.message = "all claims can be allocated" if not unavailable else verdict.message

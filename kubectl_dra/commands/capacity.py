@@ -34,7 +34,8 @@ Exit status: 0 at least one copy fits, 1 none fits, 2 usage or input error.""")
 def capacity(ctx, filenames, class_name, count, time_limit, feature_gates, output):
     """How many more copies of a claim fit now, per node and pool, and what limits each node."""
     from kubectl_dra.commands.common import open_session
-    from kubectl_dra.commands.fit import gate_features, refuse_invalid
+    from kubectl_dra.commands.common import features_with_gates
+    from kubectl_dra.commands.fit import refuse_invalid
     from kubectl_dra.documents import Document, read_documents
     from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK, InputError, describe
     from kubectl_dra.options import options_of
@@ -50,7 +51,7 @@ def capacity(ctx, filenames, class_name, count, time_limit, feature_gates, outpu
     options = options_of(ctx)
     session = open_session(ctx)
     namespace = session.namespace() or session.context_namespace
-    features = gate_features(session, feature_gates)
+    features = features_with_gates(session, feature_gates)
     objs = session.store.object_set()
     if filenames:
         documents = [d for name in filenames for d in read_documents(name)]

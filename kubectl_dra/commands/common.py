@@ -82,3 +82,16 @@ def show(view: ListView, output: str, no_headers: bool, nothing: str) -> None:
 def in_namespace(session: Session) -> str:
     namespace = session.namespace()
     return f" in {namespace} namespace" if namespace else ""
+
+
+def features_with_gates(session: Session, feature_gates: str):
+    """The rules of the cluster's minor (or --kubernetes-version), with --feature-gates overrides."""
+    import allocator
+
+    try:
+        features = session.store.features()
+        if feature_gates:
+            features = allocator.Features.for_version(features.minor, allocator.parse_gate_overrides(feature_gates))
+    except allocator.FeatureError as error:
+        raise click.UsageError(f"--feature-gates: {error}") from None
+    return features

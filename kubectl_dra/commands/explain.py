@@ -37,9 +37,8 @@ Exit status: 0 every target fits on some node, 1 a target fits on no node,
 @click.pass_context
 def explain(ctx, target, filenames, recursive, node, feature_gates, output):
     """Why a pod or claim fits or does not fit, node by node, as the scheduler would decide."""
-    import allocator
 
-    from kubectl_dra.commands.common import open_session
+    from kubectl_dra.commands.common import features_with_gates, open_session
     from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK
     from kubectl_dra.options import options_of
     from kubectl_dra.targets import parse_target
@@ -57,12 +56,7 @@ def explain(ctx, target, filenames, recursive, node, feature_gates, output):
     session = open_session(ctx)
     namespace = session.namespace() or session.context_namespace
     objs = session.store.object_set()
-    try:
-        features = session.store.features()
-        if feature_gates:
-            features = allocator.Features.for_version(features.minor, allocator.parse_gate_overrides(feature_gates))
-    except allocator.FeatureError as error:
-        raise click.UsageError(f"--feature-gates: {error}") from None
+    features = features_with_gates(session, feature_gates)
     _refuse_missing_inputs(ctx, session, parsed, namespace, features, output)
     if parsed:
         kind, name = parsed

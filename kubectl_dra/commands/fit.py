@@ -43,7 +43,7 @@ Exit status: 0 every pod fits, 1 some pod does not fit, 2 usage or input error."
 def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node, feature_gates, workload_claims,
         output):
     """Will a whole workload fit? Where each pod goes, and what stops the first that does not."""
-    from kubectl_dra.commands.common import open_session
+    from kubectl_dra.commands.common import features_with_gates, open_session
     from kubectl_dra.documents import read_documents
     from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK, InputError
     from kubectl_dra.options import options_of
@@ -77,7 +77,7 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
     if len(workloads) > 1:
         raise InputError(f"{origins[id(workloads[1])]}: fit places one workload at a time; the input has "
                          f"{len(workloads)} ({', '.join(_describe(w) for w in workloads[:3])})")
-    features = gate_features(session, feature_gates)
+    features = features_with_gates(session, feature_gates)
     workload = expand(workloads[0], objects, replicas, origins.get(id(workloads[0]), ""))
     refuse_invalid([Document(o, origins[id(o)]) for o in applied], features)
     refuse_invalid_pods(workload, origins.get(id(workloads[0]), ""), features)
@@ -198,18 +198,6 @@ def _describe(obj: dict) -> str:
     from kubectl_dra.terminal_text import safe_line
 
     return safe_line(describe(obj))
-
-
-def gate_features(session, feature_gates: str):
-    import allocator
-
-    try:
-        features = session.store.features()
-        if feature_gates:
-            features = allocator.Features.for_version(features.minor, allocator.parse_gate_overrides(feature_gates))
-    except allocator.FeatureError as error:
-        raise click.UsageError(f"--feature-gates: {error}") from None
-    return features
 
 
 def refuse_invalid(documents, features) -> None:
