@@ -32,14 +32,29 @@ SCHEDULE_TIMEOUT = 30.0
 
 
 def schedulable_on_real_cluster(scenario) -> bool:
-    """Scenarios the real cluster can reproduce: default gates, and no device that waits for
-    binding conditions (no driver would ever report them)."""
+    """Scenarios the real cluster can reproduce: default gates, no device that waits for binding
+    conditions (no driver would ever report them), and no field of an alpha gate that is off. The
+    generator also writes compatibilityGroups and derivedAttributes with DRADeviceCompatibilityGroups /
+    DRADerivedAttributes off (objects stored while a gate was on, then the gate turned off), but an API
+    server with the gate off drops those fields on create, so the scheduler would judge other objects
+    than draoracle (k8s.io/kubernetes pkg/registry/resource/resourceslice/strategy.go
+    dropDisabledDRADeviceCompatibilityGroupsFields, pkg/api/resourceclaimspec/util.go
+    dropDisabledDRADerivedAttributesFields)."""
     if scenario.feature_gates:
         return False
     for obj in scenario.objects:
         if obj["kind"] == "ResourceSlice":
             for device in obj["spec"].get("devices", []):
-                if (device.get("basic") or device).get("bindingConditions"):
+                body = device.get("basic") or device
+                if body.get("bindingConditions"):
+                    return False
+                if any(c.get("compatibilityGroups") for c in body.get("consumesCounters") or []):
+                    return False
+        elif obj["kind"] in ("ResourceClaim", "ResourceClaimTemplate"):
+            spec = obj["spec"] if obj["kind"] == "ResourceClaim" else obj["spec"].get("spec") or {}
+            for request in (spec.get("devices") or {}).get("requests") or []:
+                bodies = [request.get("exactly") or {}, *(request.get("firstAvailable") or [])]
+                if any(body.get("derivedAttributes") for body in bodies):
                     return False
     return True
 
