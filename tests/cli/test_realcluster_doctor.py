@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
 
 from e2e.controlplane import create_ready_node
+from e2e.kubeclient import wait_for
 
 pytestmark = pytest.mark.realcluster
 
@@ -35,19 +35,10 @@ def check(report: dict, check_id: str) -> dict:
     return next(c for c in report["checks"] if c["id"] == check_id)
 
 
+WAIT_S = 30.0
+
 def mentions(finding: dict, text: str) -> bool:
     return any(text in obj for obj in finding["objects"])
-
-
-def wait_for(what: str, condition, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.2)
 
 
 def gpu_slice(node_name: str, driver: str, devices: int = 2, count: int = 1, name: str | None = None) -> dict:
@@ -94,8 +85,8 @@ def gpus(kube, namespace):
 def test_a_healthy_cluster_exits_0_with_no_warnings(cluster, kube, gpus):
     kube.create(claim("train", gpus["class"]), gpus["namespace"])
     kube.create(pod("train", "train"), gpus["namespace"])
-    wait_for("the scheduler to bind the pod", lambda: (kube.get("v1", "Pod", "train", gpus["namespace"])
-                                                       .get("spec") or {}).get("nodeName"))
+    wait_for(lambda: (kube.get("v1", "Pod", "train", gpus["namespace"]).get("spec") or {}).get("nodeName"),
+             WAIT_S, "the scheduler to bind the pod")
     status, report = doctor(cluster)
     not_ok = {c["id"]: (c["result"], c["message"], c["objects"][:3]) for c in report["checks"] if c["result"] != "ok"}
     assert (status, not_ok) == (0, {})
@@ -147,8 +138,8 @@ def test_a_claim_reserved_for_a_pod_that_never_existed(cluster, kube, gpus):
     # Found either while the reservation stands (problem) or after the resourceclaim controller
     # dropped it: without its finalizer the claim stays allocated for nobody (warning).
     assert leaked["result"] in ("problem", "warning") and mentions(leaked, ref), leaked
-    wait_for("the controller to drop the reservation",
-             lambda: not (kube.get(RESOURCE, "ResourceClaim", "ghost", gpus["namespace"])["status"]).get("reservedFor"))
+    wait_for(lambda: not (kube.get(RESOURCE, "ResourceClaim", "ghost", gpus["namespace"])["status"]).get("reservedFor"),
+             WAIT_S, "the controller to drop the reservation")
     status, report = doctor(cluster, "--only", "claims.leaked")
     assert (status, check(report, "claims.leaked")["objects"]) == (0, [f"{ref} (allocated, reserved for nobody)"])
 
@@ -178,7 +169,8 @@ def test_a_pending_pod_a_taint_a_cordoned_node_and_an_unhealthy_device(cluster, 
     ns = gpus["namespace"]
     kube.create(claim("train", gpus["class"]), ns)
     kube.create(pod("train", "train"), ns)
-    wait_for("the pod to be bound", lambda: (kube.get("v1", "Pod", "train", ns).get("spec") or {}).get("nodeName"))
+    wait_for(lambda: (kube.get("v1", "Pod", "train", ns).get("spec") or {}).get("nodeName"), WAIT_S,
+             "the pod to be bound")
     kube.create(claim("too-big", gpus["class"], count=5), ns)
     kube.create(pod("waits", "too-big"), ns)
     kube.create({"apiVersion": RESOURCE, "kind": "DeviceTaintRule", "metadata": {"name": f"{gpus['class']}-drain"},

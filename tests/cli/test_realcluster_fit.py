@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from e2e.controlplane import create_ready_node
-from e2e.kubeclient import KubeError, wait_for
+from e2e.kubeclient import KubeError, scheduling_outcome
 from kubectl_dra.scheduling import fit
 
 pytestmark = pytest.mark.realcluster
@@ -81,15 +81,7 @@ class Setup:
 
     def decided(self, name: str) -> dict:
         """The pod once the scheduler bound it or said it cannot."""
-        def check():
-            pod = self.kube.get("v1", "Pod", name, self.namespace)
-            if pod["spec"].get("nodeName"):
-                return pod
-            for condition in pod.get("status", {}).get("conditions", []):
-                if condition["type"] == "PodScheduled" and condition["status"] == "False":
-                    return pod
-            return None
-        return wait_for(check, timeout=DECIDE_TIMEOUT, what=f"the scheduler to decide about pod {name}")
+        return scheduling_outcome(self.kube, self.namespace, name, DECIDE_TIMEOUT)
 
     def devices_of(self, pod: dict) -> list[str]:
         """The devices allocated to the pod's claim (created by the resourceclaim controller)."""

@@ -167,3 +167,16 @@ def wait_for(condition: Callable[[], Any], timeout: float, what: str, interval: 
             detail = f" (last error: {last_error})" if last_error else ""
             raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}{detail}")
         time.sleep(interval)
+
+
+def scheduling_outcome(kube: "KubeClient", namespace: str, name: str, timeout: float) -> dict:
+    """The pod once the scheduler bound it or reported (PodScheduled=False) why it cannot."""
+    def decided():
+        pod = kube.get("v1", "Pod", name, namespace)
+        if pod["spec"].get("nodeName"):
+            return pod
+        for condition in pod.get("status", {}).get("conditions", []):
+            if condition["type"] == "PodScheduled" and condition["status"] == "False":
+                return pod
+        return None
+    return wait_for(decided, timeout=timeout, what=f"the scheduler to decide about pod {name}")

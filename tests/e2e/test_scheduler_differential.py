@@ -20,7 +20,7 @@ import pytest
 
 from .controlplane import create_ready_node
 from .differential import normalize_result
-from .kubeclient import KubeError, wait_for
+from .kubeclient import KubeError, scheduling_outcome, wait_for
 from .oracle import OracleScenario, run_batch
 from .scenarios import NAMESPACE, generate
 
@@ -142,19 +142,6 @@ class ScenarioInCluster:
             kube.delete(api_version, kind, name)
 
 
-def scheduling_outcome(kube, namespace: str, name: str) -> dict:
-    """Waits until the scheduler bound the pod or reported why it cannot."""
-    def decided():
-        pod = kube.get("v1", "Pod", name, namespace)
-        if pod["spec"].get("nodeName"):
-            return pod
-        for condition in pod.get("status", {}).get("conditions", []):
-            if condition["type"] == "PodScheduled" and condition["status"] == "False":
-                return pod
-        return None
-    return wait_for(decided, timeout=SCHEDULE_TIMEOUT, what=f"the scheduler to decide about pod {name}")
-
-
 def test_real_scheduler_decides_within_what_draoracle_allows(cluster, kube, oracle_binaries):
     chosen = pick_scenarios()
     assert len(chosen) >= WANTED - 1, "the generator produced too few usable scenarios"
@@ -191,7 +178,7 @@ def python_report(scenario) -> dict:
 
 
 def judge(kube, namespace: str, scenario, report: dict) -> str | None:
-    pod = scheduling_outcome(kube, namespace, scenario.pod[1])
+    pod = scheduling_outcome(kube, namespace, scenario.pod[1], SCHEDULE_TIMEOUT)
     by_node = {n["node"]: n for n in report["nodes"]}
     fitting = sorted(name for name, n in by_node.items() if n["verdict"] == "Fits")
     node = pod["spec"].get("nodeName")
