@@ -432,21 +432,12 @@ class _ClaimRules:
                     self.problems.invalid(f"{path}[{i}].name", name, "must be referenced by at least one matchAttribute "
                                           "or distinctAttribute constraint targeting this request")
             epath = f"{path}[{i}].expression"
-            if not expression:
-                self.problems.required(epath)
-            elif len(expression) > MAX_CEL_LENGTH:
-                self.problems.add(epath, f"Too long: may not be more than {MAX_CEL_LENGTH} bytes")
-            else:
-                try:
-                    compiled = self.compiler.compile_derived(expression)
-                except CelCompileError as error:
-                    self.problems.add(epath, f"Invalid value: {_one_line_cel(str(error))}")
-                else:
-                    if compiled.returns_list and not self.compiler.list_attributes:
-                        # New expressions may return lists only with DRAListTypeAttributes
-                        # (cel/compile.go validateOutputType).
-                        self.problems.add(epath, "Invalid value: must evaluate to a primitive scalar (string, integer, "
-                                                 f"boolean, semver), not {compiled.type_name}")
+            compiled = self._cel(expression, epath, self.compiler.compile_derived)
+            if compiled is not None and compiled.returns_list and not self.compiler.list_attributes:
+                # New expressions may return lists only with DRAListTypeAttributes
+                # (cel/compile.go validateOutputType).
+                self.problems.add(epath, "Invalid value: must evaluate to a primitive scalar (string, integer, "
+                                         f"boolean, semver), not {compiled.type_name}")
         self._unique([(a or {}).get("name") for a in attributes], path, "name")
 
     def selector(self, selector: dict, path: str) -> None:
@@ -454,17 +445,20 @@ class _ClaimRules:
         if cel is None:
             self.problems.required(f"{path}.cel")
             return
-        expression = cel.get("expression") or ""
-        epath = f"{path}.cel.expression"
+        self._cel(cel.get("expression") or "", f"{path}.cel.expression", self.compiler.compile)
+
+    def _cel(self, expression: str, epath: str, compile_with):
+        """The compiled expression, or None after noting why the API server would refuse it."""
         if not expression:
             self.problems.required(epath)
         elif len(expression) > MAX_CEL_LENGTH:
             self.problems.add(epath, f"Too long: may not be more than {MAX_CEL_LENGTH} bytes")
         else:
             try:
-                self.compiler.compile(expression)
+                return compile_with(expression)
             except CelCompileError as error:
                 self.problems.add(epath, f"Invalid value: {_one_line_cel(str(error))}")
+        return None
 
     def toleration(self, toleration: dict, path: str) -> None:
         key, operator, value = toleration.get("key") or "", toleration.get("operator") or "", toleration.get("value") or ""
