@@ -33,12 +33,19 @@ _GATE_DEFAULTS: dict[str, dict[int, bool]] = {
     "DRADeviceCompatibilityGroups": {34: False, 35: False, 36: False, 37: False},
     "DRADerivedAttributes": {34: False, 35: False, 36: False, 37: False},
     "DRAExtendedResource": {34: False, 35: False, 36: True, 37: True},
+    # Scheduler-plugin gates around the allocator (not allocator features): DRA-backed node
+    # allocatable resources (alpha 1.36), typed partition summaries (alpha 1.37), PodGroup-level
+    # claims (alpha 1.36, beta but off in 1.37).
+    "DRANodeAllocatableResources": {34: False, 35: False, 36: False, 37: False},
+    "DRAPartitionableDevicesType": {34: False, 35: False, 36: False, 37: False},
+    "DRAWorkloadResourceClaims": {34: False, 35: False, 36: False, 37: False},
 }
 
 KNOWN_GATES = tuple(sorted(_GATE_DEFAULTS))
 # Gates newer than the oldest supported minor: the scheduler of an older release refuses them.
 _GATE_SINCE = {"DRAListTypeAttributes": 36, "DRAOptionalNodeOperations": 37, "DRAFractionalCapacityRange": 37,
-               "DRADeviceCompatibilityGroups": 37, "DRADerivedAttributes": 37}
+               "DRADeviceCompatibilityGroups": 37, "DRADerivedAttributes": 37,
+               "DRANodeAllocatableResources": 36, "DRAPartitionableDevicesType": 37, "DRAWorkloadResourceClaims": 36}
 
 _BASIC = {"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"}
 _ALL = _BASIC | {"DeviceBindingAndStatus", "DeviceBinding", "DeviceStatus", "ConsumableCapacity", "ListTypeAttributes",
@@ -119,6 +126,18 @@ class Features:
         """DRAListTypeAttributes (1.36+; only the experimental allocator supports it): attributes
         may hold lists, and constraints compare attributes as sets."""
         return self.gates["DRAListTypeAttributes"]
+
+    @property
+    def node_allocatable_resources(self) -> bool:
+        return self.gates["DRANodeAllocatableResources"]
+
+    @property
+    def partitionable_devices_type(self) -> bool:
+        return self.gates["DRAPartitionableDevicesType"]
+
+    @property
+    def workload_resource_claims(self) -> bool:
+        return self.gates["DRAWorkloadResourceClaims"]
 
     def allocator_features(self) -> set[str]:
         enabled = {
