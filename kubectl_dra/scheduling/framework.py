@@ -164,5 +164,6 @@ def filter_node(cycle: Cycle, info: NodeInfo) -> Status | None:
 def new_cycle(pod: dict, objs, features, what_if: bool = False) -> Cycle:
     meta = pod["metadata"]
     infos = node_infos(objs.nodes, objs.pods, skip=(meta.get("namespace") or "default", meta["name"]),
-                       priority=int(pod["spec"].get("priority") or 0))
+                       priority=int(pod["spec"].get("priority") or 0),
+                       node_allocatable=features.gates.get("DRANodeAllocatableResources", False))
     return Cycle(pod, objs, features, infos, what_if)

@@ -14,6 +14,8 @@ from functools import lru_cache
 
 from allocator.quantity import QuantityError, parse_quantity
 
+from .node_allocatable import amounts_of, status_footprints
+
 CPU, MEMORY, EPHEMERAL_STORAGE, PODS = "cpu", "memory", "ephemeral-storage", "pods"
 BIND_ALL = "0.0.0.0"
 # Pods the scheduler's cache leaves out (its informer selects status.phase!=Succeeded,Failed).
@@ -141,8 +143,10 @@ def _is_sidecar(container: dict) -> bool:
     return container.get("restartPolicy") == "Always"
 
 
-def pod_requests(pod: dict, pod_level_resources: bool = True) -> dict:
-    """resource.PodRequests: {resource name: exact amount} for the whole pod."""
+def pod_requests(pod: dict, pod_level_resources: bool = True, dra: dict | None = None) -> dict:
+    """resource.PodRequests: {resource name: exact amount} for the whole pod. `dra`: exact amounts
+    that claims add to the containers' sum (DRANodeAllocatableResources), before pod-level requests
+    replace that sum and pod overhead is added."""
     spec = pod.get("spec") or {}
     total: dict = {}
     for container in spec.get("containers") or []:
@@ -160,6 +164,8 @@ def pod_requests(pod: dict, pod_level_resources: bool = True) -> dict:
             _add(running, requests)
         _maximum(init_peak, running)
     _maximum(total, init_peak)
+    for name, amount in (dra or {}).items():
+        total[name] = total[name] + amount if name in total else amount
     pod_level = (spec.get("resources") or {}).get("requests") or {}
     if pod_level_resources and any(n in (CPU, MEMORY) or n.startswith("hugepages-") for n in pod_level):
         for name, value in pod_level.items():
@@ -266,15 +272,20 @@ class NodeInfo:
         return info, victims
 
 
-def bound_pod(pod: dict) -> BoundPod:
+def bound_pod(pod: dict, node_allocatable: bool = False) -> BoundPod:
+    """`node_allocatable` (DRANodeAllocatableResources): what the scheduler wrote into the pod's
+    status.nodeAllocatableResourceClaimStatuses counts too."""
     meta = pod.get("metadata") or {}
+    dra = None
+    if node_allocatable and (pod.get("status") or {}).get("nodeAllocatableResourceClaimStatuses"):
+        dra = amounts_of(status_footprints(pod))
     return BoundPod(meta.get("namespace") or "default", meta.get("name") or "",
-                    int((pod.get("spec") or {}).get("priority") or 0), as_resource(pod_requests(pod)),
+                    int((pod.get("spec") or {}).get("priority") or 0), as_resource(pod_requests(pod, dra=dra)),
                     tuple(host_ports(pod)))
 
 
 def node_infos(nodes: dict, pods: dict, skip: tuple[str, str] | None = None,
-               priority: int | None = None) -> dict[str, NodeInfo]:
+               priority: int | None = None, node_allocatable: bool = False) -> dict[str, NodeInfo]:
     """{node name: NodeInfo} with every non-terminal pod bound to a node counted (`skip` excepted:
     the pod being explained, whose own requests must not count against it). With `priority`,
     pending pods nominated to a node with at least that priority count there too: the scheduler
@@ -299,5 +310,5 @@ def node_infos(nodes: dict, pods: dict, skip: tuple[str, str] | None = None,
         info = infos.get(node_name) if node_name else None
         if info is None or status.get("phase") in TERMINAL_PHASES:
             continue
-        info.add(bound_pod(pod))
+        info.add(bound_pod(pod, node_allocatable))
     return infos

@@ -12,8 +12,11 @@ from __future__ import annotations
 import allocator
 from allocator.explain import ERROR, FITS
 
+from .. import node_allocatable
 from ..extended import EXTENDED_ANNOTATION, device_requests, special_claim
+from ..resources import as_resource, pod_requests
 from ..status import SKIP, SUCCESS, Code, Status, unresolvable
+from .node_resources_fit import units
 
 NAME = "DynamicResources"
 # filterExtendedResources: a DRA-named resource nobody provides on this node.
@@ -85,9 +88,65 @@ def filter(cycle, info) -> Status:
         if resource not in info.allocatable.scalars:
             return unresolvable(ERR_CANNOT_FIT_RESOURCE, f"{resource}: no DeviceClass provides it and the node "
                                                          "does not advertise it")
+    gated = cycle.features.gates.get("DRANodeAllocatableResources", False)
+    if gated:
+        shared = _shared_mapped_claim(cycle)
+        if shared:
+            return unresolvable(node_allocatable.ERR_SHARED.format(shared),
+                                "the claim is reserved for another pod and maps devices onto node resources")
     verdict = cycle.state.get(NAME, {}).get(info.name)
-    if verdict is None or verdict.verdict == FITS:
+    if verdict is None:
         return SUCCESS
     if verdict.verdict == ERROR:
         return Status(Code.ERROR, (verdict.message,))
-    return unresolvable(verdict.message)
+    if verdict.verdict != FITS:
+        return unresolvable(verdict.message)
+    return _node_allocatable_fit(cycle, info, verdict) if gated else SUCCESS
+
+
+def _shared_mapped_claim(cycle) -> str:
+    """validateNodeAllocatableDRAClaimSharing: an allocated claim with a mapped device, reserved
+    for some other pod, cannot be shared (the same on every node, so worked out once)."""
+    key = NAME + "/shared-mapped"
+    if key not in cycle.state:
+        found = ""
+        uid = cycle.pod["metadata"].get("uid")
+        for explanation in cycle.allocator_explanations:
+            for outcome in explanation.claims:
+                claim = cycle.objs.claims.get((outcome.namespace, outcome.name))
+                status = (claim or {}).get("status") or {}
+                reserved = status.get("reservedFor") or []
+                if not status.get("allocation") or not reserved:
+                    continue
+                if any(r.get("resource") == "pods" and uid and r.get("uid") == uid for r in reserved):
+                    continue
+                if node_allocatable.claim_is_mapped(status["allocation"], cycle.objs.slices):
+                    found = outcome.name
+                    break
+            if found:
+                break
+        cycle.state[key] = found
+    return cycle.state[key]
+
+
+def _node_allocatable_fit(cycle, info, verdict) -> Status:
+    """calculateAndCheckNodeAllocatableResources: with the devices picked on this node, the pod's
+    requests plus what its claims map onto node resources must fit what the node has left."""
+    claims = [(c.name, c.pod_claim_name, c.allocation) for c in verdict.claims]
+    try:
+        footprints = node_allocatable.pod_footprints(cycle.pod, claims, cycle.objs.slices, info.node)
+    except node_allocatable.FootprintError as err:
+        return Status(Code.ERROR, (str(err),))
+    if not footprints:
+        return SUCCESS
+    pod = {**cycle.pod, "status": {}}  # its own status is replaced by what was just worked out
+    demand = as_resource(pod_requests(pod, dra=node_allocatable.amounts_of(footprints)))
+    short = node_allocatable.insufficient(demand, info)
+    if not short:
+        return SUCCESS
+    claims_text = ", ".join(f.claim for f in footprints)
+    detail = "; ".join(f"{name}: needs {units(name, asked)} with claim(s) {claims_text} mapped onto the node, "
+                       f"{units(name, max(0, free))} free of {units(name, have)}"
+                       for _, name, asked, free, have, _ in short)
+    code = Code.UNRESOLVABLE if any(s[5] for s in short) else Code.UNSCHEDULABLE
+    return Status(code, tuple(s[0] for s in short), detail=detail)

@@ -8,6 +8,7 @@ allocatable is UnschedulableAndUnresolvable: preemption cannot help.
 
 from __future__ import annotations
 
+from ..node_allocatable import amounts_of, status_footprints
 from ..resources import as_resource, pod_requests
 from ..status import SUCCESS, Code, Status
 
@@ -15,11 +16,15 @@ NAME = "NodeResourcesFit"
 
 
 def pre_filter(cycle):
-    cycle.state[NAME] = as_resource(pod_requests(cycle.pod))
+    dra = None
+    if cycle.features.gates.get("DRANodeAllocatableResources", False):
+        # computePodResourceRequest reads the pod's own status.nodeAllocatableResourceClaimStatuses
+        dra = amounts_of(status_footprints(cycle.pod)) or None
+    cycle.state[NAME] = as_resource(pod_requests(cycle.pod, dra=dra))
     return None, SUCCESS
 
 
-def _units(name: str, value: int) -> str:
+def units(name: str, value: int) -> str:
     if name == "cpu":
         return f"{value / 1000:g}" if value % 1000 == 0 or value >= 1000 else f"{value}m"
     if name in ("memory", "ephemeral-storage") or name.startswith("hugepages-"):
@@ -48,8 +53,8 @@ def filter(cycle, info) -> Status:
                                          ("ephemeral-storage", want.ephemeral_storage, allocatable.ephemeral_storage,
                                           used.ephemeral_storage)):
             if asked > 0 and asked > have - taken:
-                short.append((f"Insufficient {name}", f"{name}: needs {_units(name, asked)}, "
-                              f"{_units(name, max(0, have - taken))} free of {_units(name, have)}", asked > have))
+                short.append((f"Insufficient {name}", f"{name}: needs {units(name, asked)}, "
+                              f"{units(name, max(0, have - taken))} free of {units(name, have)}", asked > have))
         for name in sorted(want.scalars):
             asked = want.scalars[name]
             if asked == 0 or cycle.delegated_to_dra(name, info):
