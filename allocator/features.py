@@ -39,13 +39,57 @@ _GATE_DEFAULTS: dict[str, dict[int, bool]] = {
     "DRANodeAllocatableResources": {34: False, 35: False, 36: False, 37: False},
     "DRAPartitionableDevicesType": {34: False, 35: False, 36: False, 37: False},
     "DRAWorkloadResourceClaims": {34: False, 35: False, 36: False, 37: False},
+    # Gates others depend on (kube_features.go defaultKubernetesFeatureGateDependencies): the
+    # Workload API with PodGroups (alpha 1.35, beta but off in 1.37), needed by
+    # DRAWorkloadResourceClaims; ResourcePool status (alpha 1.36), needed by
+    # DRAPartitionableDevicesType. Neither changes what the allocator does.
+    "GenericWorkload": {34: False, 35: False, 36: False, 37: False},
+    "DRAResourcePoolStatus": {34: False, 35: False, 36: False, 37: False},
 }
 
 KNOWN_GATES = tuple(sorted(_GATE_DEFAULTS))
 # Gates newer than the oldest supported minor: the scheduler of an older release refuses them.
 _GATE_SINCE = {"DRAListTypeAttributes": 36, "DRAOptionalNodeOperations": 37, "DRAFractionalCapacityRange": 37,
                "DRADeviceCompatibilityGroups": 37, "DRADerivedAttributes": 37,
-               "DRANodeAllocatableResources": 36, "DRAPartitionableDevicesType": 37, "DRAWorkloadResourceClaims": 36}
+               "DRANodeAllocatableResources": 36, "DRAPartitionableDevicesType": 37, "DRAWorkloadResourceClaims": 36,
+               "GenericWorkload": 35, "DRAResourcePoolStatus": 36}
+
+# Gates kubectl-dra does not model, at the one value it judges with: DynamicResourceAllocation is GA
+# and on from 1.34 (locked from 1.35) -- without it there is nothing to judge; NodeDeclaredFeatures
+# is off in 1.35, on in 1.36 and locked on in 1.37, the only minor where DRAOptionalNodeOperations
+# (which depends on it) exists. `--feature-gates` accepts them at that value and refuses any other.
+_IMPLIED_GATES: dict[str, dict[int, bool]] = {
+    "DynamicResourceAllocation": {34: True, 35: True, 36: True, 37: True},
+    "NodeDeclaredFeatures": {35: False, 36: True, 37: True},
+}
+
+# What kube-scheduler refuses on its --feature-gates flag (k8s.io/component-base featuregate
+# feature_gate.go SetFromMap): a gate locked to its default set otherwise ...
+_LOCKED_SINCE = {"DRAAdminAccess": 36, "DRAPrioritizedList": 37, "DRAResourceClaimDeviceStatus": 37,
+                 "DRAExtendedResource": 37, "DynamicResourceAllocation": 35, "NodeDeclaredFeatures": 37}
+# ... and an enabled gate whose dependency is disabled (defaultKubernetesFeatureGateDependencies in
+# kubernetes pkg/features/kube_features.go; component-base checks them from v0.35 on, 1.34 has no
+# such check). The table is not versioned: an entry holds wherever its gate exists.
+_DEPENDENCIES: dict[str, tuple[str, ...]] = {
+    "DRAAdminAccess": ("DynamicResourceAllocation",),
+    "DRAConsumableCapacity": ("DynamicResourceAllocation",),
+    "DRADerivedAttributes": ("DynamicResourceAllocation",),
+    "DRADeviceBindingConditions": ("DynamicResourceAllocation", "DRAResourceClaimDeviceStatus"),
+    "DRADeviceCompatibilityGroups": ("DynamicResourceAllocation", "DRAPartitionableDevices"),
+    "DRADeviceTaintRules": ("DRADeviceTaints",),
+    "DRADeviceTaints": ("DynamicResourceAllocation",),
+    "DRAExtendedResource": ("DynamicResourceAllocation",),
+    "DRAFractionalCapacityRange": ("DRAConsumableCapacity",),
+    "DRAListTypeAttributes": ("DynamicResourceAllocation",),
+    "DRANodeAllocatableResources": ("DynamicResourceAllocation",),
+    "DRAOptionalNodeOperations": ("DynamicResourceAllocation", "NodeDeclaredFeatures"),
+    "DRAPartitionableDevices": ("DynamicResourceAllocation",),
+    "DRAPartitionableDevicesType": ("DynamicResourceAllocation", "DRAPartitionableDevices", "DRAResourcePoolStatus"),
+    "DRAPrioritizedList": ("DynamicResourceAllocation",),
+    "DRAResourcePoolStatus": ("DynamicResourceAllocation",),
+    "DRAWorkloadResourceClaims": ("DynamicResourceAllocation", "GenericWorkload"),
+}
+_FIRST_DEPENDENCY_CHECK = 35
 
 _BASIC = {"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"}
 _ALL = _BASIC | {"DeviceBindingAndStatus", "DeviceBinding", "DeviceStatus", "ConsumableCapacity", "ListTypeAttributes",
@@ -80,6 +124,9 @@ class Features:
 
     @classmethod
     def for_version(cls, minor: int | str | None = None, overrides: dict | None = None) -> "Features":
+        """The allocator's rules for any gate combination, as structured.Features takes them (the
+        differential tests drive the upstream allocator so). What a user types goes through
+        from_flags, which also refuses what kube-scheduler would."""
         minor = parse_minor(minor)
         gates = {name: defaults[minor] for name, defaults in _GATE_DEFAULTS.items()}
         for name, value in (overrides or {}).items():
@@ -90,6 +137,36 @@ class Features:
                                    f"(it was added in 1.{_GATE_SINCE[name]})")
             gates[name] = bool(value)
         return cls(minor=minor, gates=gates)
+
+    @classmethod
+    def from_flags(cls, minor: int | str | None = None, overrides: dict | None = None) -> "Features":
+        """The feature set a kube-scheduler of this minor starts with given `--feature-gates`
+        overrides, refusing (FeatureError, one line) what it refuses: an unknown gate, a locked gate
+        set off its value, an enabled gate whose dependency is disabled."""
+        minor = parse_minor(minor)
+        overrides = dict(overrides or {})
+        implied = {}
+        for name in [name for name in overrides if name in _IMPLIED_GATES]:
+            value = bool(overrides.pop(name))
+            if minor not in _IMPLIED_GATES[name]:
+                raise FeatureError(f"feature gate {name} does not exist in Kubernetes 1.{minor}")
+            if minor >= _LOCKED_SINCE.get(name, NEWEST_MINOR + 1) and value != _IMPLIED_GATES[name][minor]:
+                raise FeatureError(f"cannot set feature gate {name} to {str(value).lower()}, feature is locked to "
+                                   f"{str(not value).lower()} (Kubernetes 1.{minor})")
+            if value != _IMPLIED_GATES[name][minor]:
+                raise FeatureError(f"feature gate {name}={str(value).lower()} is not modelled: kubectl-dra judges "
+                                   f"Kubernetes 1.{minor} with its default ({str(not value).lower()})")
+            implied[name] = value
+        features = cls.for_version(minor, overrides)
+        for name, value in overrides.items():
+            if minor >= _LOCKED_SINCE.get(name, NEWEST_MINOR + 1) and bool(value) != _GATE_DEFAULTS[name][minor]:
+                raise FeatureError(f"cannot set feature gate {name} to {str(bool(value)).lower()}, feature is locked "
+                                   f"to {str(not value).lower()} (Kubernetes 1.{minor})")
+        if minor >= _FIRST_DEPENDENCY_CHECK:
+            problems = dependency_problems(minor, {**features.gates, **implied})
+            if problems:
+                raise FeatureError("; ".join(problems))
+        return features
 
     # Allocator feature flags (structured.Features), derived like the scheduler's
     # dynamicresources.AllocatorFeatures.
@@ -372,6 +449,24 @@ def parse_minor(minor: int | str | None) -> int:
         raise FeatureError(f"Kubernetes 1.{minor} is newer than the DRA rules kubectl-dra knows "
                            f"(1.{OLDEST_MINOR}-1.{NEWEST_MINOR})")
     return int(minor)
+
+
+def dependency_problems(minor: int, gates: dict[str, bool]) -> list[str]:
+    """kube-scheduler's complaint, one per enabled gate of `gates` whose dependencies (the gates
+    kubectl-dra models, else their value in _IMPLIED_GATES) are not all enabled, by gate name."""
+    def enabled(name: str) -> bool:
+        if name in gates:
+            return bool(gates[name])
+        return _IMPLIED_GATES.get(name, {}).get(minor, False)
+
+    problems = []
+    for gate in sorted(_DEPENDENCIES):
+        if minor < _GATE_SINCE.get(gate, OLDEST_MINOR) or not enabled(gate):
+            continue
+        disabled = [dep for dep in _DEPENDENCIES[gate] if not enabled(dep)]
+        if disabled:
+            problems.append(f"{gate} is enabled, but depends on features that are disabled: {', '.join(disabled)}")
+    return problems
 
 
 def parse_gate_overrides(text: str) -> dict[str, bool]:

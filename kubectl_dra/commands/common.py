@@ -91,7 +91,7 @@ def features_with_gates(session: Session, feature_gates: str):
     try:
         features = session.store.features()
         if feature_gates:
-            features = allocator.Features.for_version(features.minor, allocator.parse_gate_overrides(feature_gates))
+            features = allocator.Features.from_flags(features.minor, allocator.parse_gate_overrides(feature_gates))
     except allocator.FeatureError as error:
         raise click.UsageError(f"--feature-gates: {error}") from None
     return features

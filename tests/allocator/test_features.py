@@ -54,3 +54,71 @@ def test_parse_gate_overrides():
     assert parse_gate_overrides("A=true, B=False") == {"A": True, "B": False}
     with pytest.raises(FeatureError):
         parse_gate_overrides("A")
+
+
+# What kube-scheduler v1.37.2 itself prints for these flags (run against .cache/harness/kube-scheduler):
+#   DRAFractionalCapacityRange is enabled, but depends on features that are disabled: [DRAConsumableCapacity]
+#   cannot set feature gate DRAAdminAccess to false, feature is locked to true
+@pytest.mark.parametrize("minor, overrides, message", [
+    (37, {"DRAConsumableCapacity": False, "DRAFractionalCapacityRange": True},
+     "^DRAFractionalCapacityRange is enabled, but depends on features that are disabled: DRAConsumableCapacity$"),
+    (37, {"DRAWorkloadResourceClaims": True},
+     "^DRAWorkloadResourceClaims is enabled, but depends on features that are disabled: GenericWorkload$"),
+    (36, {"DRAWorkloadResourceClaims": True},
+     "^DRAWorkloadResourceClaims is enabled, but depends on features that are disabled: GenericWorkload$"),
+    (37, {"DRAPartitionableDevices": False, "DRADeviceCompatibilityGroups": True},
+     "^DRADeviceCompatibilityGroups is enabled, but depends on features that are disabled: DRAPartitionableDevices$"),
+    (37, {"DRAPartitionableDevicesType": True},
+     "^DRAPartitionableDevicesType is enabled, but depends on features that are disabled: DRAResourcePoolStatus$"),
+    # A default-on gate counts too: DRADeviceTaintRules is on in 1.37.
+    (37, {"DRADeviceTaints": False},
+     "^DRADeviceTaintRules is enabled, but depends on features that are disabled: DRADeviceTaints$"),
+    (36, {"DRADeviceTaints": False, "DRADeviceTaintRules": True}, "DRADeviceTaintRules is enabled"),
+    (36, {"DRAResourceClaimDeviceStatus": False},
+     "^DRADeviceBindingConditions is enabled, but depends on features that are disabled: DRAResourceClaimDeviceStatus$"),
+    (37, {"DRAAdminAccess": False}, "^cannot set feature gate DRAAdminAccess to false, feature is locked to true"),
+    (37, {"DRAPrioritizedList": False}, "locked to true"),
+    (35, {"DynamicResourceAllocation": False}, "cannot set feature gate DynamicResourceAllocation to false"),
+    (34, {"DynamicResourceAllocation": False}, "DynamicResourceAllocation=false is not modelled"),
+    (36, {"NodeDeclaredFeatures": False}, "NodeDeclaredFeatures=false is not modelled"),
+    (34, {"NodeDeclaredFeatures": True}, "does not exist in Kubernetes 1.34"),
+    (35, {"GenericWorkload": True, "DRAWorkloadResourceClaims": True}, "DRAWorkloadResourceClaims does not exist"),
+])
+def test_flags_refused_like_kube_scheduler(minor, overrides, message):
+    with pytest.raises(FeatureError, match=message):
+        Features.from_flags(minor, overrides)
+    if "does not exist" not in message and "Dynamic" not in message and "NodeDeclared" not in message \
+            and "locked" not in message:
+        Features.for_version(minor, overrides)  # the allocator's own rules take any combination
+
+
+def test_every_violation_is_named_on_one_line():
+    with pytest.raises(FeatureError) as refused:
+        Features.from_flags(37, {"DRAWorkloadResourceClaims": True, "DRAPartitionableDevicesType": True})
+    assert str(refused.value) == (
+        "DRAPartitionableDevicesType is enabled, but depends on features that are disabled: DRAResourcePoolStatus; "
+        "DRAWorkloadResourceClaims is enabled, but depends on features that are disabled: GenericWorkload")
+
+
+@pytest.mark.parametrize("minor, overrides", [
+    (37, {"DRAWorkloadResourceClaims": True, "GenericWorkload": True}),
+    (37, {"DRAPartitionableDevicesType": True, "DRAResourcePoolStatus": True}),
+    (37, {"DRAConsumableCapacity": True, "DRAFractionalCapacityRange": True}),
+    (37, {"DRAOptionalNodeOperations": True, "NodeDeclaredFeatures": True, "DynamicResourceAllocation": True}),
+    (37, {"DRAAdminAccess": True}),  # a locked gate at its value is fine
+    (37, {"DRADeviceTaints": False, "DRADeviceTaintRules": False}),
+    # 1.34's component-base has no dependency check (featuregate v0.34 has no AddDependencies).
+    (34, {"DRAResourceClaimDeviceStatus": False}),
+    (34, {"DRAAdminAccess": False}),
+])
+def test_flags_kube_scheduler_accepts(minor, overrides):
+    features = Features.from_flags(minor, overrides)
+    assert features == Features.for_version(minor, {k: v for k, v in overrides.items()
+                                                    if k not in ("NodeDeclaredFeatures", "DynamicResourceAllocation")})
+    assert "NodeDeclaredFeatures" not in features.gates
+
+
+def test_workload_gate_needs_generic_workload():
+    features = Features.from_flags(36, {"DRAWorkloadResourceClaims": True, "GenericWorkload": True})
+    assert features.workload_resource_claims and features.gates["GenericWorkload"]
+    assert not Features.for_version(37).gates["GenericWorkload"]
