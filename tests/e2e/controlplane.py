@@ -98,6 +98,7 @@ class ControlPlane:
 
     workdir: Path
     with_scheduler: bool = True
+    feature_gates: str = FEATURE_GATES  # one control plane of a test module may run alpha gates
     admin_token: str = field(default_factory=lambda: secrets.token_hex(16))
     restricted_token: str = field(default_factory=lambda: secrets.token_hex(16))
     components: dict[str, Component] = field(default_factory=dict)
@@ -228,23 +229,23 @@ class ControlPlane:
                 # would reject pods or taint the fake nodes forever.
                 "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority",
                 f"--runtime-config={RUNTIME_CONFIG}"]
-        if FEATURE_GATES:
-            args.append(f"--feature-gates={FEATURE_GATES}")
+        if self.feature_gates:
+            args.append(f"--feature-gates={self.feature_gates}")
         return args
 
     def _scheduler_args(self, port: int) -> list[str]:
         args = [str(harness.binary("kube-scheduler")), f"--kubeconfig={self.kubeconfig}",
                 "--leader-elect=false", "--bind-address=127.0.0.1", f"--secure-port={port}"]
-        if FEATURE_GATES:
-            args.append(f"--feature-gates={FEATURE_GATES}")
+        if self.feature_gates:
+            args.append(f"--feature-gates={self.feature_gates}")
         return args
 
     def _controller_manager_args(self, port: int) -> list[str]:
         args = [str(harness.binary("kube-controller-manager")), f"--kubeconfig={self.kubeconfig}",
                 "--controllers=resourceclaim-controller", "--leader-elect=false",
                 "--bind-address=127.0.0.1", f"--secure-port={port}", "--use-service-account-credentials=false"]
-        if FEATURE_GATES:
-            args.append(f"--feature-gates={FEATURE_GATES}")
+        if self.feature_gates:
+            args.append(f"--feature-gates={self.feature_gates}")
         return args
 
     def _grant_restricted_user(self) -> None:

@@ -1,0 +1,161 @@
+"""DRANodeAllocatableResources against the real 1.37 kube-scheduler: devices whose slice maps them
+onto cpu add to the pod's demand once the allocator picked them, and pods already bound count what
+the scheduler wrote into their status.nodeAllocatableResourceClaimStatuses.
+
+A control plane of its own runs with the alpha gate on (every component, as a cluster would).
+Each pod is held back by a scheduling gate while `kubectl dra explain --feature-gates
+DRANodeAllocatableResources=true` judges it from the live cluster and from a snapshot; then the
+scheduler decides, and a pod it leaves Pending must carry the FailedScheduling message we wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from . import harness
+from .controlplane import ControlPlane, make_node
+from .kubeclient import KubeClient, wait_for
+
+pytestmark = pytest.mark.realcluster
+
+GATES = "DRANodeAllocatableResources=true"
+RESOURCE = "resource.k8s.io/v1"
+DRIVER = "cpu.example.com"
+CLI = [sys.executable, "-c", "from kubectl_dra.cli import main; main()"]
+HOLD = "kubectl-dra.io/explain-first"
+NAMESPACE = "default"
+
+
+@pytest.fixture(scope="module")
+def gated(tmp_path_factory):
+    if harness.skip_requested():
+        pytest.skip(f"{harness.SKIP_ENV}=1: tests against the Go harness are skipped")
+    try:
+        harness.build("controlplane")
+    except harness.HarnessUnavailable as err:
+        pytest.fail(str(err), pytrace=False)
+    control_plane = ControlPlane(tmp_path_factory.mktemp("node-allocatable"), feature_gates=GATES)
+    try:
+        control_plane.start()
+    except Exception as err:  # the message carries the component's last log lines
+        control_plane.stop()
+        pytest.fail(f"the control plane with {GATES} did not start: {err}", pytrace=False)
+    yield control_plane
+    control_plane.stop()
+
+
+def create_node(kube: KubeClient, name: str, cpu: str) -> None:
+    node = make_node(name)
+    node["status"]["allocatable"]["cpu"] = node["status"]["capacity"]["cpu"] = cpu
+    # The NodeDeclaredFeatures admission plugin refuses a slice with nodeAllocatableResources for a
+    # node whose kubelet does not declare the feature.
+    node["status"]["declaredFeatures"] = ["DRANodeAllocatableResources"]
+    created = kube.create({k: v for k, v in node.items() if k != "status"})
+    created["status"] = node["status"]
+    kube.replace(created, subresource="status")
+
+
+def create_pod(kube: KubeClient, name: str, cpu: str, claim: str) -> None:
+    kube.create({"apiVersion": RESOURCE, "kind": "ResourceClaim", "metadata": {"name": claim, "namespace": NAMESPACE},
+                 "spec": {"devices": {"requests": [{"name": "cpus", "exactly": {"deviceClassName": DRIVER,
+                                                                                "count": 2}}]}}})
+    kube.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NAMESPACE},
+                 "spec": {"schedulingGates": [{"name": HOLD}],
+                          "resourceClaims": [{"name": "cpus", "resourceClaimName": claim}],
+                          "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10",
+                                          "resources": {"requests": {"cpu": cpu}, "claims": [{"name": "cpus"}]}}]}})
+
+
+def explain(control_plane: ControlPlane, pod: str, tmp_path) -> dict:
+    args = ["explain", "-n", NAMESPACE, f"pod/{pod}", "--feature-gates", GATES, "-o", "json"]
+    live = subprocess.run([*CLI, "--kubeconfig", str(control_plane.kubeconfig), *args],
+                          capture_output=True, text=True, timeout=120)
+    assert live.returncode in (0, 1), live.stderr
+    explanation = json.loads(live.stdout)
+    snapshot = tmp_path / f"{pod}.yaml"
+    saved = subprocess.run([*CLI, "--kubeconfig", str(control_plane.kubeconfig), "snapshot", "save", str(snapshot)],
+                           capture_output=True, text=True, timeout=120)
+    assert saved.returncode == 0, saved.stderr
+    offline = json.loads(subprocess.run([*CLI, "--from", str(snapshot), *args], capture_output=True, text=True,
+                                        timeout=120).stdout)
+    assert (offline["verdict"], offline["summary"]["schedulerMessage"]) == (
+        explanation["verdict"], explanation["summary"]["schedulerMessage"])
+    return explanation
+
+
+def decide(kube: KubeClient, pod: str) -> dict:
+    kube.patch("v1", "Pod", pod, {"spec": {"schedulingGates": None}}, NAMESPACE)
+
+    def decided():
+        current = kube.get("v1", "Pod", pod, NAMESPACE)
+        if current["spec"].get("nodeName"):
+            return current
+        for condition in current.get("status", {}).get("conditions", []):
+            if condition["type"] == "PodScheduled" and condition["status"] == "False" and \
+                    condition.get("reason") != "SchedulingGated":
+                return current
+        return None
+
+    return wait_for(decided, timeout=30, what=f"the scheduler to decide about pod {pod}")
+
+
+def first_failed_scheduling(kube: KubeClient, pod: str) -> str:
+    def event():
+        events = [e for e in kube.list("v1", "Event", NAMESPACE)["items"]
+                  if e.get("reason") == "FailedScheduling" and e["involvedObject"].get("name") == pod]
+        if not events:
+            return None
+        first = min(events, key=lambda e: e.get("eventTime") or e.get("firstTimestamp") or "")
+        return first.get("message") or first.get("note")
+
+    return wait_for(event, timeout=10, what=f"the FailedScheduling event of {pod}")
+
+
+def dynamic_resources_status(explanation: dict, node: str) -> dict:
+    entry = next(n for n in explanation["nodes"] if n["node"] == node)
+    return next(f for f in entry["filters"] if f["plugin"] == "DynamicResources")
+
+
+def test_cpu_mapped_by_devices_rejects_and_admits_like_the_scheduler(gated, tmp_path):
+    kube = gated.client()
+    create_node(kube, "cpu-node", "6")
+    kube.create({"apiVersion": RESOURCE, "kind": "DeviceClass", "metadata": {"name": DRIVER},
+                 "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}})
+    # Four devices, each one cpu of the node's six.
+    created = kube.create({"apiVersion": RESOURCE, "kind": "ResourceSlice", "metadata": {"name": "cpu-node-cores"},
+                           "spec": {"driver": DRIVER, "nodeName": "cpu-node",
+                                    "pool": {"name": "cpu-node", "generation": 1, "resourceSliceCount": 1},
+                                    "devices": [{"name": f"core-{i}", "nodeAllocatableResources": {
+                                        "cpu": {"mapping": {"deviceMultiplier": "1"}}}} for i in range(4)]}})
+    assert created["spec"]["devices"][0].get("nodeAllocatableResources"), \
+        "the API server dropped nodeAllocatableResources: the gate is not on"
+
+    # first: 1 cpu + 2 mapped = 3 of 6: fits, and the scheduler records the claim's footprint.
+    create_pod(kube, "first", "1", "first-cpus")
+    assert explain(gated, "first", tmp_path)["verdict"] == "Fits"
+    assert decide(kube, "first")["spec"]["nodeName"] == "cpu-node"
+    status = wait_for(lambda: kube.get("v1", "Pod", "first", NAMESPACE)["status"].get(
+        "nodeAllocatableResourceClaimStatuses"), timeout=10, what="the footprint in first's status")
+    assert status[0]["mapping"] == [{"name": "cpu", "quantity": "2"}]
+
+    # second: 2 cpu + 2 mapped = 4, but first takes 3 of 6. NodeResourcesFit alone would admit it
+    # (2 <= 3): DynamicResources rejects it after allocating, in NodeResourcesFit's words.
+    create_pod(kube, "second", "2", "second-cpus")
+    explanation = explain(gated, "second", tmp_path)
+    assert explanation["verdict"] == "Unschedulable"
+    rejected = dynamic_resources_status(explanation, "cpu-node")
+    assert (rejected["code"], rejected["reasons"]) == ("Unschedulable", ["Insufficient cpu"])
+    outcome = decide(kube, "second")
+    assert not outcome["spec"].get("nodeName")
+    message = first_failed_scheduling(kube, "second")
+    assert "Insufficient cpu" in message
+    assert explanation["summary"]["schedulerMessage"] == message
+
+    # third: 1 cpu + 2 mapped = 3: exactly what is left.
+    create_pod(kube, "third", "1", "third-cpus")
+    assert explain(gated, "third", tmp_path)["verdict"] == "Fits"
+    assert decide(kube, "third")["spec"]["nodeName"] == "cpu-node"
