@@ -35,8 +35,8 @@ Exit status: 0 every pod fits, 1 some pod does not fit, 2 usage or input error."
 @click.option("--feature-gates", metavar="A=true,B=false", default="",
               help="Judge like a scheduler with these feature gates changed from the version's defaults.")
 @click.option("--workload-claims", is_flag=True,
-              help="Judge with DRAWorkloadResourceClaims on (1.36+, off by default): a PodGroup's claims are "
-                   "shared by the pods that list them.")
+              help="Shorthand for --feature-gates DRAWorkloadResourceClaims=true,GenericWorkload=true (1.36+, "
+                   "off by default): a PodGroup's claims are shared by the pods that list them.")
 @click.option("-o", "--output", type=click.Choice(("text", "json", "yaml")), default="text", show_default=True,
               help="Output format; json/yaml are the documented DRAFitPlan.")
 @click.pass_context
@@ -77,16 +77,17 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
     if len(workloads) > 1:
         raise InputError(f"{origins[id(workloads[1])]}: fit places one workload at a time; the input has "
                          f"{len(workloads)} ({', '.join(_describe(w) for w in workloads[:3])})")
-    features = features_with_gates(session, feature_gates)
+    features = features_with_gates(session, _with_workload_claims(session, feature_gates) if workload_claims
+                                   else feature_gates)
     workload = expand(workloads[0], objects, replicas, origins.get(id(workloads[0]), ""))
     refuse_invalid([Document(o, origins[id(o)]) for o in applied], features)
     refuse_invalid_pods(workload, origins.get(id(workloads[0]), ""), features)
     objs = session.store.object_set()
     if applied:
         objs = objs.with_objects(applied)
-    if workload_claims and features.minor < 36:
-        raise click.UsageError(f"--workload-claims: Kubernetes 1.{features.minor} has no PodGroup claims (1.36+)")
-    objs, pods = fitting.prepare(objs, workload, workload_claims)
+    # DRAWorkloadResourceClaims is the one switch; --workload-claims only sets it.
+    group_claims = features.workload_resource_claims
+    objs, pods = fitting.prepare(objs, workload, group_claims)
     if node_name is not None and node_name not in objs.nodes:
         raise InputError(f"--add-node: Node {node_name} not found")
     with_gang = gang or workload.gang_min is not None
@@ -97,13 +98,32 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
         plan = fitting.place_gang(objs, pods, workload.roles, features, workload.ref, time_limit)
     else:
         plan = fitting.place_sequential(objs, pods, workload.roles, features, workload.ref)
-    if workload.shared_claims and not workload_claims:
+    if workload.shared_claims and not group_claims:
         plan.warnings.append(f"{workload.ref} has spec.resourceClaims: with DRAWorkloadResourceClaims off (the "
-                             "default) each pod gets its own claim; --workload-claims judges with it on")
+                             "default) each pod gets its own claim; --feature-gates DRAWorkloadResourceClaims=true,"
+                             "GenericWorkload=true (or --workload-claims) judges with it on")
     if workload.gang_min is not None and not gang:
         plan.warnings.append(f"{workload.ref} asks for gang scheduling (minCount {workload.gang_min}): judged with --gang")
     _emit(plan, output)
     ctx.exit(EXIT_OK if plan.fits else EXIT_DOES_NOT_FIT)
+
+
+def _with_workload_claims(session, feature_gates: str) -> str:
+    """--workload-claims as the --feature-gates it stands for: DRAWorkloadResourceClaims and the
+    GenericWorkload gate it depends on (kube_features.go), unless the flag already sets them."""
+    import allocator
+
+    try:
+        given = allocator.parse_gate_overrides(feature_gates)
+    except allocator.FeatureError as error:
+        raise click.UsageError(f"--feature-gates: {error}") from None
+    if given.get("DRAWorkloadResourceClaims") is False:
+        raise click.UsageError("--workload-claims contradicts --feature-gates DRAWorkloadResourceClaims=false")
+    minor = session.store.features().minor
+    if minor < 36:
+        raise click.UsageError(f"--workload-claims: Kubernetes 1.{minor} has no PodGroup claims (1.36+)")
+    added = [f"{gate}=true" for gate in ("DRAWorkloadResourceClaims", "GenericWorkload") if gate not in given]
+    return ",".join(filter(None, [feature_gates, *added]))
 
 
 # kubectl's names for the workloads fit reads live: (group/version candidates, plural, kind).

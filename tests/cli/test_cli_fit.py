@@ -174,3 +174,64 @@ def test_a_pod_of_the_snapshot_is_placed_like_a_live_one(run_cli):
         ("gpu-node-2", ["gpu-2"])
     explained = run_cli("--demo", "explain", "pod/trainer-2", "-n", "ml-training")
     assert "first: gpu-node-2" in explained.stdout
+
+
+POD_GROUP = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: four-gpus}
+spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com, count: 4}}]}}}
+---
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: PodGroup
+metadata: {name: trainers}
+spec:
+  resourceClaims: [{name: gpus, resourceClaimTemplateName: four-gpus}]
+""" + "".join(f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: member-{i}}}
+spec:
+  schedulingGroup: {{podGroupName: trainers}}
+  resourceClaims: [{{name: gpus, resourceClaimTemplateName: four-gpus}}]
+  containers: [{{name: a, image: a, resources: {{claims: [{{name: gpus}}]}}}}]
+""" for i in range(4))
+
+GATE_ON = ("--feature-gates", "DRAWorkloadResourceClaims=true,GenericWorkload=true")
+
+
+def test_workload_claims_follow_the_gate_and_the_flag_is_its_shorthand(run_cli, tmp_path):
+    path = write(tmp_path, POD_GROUP)
+    off = run_cli(*CLUSTER, "fit", "-f", path, "-o", "json")
+    document = json.loads(off.stdout)
+    assert off.status == 1 and document["placed"] == 2  # four claims of 4 GPUs: 10 are free
+    assert any("with DRAWorkloadResourceClaims off (the default) each pod gets its own claim; --feature-gates "
+               "DRAWorkloadResourceClaims=true,GenericWorkload=true (or --workload-claims)" in w
+               for w in document["warnings"])
+    on = run_cli(*CLUSTER, "fit", "-f", path, *GATE_ON, "-o", "json")
+    document = json.loads(on.stdout)
+    assert on.status == 0 and document["placed"] == 4 and not document["warnings"]
+    assert document["featureGates"]["DRAWorkloadResourceClaims"] is True
+    assert {p["node"] for p in document["placements"]} == {document["placements"][0]["node"]}
+    shorthand = run_cli(*CLUSTER, "fit", "-f", path, "--workload-claims", "-o", "json")
+    assert (shorthand.status, shorthand.stdout) == (0, on.stdout)
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--feature-gates", "DRAWorkloadResourceClaims=true"),
+     "error: --feature-gates: DRAWorkloadResourceClaims is enabled, but depends on features that are disabled: "
+     "GenericWorkload\n"),
+    (("--workload-claims", "--feature-gates", "GenericWorkload=false"),
+     "error: --feature-gates: DRAWorkloadResourceClaims is enabled, but depends on features that are disabled: "
+     "GenericWorkload\n"),
+    (("--workload-claims", "--feature-gates", "DRAWorkloadResourceClaims=false"),
+     "error: --workload-claims contradicts --feature-gates DRAWorkloadResourceClaims=false\n"),
+    (("--workload-claims", "--kubernetes-version", "1.35"),
+     "error: --workload-claims: Kubernetes 1.35 has no PodGroup claims (1.36+)\n"),
+    (("--feature-gates", "DRAAdminAccess=false"),
+     "error: --feature-gates: cannot set feature gate DRAAdminAccess to false, feature is locked to true "
+     "(Kubernetes 1.37)\n"),
+])
+def test_gate_dependencies_refused_like_kube_scheduler(run_cli, tmp_path, args, message):
+    result = run_cli(*CLUSTER, "fit", "-f", write(tmp_path, POD_GROUP), *args)
+    assert (result.status, result.stdout) == (2, "")
+    assert result.stderr == message.replace("\n", " (see 'kubectl dra fit --help')\n"), result.stderr
