@@ -27,6 +27,7 @@ ALL_KINDS = RESOURCE_KINDS + ("DeviceTaintRule",) + CORE_KINDS
 _BASIC_FIELDS = (
     "attributes", "capacity", "consumesCounters", "nodeName", "nodeSelector", "allNodes", "taints",
     "bindsToNode", "bindingConditions", "bindingFailureConditions", "allowMultipleAllocations",
+    "nodeAllocatableResources",
 )
 # v1beta1 flat request fields that v1 moves under `exactly`.
 _EXACT_FIELDS = (

@@ -643,6 +643,11 @@ def _resource_slice(slice_: dict, features: Features, problems: _Problems) -> No
     per_device = bool(spec.get("perDeviceNodeSelection"))
     for d, device in enumerate(devices):
         _device(device, f"spec.devices[{d}]", per_device, problems, features.compatibility_groups)
+        if features.node_allocatable_resources and device.get("nodeAllocatableResources"):
+            # Without the gate the API server drops the field before validating.
+            _node_allocatable_resources(device, f"spec.devices[{d}].nodeAllocatableResources", problems)
+    if features.partitionable_devices_type and spec.get("partitionTypeAttribute") is not None:
+        _partition_type_attribute(spec, devices, problems)  # dropped without the gate
     _unique_names([d.get("name") for d in devices], "spec.devices", problems)
     counter_sets = counter_sets or []
     if len(counter_sets) > MAX_COUNTER_SETS:
@@ -723,6 +728,111 @@ def _device(device: dict, path: str, per_device: bool, problems: _Problems, grou
     elif device_scope:
         problems.add(path, "Invalid value: null: `nodeName`, `nodeSelector` and `allNodes` can only be set if "
                            "`perDeviceNodeSelection` is set to true in the ResourceSlice spec")
+
+
+def _is_node_allocatable_resource_name(name: str) -> bool:
+    """corehelper.IsNodeAllocatableResourceName: cpu, memory or a hugepages size."""
+    return name in ("cpu", "memory") or name.startswith("hugepages-")
+
+
+def _node_allocatable_resources(device: dict, path: str, problems: _Problems) -> None:
+    """validateNodeAllocatableResources (DRANodeAllocatableResources), in key order (the API server
+    walks the map in Go's order), plus the declarative union of mapping.capacityKey and
+    mapping.deviceMultiplier (zz_generated.validations.go)."""
+    capacities = device.get("capacity") or {}
+    entries = device.get("nodeAllocatableResources")
+    if not isinstance(entries, dict):
+        problems.add(path, f"Invalid value: {_json_type(entries)}: must be an object")
+        return
+    for name in sorted(entries):
+        entry = entries[name]
+        key_path = f"{path}[{name}]"
+        if not _is_node_allocatable_resource_name(name):
+            problems.invalid(key_path, name, "must be a node allocatable resource name")
+        entry = entry if isinstance(entry, dict) else {}
+        mapping, overhead = entry.get("mapping"), entry.get("overhead")
+        if mapping is None and overhead is None:
+            problems.required(key_path, "at least one of mapping or overhead must be set")
+        if isinstance(mapping, dict):
+            _node_allocatable_mapping(mapping, capacities, f"{key_path}.mapping", problems)
+        if isinstance(overhead, dict):
+            opath = f"{key_path}.overhead"
+            if overhead.get("perPod") is None and overhead.get("perContainer") is None:
+                problems.invalid(opath, "", "at least one of perPod or perContainer must be set")
+                continue
+            for key in ("perPod", "perContainer"):
+                quantity = _quantity_or_none(overhead.get(key), f"{opath}.{key}", problems)
+                if quantity is not None and quantity.sign() < 0:
+                    problems.invalid(f"{opath}.{key}", str(quantity), "must be non-negative")
+
+
+def _node_allocatable_mapping(mapping: dict, capacities: dict, path: str, problems: _Problems) -> None:
+    key, multiplier, per_device = (mapping.get("capacityKey"), mapping.get("capacityMultiplier"),
+                                   mapping.get("deviceMultiplier"))
+    members = [f"`{m}`" for m in ("capacityKey", "deviceMultiplier") if mapping.get(m) is not None]
+    if not members:
+        problems.invalid(path, "", "must specify one of: `capacityKey`, `deviceMultiplier`")
+    elif len(members) > 1:
+        problems.invalid(path, "{" + ", ".join(members) + "}",
+                         "must specify exactly one of: `capacityKey`, `deviceMultiplier`")
+    if key is not None:
+        if key == "":
+            problems.invalid(f"{path}.capacityKey", "", "capacityKey must not be an empty string")
+        elif key not in capacities:
+            problems.add(f"{path}.capacityKey", f"Not found: {json.dumps(key)}")
+        if multiplier is None:
+            problems.required(f"{path}.capacityMultiplier", "capacityMultiplier is required when capacityKey is set")
+    for field_name, value in (("capacityMultiplier", multiplier if key is not None else None),
+                              ("deviceMultiplier", per_device)):
+        quantity = _quantity_or_none(value, f"{path}.{field_name}", problems)
+        if quantity is not None and quantity.sign() <= 0:
+            problems.invalid(f"{path}.{field_name}", str(quantity), "must be positive")
+    if multiplier is not None and key is None:
+        problems.required(f"{path}.capacityKey", "capacityKey is required when capacityMultiplier is set")
+
+
+def _quantity_or_none(value: Any, path: str, problems: _Problems):
+    """The quantity, or None when unset or (reported as the decoder does) not a quantity."""
+    if value is None:
+        return None
+    try:
+        return parse_quantity(value)
+    except QuantityError as error:
+        problems.add(path, f"Invalid value: {json.dumps(value)}: {error}")
+        return None
+
+
+def _partition_type_attribute(spec: dict, devices: list, problems: _Problems) -> None:
+    """validatePartitionTypeAttribute (DRAPartitionableDevicesType): a fully qualified name, on a
+    slice with devices that consume counters, each of which has it as a string attribute (under
+    the full name, or bare in the driver's own domain)."""
+    name = spec["partitionTypeAttribute"]
+    path = "spec.partitionTypeAttribute"
+    if not isinstance(name, str):
+        problems.add(path, f"Invalid value: {_json_type(name)}: must be a string")
+        return
+    format_problems = _Problems()
+    _fully_qualified_name(name, path, format_problems)
+    problems.items.extend(format_problems.items)  # declarative: reported whatever else is wrong
+    if not any(d.get("consumesCounters") for d in devices):
+        problems.invalid(path, name, "may only be set on a slice which declares devices that consume counters")
+        return
+    if format_problems.items:
+        return  # no device can carry a malformed name: one error, not one per device
+    driver = spec.get("driver") or ""
+    bare = name[len(driver) + 1:] if name.startswith(driver + "/") else ""
+    for d, device in enumerate(devices):
+        if not device.get("consumesCounters"):
+            continue
+        attributes = device.get("attributes") or {}
+        attribute = attributes.get(name, attributes.get(bare) if bare else None)
+        attr_path = f"spec.devices[{d}].attributes[{name}]"
+        if attribute is None:
+            problems.required(attr_path, "device consumes counters and `partitionTypeAttribute` names this "
+                                         "attribute, so it must be set")
+        elif not isinstance(attribute, dict) or attribute.get("string") is None:
+            problems.invalid(attr_path, attribute, "must be a string value because `partitionTypeAttribute` "
+                                                   "names this attribute")
 
 
 def _has_list_attribute(device: dict) -> bool:
