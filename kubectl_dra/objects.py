@@ -49,6 +49,8 @@ def keep(kind: str, obj: dict, shared: Interner | None = None) -> dict | None:
         return _slim_pod(obj) if is_dra_pod(obj) else _plain_pod(obj)
     if kind == "Node":
         return _slim_node(obj)
+    if kind == "ResourceQuota":
+        return _dra_quota(obj)
     kept = _without_noise(obj)
     if kind == "ResourceSlice" and shared is not None:
         shared.slice(kept)
@@ -191,6 +193,40 @@ def _slim_container(container: dict) -> dict:
     ports = [p for p in container.get("ports") or [] if isinstance(p, dict) and p.get("hostPort")]
     if ports:
         slim["ports"] = ports
+    return slim
+
+
+def is_dra_quota_resource(name: str) -> bool:
+    """A ResourceQuota resource name that limits DRA: devices per class
+    (`gpu.deviceclass.resource.k8s.io/devices`), a class's implicit extended resource
+    (`requests.deviceclass.resource.kubernetes.io/gpu`), an extended resource a class may back
+    (`requests.example.com/gpu`), or the number of claims (`count/resourceclaims.resource.k8s.io`).
+    See k8s.io/kubernetes pkg/quota/v1/evaluator/core/resource_claims.go."""
+    if name.endswith(".deviceclass.resource.k8s.io/devices") or name == "count/resourceclaims.resource.k8s.io":
+        return True
+    # requests.<domain>/<name>: an extended resource (native ones, requests.cpu..., have no domain).
+    return name.startswith("requests.") and "/" in name
+
+
+def _dra_quota(quota: dict) -> dict:
+    """A ResourceQuota cut down to its DRA resources (in spec.hard, status.hard, status.used). A
+    quota limiting none is kept with nothing in them: a watch event that removes its last DRA
+    resource must still replace the version kept before."""
+    quota = _without_noise(quota)
+    spec, status = quota.get("spec") or {}, quota.get("status") or {}
+    if not isinstance(spec, dict) or not isinstance(status, dict):
+        return quota
+
+    def dra(values) -> dict:
+        return {k: v for k, v in values.items() if is_dra_quota_resource(k)} if isinstance(values, dict) else {}
+
+    hard = dra(spec.get("hard"))
+    slim_spec = {k: v for k, v in spec.items() if k != "hard"}
+    slim_spec["hard"] = hard
+    slim = {k: v for k, v in quota.items() if k not in ("spec", "status")}
+    slim["spec"] = slim_spec
+    if status:
+        slim["status"] = {part: dra(status.get(part)) for part in ("hard", "used") if part in status}
     return slim
 
 

@@ -16,7 +16,7 @@ API_VERSION = "kubectl-dra.io/v1alpha1"
 SNAPSHOT_KIND = "DRASnapshot"
 
 # Objects are written in the order `kubectl apply -f` would need them.
-SAVE_ORDER = ("Namespace", "Node", "DeviceClass", "DeviceTaintRule", "ResourceSlice",
+SAVE_ORDER = ("Namespace", "ResourceQuota", "Node", "DeviceClass", "DeviceTaintRule", "ResourceSlice",
               "ResourceClaimTemplate", "ResourceClaim", "Pod")
 assert sorted(SAVE_ORDER) == sorted(KINDS)
 

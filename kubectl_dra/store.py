@@ -24,9 +24,10 @@ KINDS = (
     "Node",
     "Pod",
     "Namespace",
+    "ResourceQuota",
 )
 
-NAMESPACED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "Pod"})
+NAMESPACED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "Pod", "ResourceQuota"})
 
 KIND_STATES = ("ok", "forbidden", "not-served", "error")
 CONNECTION_MODES = ("live", "reconnecting", "snapshot", "demo")

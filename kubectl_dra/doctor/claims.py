@@ -7,6 +7,7 @@ import json
 from allocator.quantity import QuantityError, parse_quantity
 from kubectl_dra import scheduling
 from kubectl_dra.doctor.common import meta, node_trouble, nodes_by_name, plural
+from kubectl_dra.doctor.quota import quota_uses, quotas_near_limit, refusing_quota
 from kubectl_dra.doctor.report import OK, PROBLEM, WARNING, Check, Context, Finding
 from kubectl_dra.model.claims import reserved_for
 from kubectl_dra.model.health import UNHEALTHY, unhealthy_devices
@@ -114,11 +115,16 @@ def pending_pods(ctx: Context) -> Finding:
     if not pods:
         return Finding(OK, "no pending pod uses DRA")
     objs = model.all_objects()
+    quotas = quota_uses(model.raw.get("ResourceQuota", ()), model.objects.device_classes)
     by_shape: dict[str, str] = {}
     causes: dict[str, list[str]] = {}
     unexplained = []
     for pod in pods:
         namespace, name = meta(pod).get("namespace") or "", meta(pod).get("name") or ""
+        refused = _refused_template_claim(pod, model, quotas) if quotas else None
+        if refused:
+            causes.setdefault(refused, []).append(f"pod/{namespace}/{name}")
+            continue
         shape = _shape(pod, model)
         cause = by_shape.get(shape)
         if cause is None and len(by_shape) >= EXPLAINED_SHAPES:
@@ -141,6 +147,26 @@ def pending_pods(ctx: Context) -> Finding:
 
 
 FITS_NOW = "fits now: waiting for the scheduler to retry"
+
+
+def _refused_template_claim(pod: dict, model, quotas) -> str | None:
+    """Why a pod's claim from a template is not there yet, when a ResourceQuota of its namespace
+    refuses it: the resourceclaim controller cannot create it, so the pod waits with no claim
+    (the scheduler's own explanation would only see a claim still to be created)."""
+    namespace = meta(pod).get("namespace") or ""
+    created = {e.get("name") for e in (pod.get("status") or {}).get("resourceClaimStatuses") or []
+               if e.get("resourceClaimName")}
+    for entry in (pod.get("spec") or {}).get("resourceClaims") or []:
+        template_name = entry.get("resourceClaimTemplateName")
+        if not template_name or entry.get("name") in created:
+            continue
+        template = model.objects.claim_templates.get((namespace, template_name))
+        use = refusing_quota(namespace, ((template or {}).get("spec") or {}).get("spec") or {}, quotas)
+        if use is not None:
+            limit = "its usage not computed" if use.used is None else f"{use.used} of {use.hard} used"
+            return (f"claim from template {template_name} refused by resourcequota/{namespace}/{use.quota} "
+                    f"({use.resource}: {limit})")
+    return None
 
 
 def _dominant_cause(objs, namespace: str, name: str, features) -> str:
@@ -385,6 +411,9 @@ CLAIMS_CHECKS = [
     Check("claims.admin-access", "admin-access claims outside admin namespaces", "the API server refuses admin access "
           f"in a namespace without the {ADMIN_ACCESS_LABEL}=true label",
           ("ResourceClaim", "ResourceClaimTemplate", "Namespace"), admin_access_namespaces),
+    Check("claims.quota", "ResourceQuotas on device classes near their limit", "at a quota's limit the API server "
+          "refuses new claims of the class in that namespace; pods whose claims come from templates stay Pending "
+          "with no claim", ("ResourceQuota",), quotas_near_limit),
     Check("sharing.capacity", "counter sets and consumable capacity near exhaustion", "partitions and shares draw on "
           "one budget: when it runs out, new claims fit nowhere though devices look present",
           ("ResourceSlice", "ResourceClaim"), capacity_exhaustion),

@@ -182,6 +182,7 @@ _RESOURCES = {
     "ResourceSlice": "resourceslices.resource.k8s.io", "DeviceClass": "deviceclasses.resource.k8s.io",
     "ResourceClaim": "resourceclaims.resource.k8s.io", "ResourceClaimTemplate": "resourceclaimtemplates.resource.k8s.io",
     "DeviceTaintRule": "devicetaintrules.resource.k8s.io", "Node": "nodes", "Pod": "pods", "Namespace": "namespaces",
+    "ResourceQuota": "resourcequotas",
 }
 
 

@@ -24,7 +24,7 @@ UNREADABLE_STATES = ("forbidden", "error")
 READ_AS = {
     "ResourceSlice": "ResourceSlices", "DeviceClass": "DeviceClasses", "ResourceClaim": "claims",
     "ResourceClaimTemplate": "ResourceClaimTemplates", "DeviceTaintRule": "DeviceTaintRules",
-    "Node": "nodes", "Pod": "pods", "Namespace": "namespaces",
+    "Node": "nodes", "Pod": "pods", "Namespace": "namespaces", "ResourceQuota": "ResourceQuotas",
 }
 """How a reason names each kind: "claims not readable"."""
 

@@ -35,6 +35,7 @@ RESOURCE_KINDS = {
         ResourceKind("Node", "", "nodes", False, CORE_VERSIONS),
         ResourceKind("Pod", "", "pods", True, CORE_VERSIONS),
         ResourceKind("Namespace", "", "namespaces", False, CORE_VERSIONS),
+        ResourceKind("ResourceQuota", "", "resourcequotas", True, CORE_VERSIONS),
     )
 }
 

@@ -11,7 +11,7 @@ import json
 from aiohttp import web
 
 GROUP = "resource.k8s.io"
-CORE = {"nodes": "Node", "pods": "Pod", "namespaces": "Namespace"}
+CORE = {"nodes": "Node", "pods": "Pod", "namespaces": "Namespace", "resourcequotas": "ResourceQuota"}
 RESOURCE = {"resourceslices": "ResourceSlice", "deviceclasses": "DeviceClass", "resourceclaims": "ResourceClaim",
             "resourceclaimtemplates": "ResourceClaimTemplate", "devicetaintrules": "DeviceTaintRule"}
 

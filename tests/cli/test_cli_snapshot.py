@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from kubectl_dra import snapshot
-from kubectl_dra.sources.files import demo_store
+from kubectl_dra.sources.files import demo_store, file_store
 from kubectl_dra.store import KINDS
 
 
@@ -14,12 +14,15 @@ def test_demo_saved_and_read_back_gives_the_same_answers(run_cli, tmp_path):
     path = tmp_path / "demo-copy.yaml"
     saved = run_cli("--demo", "snapshot", "save", str(path))
     assert saved.status == 0, saved
-    assert saved.stderr == f"Saved 56 objects from context demo to {path}\n"
+    assert saved.stderr == f"Saved 57 objects from context demo to {path}\n"
     for command in (("pools",), ("devices",), ("claims", "-A"), ("taints",)):
         offline = run_cli("--from", str(path), *command, "-o", "json")
         assert offline.stdout == run_cli("--demo", *command, "-o", "json").stdout
     explained = run_cli("--from", str(path), "explain", "-n", "ml-training", "pod/trainer-2")
     assert explained.stdout == run_cli("--demo", "explain", "-n", "ml-training", "pod/trainer-2").stdout
+    quota = run_cli("--from", str(path), "doctor", "--only", "claims.quota", "-o", "json")
+    assert quota.stdout.split('"checks"')[1] == run_cli(
+        "--demo", "doctor", "--only", "claims.quota", "-o", "json").stdout.split('"checks"')[1]
 
 
 def test_header_first_then_objects_in_apply_order(tmp_path):
@@ -49,3 +52,15 @@ def test_a_failed_write_leaves_no_file_behind(tmp_path, monkeypatch):
 def test_unwritable_target_is_an_input_error(run_cli, tmp_path):
     result = run_cli("--demo", "snapshot", "save", str(tmp_path / "missing-dir" / "s.yaml"))
     assert result.status == 2 and result.stderr.startswith("error: ") and "cannot write" in result.stderr
+
+
+def test_a_snapshot_saved_before_quotas_were_read_still_loads(tmp_path):
+    """Snapshots written before the store read ResourceQuotas hold none: they load, and hold no
+    quota (like any kind a file has no objects of)."""
+    path = tmp_path / "old.yaml"
+    snapshot.save(demo_store(), str(path))
+    documents = [d for d in yaml.safe_load_all(path.read_text()) if d["kind"] != "ResourceQuota"]
+    path.write_text(yaml.safe_dump_all(documents))
+    store = file_store(str(path))
+    assert store.count("ResourceQuota") == 0 and store.count("ResourceClaim") == demo_store().count("ResourceClaim")
+    assert store.kind_status["ResourceQuota"].state == "ok"

@@ -123,7 +123,7 @@ def report(objects: list[dict], only=(), unreadable: dict | None = None):
     with store.batch():
         for kind, items in by_kind.items():
             store.replace_kind(kind, items)
-            store.set_kind_status(KindStatus(kind, "ok", "", "v1" if kind in ("Node", "Pod", "Namespace") else RESOURCE))
+            store.set_kind_status(KindStatus(kind, "ok", "", "v1" if kind in ("Node", "Pod", "Namespace", "ResourceQuota") else RESOURCE))
         for kind, state in (unreadable or {}).items():
             store.set_kind_status(KindStatus(kind, state, f"{kind.lower()}s is {state}"))
         store.set_connection(mode="live", kubernetes_minor=37, server_version="v1.37.2", context="test",
@@ -347,3 +347,123 @@ def test_a_file_without_pods_does_not_call_every_reservation_leaked(tmp_path):
 def test_an_unknown_check_says_how_to_see_the_permission_it_lacks():
     done = report(healthy(), only=("classes.no-devices",), unreadable={"DeviceClass": "forbidden"})
     assert done.outcomes[0].finding.next == "kubectl auth can-i list deviceclasses.resource.k8s.io"
+
+
+def quota(name: str, hard: dict, used: dict | None, ns: str = "ml", spec_extra: dict | None = None) -> dict:
+    """A ResourceQuota as the API server returns it once the quota controller has counted
+    (`used=None`: not counted yet, status.hard without status.used)."""
+    status = {"hard": dict(hard)}
+    if used is not None:
+        status["used"] = dict(used)
+    return {"apiVersion": "v1", "kind": "ResourceQuota",
+            "metadata": {"name": name, "namespace": ns, "uid": f"uid-quota-{name}", "creationTimestamp": CREATED,
+                         "managedFields": [{"manager": "kube-controller-manager"}]},
+            "spec": {"hard": {"cpu": "10", **hard}, **(spec_extra or {})},
+            "status": {**status, "hard": {"cpu": "10", **status["hard"]},
+                       **({"used": {"cpu": "1", **status["used"]}} if used is not None else {})}}
+
+
+PER_CLASS = "gpu.deviceclass.resource.k8s.io/devices"
+
+
+def test_quotas_on_a_device_class_near_and_at_the_limit():
+    assert result(healthy(), "claims.quota").message == "no ResourceQuota limits a device class"
+    calm = result(healthy() + [quota("gpus", {PER_CLASS: "10"}, {PER_CLASS: "7"})], "claims.quota")
+    assert (calm.result, calm.message) == (OK, "1 quota limit on device classes, each under 80% used")
+    near = result(healthy() + [quota("gpus", {PER_CLASS: "10"}, {PER_CLASS: "8"})], "claims.quota")
+    assert (near.result, near.objects) == (WARNING, [f"resourcequota/ml/gpus {PER_CLASS}: 8 of 10 used (80%, class gpu)"])
+    assert near.next == "kubectl describe resourcequota gpus -n ml"
+    full = result(healthy() + [quota("gpus", {PER_CLASS: "4"}, {PER_CLASS: "4"}),
+                               quota("team", {"requests.deviceclass.resource.kubernetes.io/gpu": "10"},
+                                     {"requests.deviceclass.resource.kubernetes.io/gpu": "9"}, ns="ops")],
+                  "claims.quota")
+    assert full.result == PROBLEM
+    assert full.objects == [f"resourcequota/ml/gpus {PER_CLASS}: 4 of 4 used (class gpu)",
+                            "resourcequota/ops/team requests.deviceclass.resource.kubernetes.io/gpu: 9 of 10 used "
+                            "(90%, class gpu)"]
+    assert full.message.startswith("1 quota limit on device classes reached (namespace ml): new claims of those "
+                                   "classes there are refused, and pods whose claims come from templates stay Pending")
+    assert full.message.endswith("; 1 more at 80% or more")
+
+
+def test_quota_names_for_extended_resources_and_claim_counts_and_what_is_not_dra():
+    objects = healthy()
+    objects[5] = device_class("gpu", extended="example.com/gpu")
+    objects += [quota("mixed", {"requests.example.com/gpu": "2", "count/resourceclaims.resource.k8s.io": "5",
+                                "requests.example.com/fpga": "1", "requests.memory": "1Gi"},
+                      {"requests.example.com/gpu": "2", "count/resourceclaims.resource.k8s.io": "1",
+                       "requests.example.com/fpga": "1", "requests.memory": "1Gi"})]
+    finding = result(objects, "claims.quota")
+    # example.com/fpga is backed by no class (a device plugin's): not a device-class quota.
+    assert (finding.result, finding.objects) == (PROBLEM, ["resourcequota/ml/mixed requests.example.com/gpu: 2 of 2 "
+                                                           "used (class gpu)"])
+    zero = result(healthy() + [quota("none", {PER_CLASS: "0"}, {PER_CLASS: "0"})], "claims.quota")
+    assert (zero.result, zero.objects) == (PROBLEM, [f"resourcequota/ml/none {PER_CLASS}: 0 of 0 used (class gpu)"])
+
+
+def test_a_quota_not_counted_yet_refuses_every_claim_and_one_not_enforced_yet_is_left_out():
+    uncounted = result(healthy() + [quota("gpus", {PER_CLASS: "4"}, None)], "claims.quota")
+    assert (uncounted.result, uncounted.objects) == (
+        PROBLEM, [f"resourcequota/ml/gpus {PER_CLASS}: usage not computed, hard 4 (class gpu)"])
+    fresh = quota("gpus", {PER_CLASS: "4"}, {PER_CLASS: "4"})
+    del fresh["status"]  # just created: admission enforces status.hard, which the controller has not written
+    assert result(healthy() + [fresh], "claims.quota").result == OK
+
+
+def test_the_store_keeps_only_the_dra_resources_of_a_quota():
+    kept = keep("ResourceQuota", quota("gpus", {PER_CLASS: "4"}, {PER_CLASS: "1"}))
+    assert kept["spec"] == {"hard": {PER_CLASS: "4"}}
+    assert kept["status"] == {"hard": {PER_CLASS: "4"}, "used": {PER_CLASS: "1"}}
+    assert "managedFields" not in kept["metadata"]
+    plain = keep("ResourceQuota", quota("cpu", {}, {}))
+    assert (plain["spec"], plain["status"]) == ({"hard": {}}, {"hard": {}, "used": {}})
+
+
+def test_unreadable_quotas_make_the_quota_check_unknown():
+    done = report(healthy(), only=("claims.quota",), unreadable={"ResourceQuota": "forbidden"})
+    [outcome] = done.outcomes
+    assert outcome.result == UNKNOWN and "ResourceQuotas (forbidden" in outcome.finding.message
+    assert outcome.finding.next == "kubectl auth can-i list resourcequotas"
+    assert done.exit_status == 2
+
+
+def template_pod(name: str, template: str, ns: str = "ml") -> list[dict]:
+    """A pending pod whose claim comes from a template the resourceclaim controller has not created."""
+    spec = {"devices": {"requests": [{"name": "gpu", "firstAvailable": [
+        {"name": "big", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 2},
+        {"name": "small", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}]}]}}
+    obj = pod(name, "unused", ns=ns, node_name=None)
+    obj["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": template}]
+    return [{"apiVersion": RESOURCE, "kind": "ResourceClaimTemplate",
+             "metadata": {"name": template, "namespace": ns, "uid": f"uid-rct-{template}", "creationTimestamp": CREATED},
+             "spec": {"spec": spec}}, obj]
+
+
+def test_a_pending_pod_whose_template_claim_a_quota_refuses():
+    # The firstAvailable request is charged its largest subrequest: 2 devices. 7 + 2 > 8: refused.
+    objects = healthy() + template_pod("worker", "pair") + [quota("gpus", {PER_CLASS: "8"}, {PER_CLASS: "7"})]
+    finding = result(objects, "claims.pending-pods")
+    assert finding.details == [f"1 × claim from template pair refused by resourcequota/ml/gpus ({PER_CLASS}: 7 of 8 "
+                               f"used)"]
+    assert finding.objects == ["pod/ml/worker"]
+    roomy = healthy() + template_pod("worker", "pair") + [quota("gpus", {PER_CLASS: "9"}, {PER_CLASS: "7"})]
+    assert "refused" not in " ".join(result(roomy, "claims.pending-pods").details)
+    counted = healthy() + template_pod("worker", "pair") + [
+        quota("claims", {"count/resourceclaims.resource.k8s.io": "3"}, {"count/resourceclaims.resource.k8s.io": "3"})]
+    assert result(counted, "claims.pending-pods").details == [
+        "1 × claim from template pair refused by resourcequota/ml/claims (count/resourceclaims.resource.k8s.io: 3 of 3 "
+        "used)"]
+    elsewhere = healthy() + template_pod("worker", "pair") + [quota("gpus", {PER_CLASS: "1"}, {PER_CLASS: "1"}, ns="ops")]
+    assert "refused" not in " ".join(result(elsewhere, "claims.pending-pods").details)
+
+
+def test_claim_usage_follows_the_quota_evaluator():
+    from kubectl_dra.doctor.quota import claim_usage
+
+    spec = {"devices": {"requests": [
+        {"name": "a", "exactly": {"deviceClassName": "gpu"}},  # ExactCount, count 1: the API server's defaults
+        {"name": "b", "exactly": {"deviceClassName": "gpu", "allocationMode": "All", "adminAccess": True}},
+        {"name": "c", "firstAvailable": [{"name": "x", "deviceClassName": "gpu", "count": 3},
+                                         {"name": "y", "deviceClassName": "nic", "count": 1}]},
+        {"name": "d", "exactly": {"deviceClassName": "nic", "allocationMode": "Future"}}]}}
+    assert claim_usage(spec) == {"gpu": 1 + 32 + 3, "nic": 1}

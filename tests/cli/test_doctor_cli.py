@@ -33,6 +33,7 @@ def test_the_demos_deliberate_faults_are_each_found(run_cli):
         "failure.taints": ["devicetaintrule/gpu-node-2-gpu-1-maintenance", "resourceslice/gpu-node-2-gpu.nvidia.com-wq8tz"],
         "failure.unhealthy-devices": ["gpu.nvidia.com/gpu-node-2/gpu-0 (Unhealthy"],
         "claims.admin-access": ["resourceclaimtemplate/research/gpu-debug"],
+        "claims.quota": ["resourcequota/research/gpu-quota gpu.nvidia.com.deviceclass.resource.k8s.io/devices: 4 of 5"],
     }
     for check_id, prefixes in found.items():
         assert checks[check_id]["result"] in ("warning", "problem"), checks[check_id]
