@@ -54,5 +54,6 @@ def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tai
     if tainted:
         records = [d for d in records if d.tainted]
     unknown = model.blind.unreadable() if any(model.device_state(d) == UNKNOWN for d in records) else []
-    show(DevicesView(records, render_context(session, unknown), model.blind, model.device_health), output, no_headers, "No devices found.")
+    show(DevicesView(records, render_context(session, unknown), model.blind, model.device_health, model.node_resources),
+         output, no_headers, "No devices found.")
 

@@ -25,7 +25,9 @@ def pools(ctx, output, no_headers, driver):
     session = open_session(ctx)
     require_readable(session, "ResourceSlice")
     model = ClusterModel.from_store(session.store)
-    records = [PoolRecord(p, model.pool_counts(p), tuple(model.missing_nodes.get((p.driver, p.pool), ())))
+    partitions = model.partitions
+    records = [PoolRecord(p, model.pool_counts(p), tuple(model.missing_nodes.get((p.driver, p.pool), ())),
+                          partitions.get((p.driver, p.pool)))
                for p in model.pools if not driver or p.driver == driver]
     unknown = model.blind.unreadable() if any(r.counts.unknown for r in records) else []
     show(PoolsView(records, render_context(session, unknown)), output, no_headers, "No resource pools found.")

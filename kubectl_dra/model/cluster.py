@@ -19,7 +19,9 @@ from kubectl_dra.model.classes import ClassCache, ClassMembership
 from kubectl_dra.model.health import DeviceHealth, DeviceID, device_health
 from kubectl_dra.model.knowledge import Blind, Unreadable, unreadable_kinds
 from kubectl_dra.model.missing_nodes import pools_on_missing_nodes
+from kubectl_dra.model.node_resources import node_resources_by_device
 from kubectl_dra.model.nodes import NodeReachIndex, ReachCache
+from kubectl_dra.model.partitions import PartitionSummary, declares_partition_types, partition_summary
 from kubectl_dra.model.states import EMPTY_COUNTS, StateCounts, device_state, device_state_why, state_text
 from kubectl_dra.model.taints import TaintGroup, taint_groups
 from kubectl_dra.store import KINDS, ConnectionInfo, KindStatus, Store
@@ -105,6 +107,28 @@ class ClusterModel:
         """Each reported device's health ({(driver, pool, device): DeviceHealth}, model/health.py),
         from the pods' and claims' status; devices nobody reported on are absent."""
         return device_health(self.raw.get("Pod", ()), self.raw.get("ResourceClaim", ()))
+
+    @cached_property
+    def node_resources(self) -> dict[tuple[str, str], dict]:
+        """{(slice name, device name): the device's nodeAllocatableResources} (DRANodeAllocatableResources)."""
+        return node_resources_by_device(self.raw.get("ResourceSlice", ()))
+
+    @cached_property
+    def partitions(self) -> dict[PoolId, PartitionSummary]:
+        """Each complete pool's partition summary where a current slice names a partition type
+        attribute (DRAPartitionableDevicesType, model/partitions.py)."""
+        summaries = {}
+        for pool in self.pools:
+            if pool.slices_seen < pool.slices_expected:
+                continue  # upstream summarises complete pools only
+            raws = [self.raw_slices_by_name[n] for n in pool.slice_names if n in self.raw_slices_by_name]
+            if not any(declares_partition_types(r) for r in raws):
+                continue
+            in_use = {d.name for d in pool.devices if d.allocated}
+            summary = partition_summary(pool.driver, allocator.load_objects(raws).slices, in_use)
+            if summary is not None:
+                summaries[(pool.driver, pool.pool)] = summary
+        return summaries
 
     @cached_property
     def blind(self) -> Blind:

@@ -6,6 +6,7 @@ import allocator
 
 from kubectl_dra.model.health import DeviceHealth, DeviceID, health_tone
 from kubectl_dra.model.knowledge import SEES_ALL, Blind
+from kubectl_dra.model.node_resources import node_resource_words
 from kubectl_dra.model.states import FREE, UNKNOWN, device_state_why, state_text, tone
 from kubectl_dra.model.words import holder_text, short_name, status_text
 from kubectl_dra.render.base import Column, ListView, joined
@@ -27,15 +28,19 @@ class DevicesView(ListView):
         Column("CAPACITY", wide=True),
         Column("STATUS", wide=True),
         Column("ATTRIBUTES", wide=True),
+        Column("NODE RESOURCES", wide=True),
     )
 
     def __init__(self, records, context, blind: Blind = SEES_ALL,
-                 health: dict[DeviceID, DeviceHealth] | None = None) -> None:
+                 health: dict[DeviceID, DeviceHealth] | None = None,
+                 node_resources: dict[tuple[str, str], dict] | None = None) -> None:
         super().__init__(records, context)
         self.blind = blind
         """Unreadable kinds: devices whose state depends on them are Unknown."""
         self.health = health or {}
         """What pods (the kubelet) and claims (drivers) report on each device (model/health.py)."""
+        self.node_resources = node_resources or {}
+        """{(slice, device): nodeAllocatableResources}: what the device adds to a pod's demand on the node."""
 
     def row(self, device: allocator.DeviceReport) -> tuple:
         pods = [f"{ns}/{name}" for holder in device.allocated_by for ns, name in holder.pods]
@@ -53,12 +58,14 @@ class DevicesView(ListView):
             joined(capacity),
             "; ".join(f"{e['claim']['namespace']}/{e['claim']['name']}: {status_text(e)}" for e in device.status),
             joined(f"{short_name(device.driver, k)}={_value(v)}" for k, v in device.attributes.items()),
+            joined(node_resource_words(self.node_resources.get((device.slice_name, device.name), {}), device.driver)),
         )
 
     def item(self, device: allocator.DeviceReport) -> dict:
         state, missing = device_state_why(device, self.blind)
         item = {**device.to_dict(), "free": state == FREE, "state": state,
-                "health": health_item(self.health.get(device.id))}
+                "health": health_item(self.health.get(device.id)),
+                "nodeAllocatableResources": self.node_resources.get((device.slice_name, device.name))}
         if state == UNKNOWN:
             # what the unreadable kind decides is not known either
             unknown_fields = UNKNOWN_FIELDS[missing]

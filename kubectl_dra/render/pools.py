@@ -7,6 +7,7 @@ import dataclasses
 import allocator
 
 from kubectl_dra.model import missing_nodes
+from kubectl_dra.model.partitions import PartitionSummary
 from kubectl_dra.model.states import COUNT_COLUMNS, StateCounts, count_text, tone
 from kubectl_dra.render.base import Column, ListView, joined
 
@@ -17,6 +18,8 @@ class PoolRecord:
     counts: StateCounts
     missing_nodes: tuple[str, ...] = ()
     """The nodes its slices name that do not exist (model.missing_nodes): said in REASON."""
+    partitions: PartitionSummary | None = None
+    """Partitions by type (DRAPartitionableDevicesType, model.partitions), where slices name one."""
 
 
 class PoolsView(ListView):
@@ -34,6 +37,7 @@ class PoolsView(ListView):
         Column("REASON"),
         Column("COUNTERS IN USE", wide=True),
         Column("STALE SLICES", wide=True),
+        Column("PARTITIONS (ALLOCATABLE/TOTAL)", wide=True),
     )
 
     def row(self, record: PoolRecord) -> tuple:
@@ -43,10 +47,12 @@ class PoolsView(ListView):
             pool.state, str(pool.node_scope), counts.total, *(count_text(c) for c in counts.columns()),
             pool.reason or (missing_nodes.hint(list(record.missing_nodes)) if record.missing_nodes else None),
             counters_in_use(pool.counter_sets), joined(pool.stale_slice_names),
+            record.partitions.text(pool.driver) if record.partitions else None,
         )
 
     def item(self, record: PoolRecord) -> dict:
-        return {**record.pool.to_dict(), "devices": record.counts.to_dict()}
+        return {**record.pool.to_dict(), "devices": record.counts.to_dict(),
+                "partitions": record.partitions.to_dict() if record.partitions else None}
 
     def name(self, record: PoolRecord) -> str:
         return f"pool/{record.pool.driver}/{record.pool.pool}"

@@ -54,6 +54,7 @@ class SlicesView(ListView):
         Column("COUNTER SET NAMES", wide=True),
         Column("COMPATIBILITY GROUPS", wide=True),
         Column("TAINTED DEVICES", wide=True),
+        Column("PARTITION TYPE", wide=True),
     )
 
     def row(self, record: SliceRecord) -> tuple:
@@ -69,6 +70,7 @@ class SlicesView(ListView):
             joined((d["name"] for d in devices), limit=8), joined(c["name"] for c in counter_sets),
             joined(f"{name}=[{','.join(groups)}]" for name, groups in compatibility_groups(spec).items()),
             joined(d["name"] for d in devices if d.get("taints")),
+            spec.get("partitionTypeAttribute"),
         )
 
     def item(self, record: SliceRecord) -> dict:
@@ -85,6 +87,7 @@ class SlicesView(ListView):
             "devices": [d["name"] for d in spec.get("devices") or []],
             "sharedCounters": [c["name"] for c in spec.get("sharedCounters") or []],
             "compatibilityGroups": compatibility_groups(spec),
+            "partitionTypeAttribute": spec.get("partitionTypeAttribute"),
             "status": CURRENT if record.current else STALE,
             "poolState": record.pool.state if record.pool else None,
         }

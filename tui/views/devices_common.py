@@ -11,6 +11,7 @@ from rich.text import Text
 
 from kubectl_dra.model.health import DeviceHealth, health_tone
 from kubectl_dra.model.knowledge import SEES_ALL, Blind
+from kubectl_dra.model.node_resources import node_resource_words
 from kubectl_dra.model.states import device_state, state_text
 from kubectl_dra.model.words import holder_text, short_name
 from tui.format import TONE_STYLES, attribute_text, state_style, typed_attribute
@@ -92,6 +93,12 @@ def device_detail(device, raw: dict, pool, blind: Blind = SEES_ALL, health: Devi
             )
         parts += [heading("Capacity"), facts]
 
+    node_resources = raw.get("nodeAllocatableResources") or {}
+    if node_resources:  # DRANodeAllocatableResources: what holding it adds to a pod's demand on the node
+        facts = Facts()
+        for name in sorted(node_resources):
+            facts.add(name, ", ".join(node_resource_words({name: node_resources[name]}, device.driver)))
+        parts += [heading("Node resources"), facts]
 
     if device.consumed_counters:
         facts = Facts()
