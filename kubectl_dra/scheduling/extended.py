@@ -3,10 +3,11 @@ on a node that does not advertise it gets its devices through a claim the schedu
 memory (plugins/dynamicresources/extendeddynamicresources.go).
 
 Which class backs a resource: DeviceClass.spec.extendedResourceName (when two classes name the
-same resource the newer wins, then the lower name), and always the implicit
+same resource the newer wins, then the lower name), and the implicit
 `deviceclass.resource.kubernetes.io/<class>` (k8s.io/dynamic-resource-allocation
-deviceclass/extendedresourcecache). The claim holds one request per container and resource,
-named container-<index>-request-<index of the resource in the container's sorted requests>.
+deviceclass/extendedresourcecache; see classes_by_resource for the one exception). The claim holds
+one request per container and resource, named container-<index>-request-<index of the resource in
+the container's sorted requests>.
 """
 
 from __future__ import annotations
@@ -21,21 +22,29 @@ EXTENDED_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 
 
 def classes_by_resource(device_classes: dict) -> dict[str, str]:
-    """{extended resource name: DeviceClass name}."""
+    """{extended resource name: DeviceClass name}, as the scheduler's ExtendedResourceCache
+    (deviceclass/extendedresourcecache/extendedresourcecache.go updateResourceName2class) builds it
+    from the classes in name order, the order of its informer's initial list: of two classes naming
+    the same resource the newer wins, on equal creation times the lower name; a class that loses to
+    one added before it is skipped whole, so even its implicit name is not mapped."""
     mapping: dict[str, str] = {}
-    chosen: dict[str, tuple[str, str]] = {}
-    for name, klass in device_classes.items():
-        mapping[IMPLICIT_PREFIX + name] = name
+    for name in sorted(device_classes):
+        klass = device_classes[name]
         resource = (klass.get("spec") or {}).get("extendedResourceName")
-        if not resource:
-            continue
-        # Newer wins; on equal creation times the lower name.
-        rank = (str((klass.get("metadata") or {}).get("creationTimestamp") or ""), name)
-        best = chosen.get(resource)
-        if best is None or rank[0] > best[0] or (rank[0] == best[0] and rank[1] < best[1]):
-            chosen[resource] = rank
+        if resource:
+            current = mapping.get(resource)
+            if current is not None:
+                created, current_created = _created(klass), _created(device_classes[current])
+                if created < current_created or (created == current_created and name >= current):
+                    continue
             mapping[resource] = name
+        mapping[IMPLICIT_PREFIX + name] = name
     return mapping
+
+
+def _created(klass: dict) -> str:
+    """The creation time as comparable text (RFC 3339 in UTC, as the API server writes it)."""
+    return str((klass.get("metadata") or {}).get("creationTimestamp") or "")
 
 
 def dra_backed(requests: dict, mapping: dict[str, str]) -> dict[str, int]:

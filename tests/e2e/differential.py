@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .oracle import OracleScenario, run_batch
-from .scenarios import Scenario, generate
+from .scenarios import CLASSES, Scenario, exercised, generate
 
 REGRESSIONS_DIR = Path(__file__).parent / "regressions"
 
@@ -73,6 +73,7 @@ def claim_key(key) -> str:
 
 
 TIMEOUT_MESSAGE = "timed out trying to allocate devices"
+EXTENDED_CLAIM = "<extended-resources>"  # the scheduler's in-memory claim (kubectl_dra.scheduling.extended)
 
 
 def oracle_outcome(report: dict) -> Outcome:
@@ -85,8 +86,11 @@ def oracle_outcome(report: dict) -> Outcome:
             continue
         chosen = {}
         if node["verdict"] == "Fits":
+            # The scheduler's claim for extended resources gets no devices on nodes whose device
+            # plugins provide them all: nothing is allocated there.
             chosen = {claim: [normalize_result(r) for r in results]
-                      for claim, results in zip(to_allocate, node["results"])}
+                      for claim, results in zip(to_allocate, node["results"])
+                      if results or not claim.endswith("/" + EXTENDED_CLAIM)}
         outcome[node["node"]] = (node["verdict"], chosen)
     return outcome
 
@@ -98,6 +102,8 @@ def python_outcome(scenario: Scenario, only_claims: set[str] | None = None) -> O
 
     objects = allocator.load_objects(scenario.objects)
     features = allocator.Features.for_version(scenario.minor, overrides=dict(scenario.feature_gates) or None)
+    if has_extended_requests(scenario):
+        return _dynamic_resources_outcome(objects, scenario, features, only_claims)
     explanation = allocator.explain_pod(objects, scenario.pod[0], scenario.pod[1], features)
     outcome: Outcome = {}
     for node in explanation.nodes:
@@ -108,6 +114,45 @@ def python_outcome(scenario: Scenario, only_claims: set[str] | None = None) -> O
                 if only_claims is None or key in only_claims:
                     chosen[key] = [normalize_result(r) for r in results]
         outcome[node.node] = (node.verdict, chosen)
+    return outcome
+
+
+def has_extended_requests(scenario: Scenario) -> bool:
+    """Whether the pod's containers ask for extended resources (DRAExtendedResource's domain)."""
+    from kubectl_dra.scheduling.resources import container_requests
+
+    pod = next(o for o in scenario.objects if o["kind"] == "Pod" and (
+        (o["metadata"].get("namespace") or "default"), o["metadata"]["name"]) == tuple(scenario.pod))
+    spec = pod.get("spec") or {}
+    return any("/" in name for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+               for name in container_requests(c))
+
+
+def _dynamic_resources_outcome(objects, scenario: Scenario, features, only_claims: set[str] | None) -> Outcome:
+    """The DynamicResources plugin's verdict per node (kubectl_dra.scheduling), which builds the
+    scheduler's claim for extended resources backed by DRA around the allocator, as draoracle does.
+    Other plugins (NodeResourcesFit for resources the node advertises) are not draoracle's to judge."""
+    from kubectl_dra.scheduling import framework
+    from kubectl_dra.scheduling.plugins import dynamic_resources
+    from kubectl_dra.scheduling.status import Code
+
+    pod = objects.pods[tuple(scenario.pod)]
+    cycle = framework.new_cycle(pod, objects, features)
+    _, pre = dynamic_resources.pre_filter(cycle)
+    verdicts = cycle.state.get(dynamic_resources.NAME, {})
+    outcome: Outcome = {}
+    for name in sorted(cycle.node_infos):
+        status = pre if pre.code == Code.SKIP or pre.rejected else dynamic_resources.filter(cycle, cycle.node_infos[name])
+        if status.code in (Code.SUCCESS, Code.SKIP):
+            chosen = {}
+            verdict = verdicts.get(name)
+            for key, results in (verdict.chosen if verdict is not None else ()):
+                key = claim_key(key)
+                if only_claims is None or key in only_claims:
+                    chosen[key] = [normalize_result(r) for r in results]
+            outcome[name] = ("Fits", chosen)
+        else:
+            outcome[name] = ("Error" if status.code == Code.ERROR else "Unschedulable", {})
     return outcome
 
 
@@ -283,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     scenario = Scenario.from_yaml(args.file.read_text()) if args.file else generate(args.seed, args.minor)
     print(scenario.to_yaml())
+    print("# exercises:", ", ".join(name for name in CLASSES if name in exercised(scenario)) or "none of the classes")
     answer = run_batch([oracle_scenario(scenario)], version=scenario.kubernetes_version)[scenario.id]
     print("# draoracle:", json.dumps(answer, indent=1))
     diffs = check([scenario], scenario.kubernetes_version).get(scenario.id, [])

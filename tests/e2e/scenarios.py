@@ -20,7 +20,10 @@ distinctAttribute constraints; multi-host pools (slices of one pool on different
 access; All mode; existing allocations (exclusive, shared with share IDs, admin access); pods with several claims, some already allocated; objects in
 resource.k8s.io v1beta1 and v1beta2; feature gates switched off, and in 1.34/1.35 the alpha
 DRAPartitionableDevices and DRADeviceTaints switched on (1.34 with counters beside the devices, as
-its drivers publish them).
+its drivers publish them); from 1.36, extended resources backed by DRA (DRAExtendedResource): classes
+naming a resource (two the same one), containers, sidecars and init containers asking for explicit,
+implicit and unbacked names, nodes advertising them, pods without claims of their own, a claim left
+from an earlier attempt.
 """
 
 from __future__ import annotations
@@ -45,6 +48,11 @@ TAINT_KEYS = ("example.com/unhealthy", "example.com/maintenance")
 ODD_CAPACITY_REQUESTS = ("-5", "-1Gi", "18446744073709551616", "16Ei", "9223372036854775807")
 # DRADeviceCompatibilityGroups: group names devices declare per counter set (at most 2 each).
 COMPATIBILITY_GROUPS = ("g1", "g2", "g3")
+# DRAExtendedResource: the extended resource each generated class may name (by its driver's short
+# name), one nothing backs, and the implicit name every class has.
+EXTENDED_RESOURCES = {"gpu": "example.com/gpu", "nic": "example.org/nic"}
+UNBACKED_RESOURCE = "example.com/fpga"
+IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
 # Gates a scenario may switch off (each is on by default in 1.36 and 1.37).
 OPTIONAL_GATES = ("DRAPrioritizedList", "DRAPartitionableDevices", "DRADeviceTaints", "DRAConsumableCapacity",
                   "DRAAdminAccess", "DRADeviceBindingConditions")
@@ -102,6 +110,9 @@ class _Generator:
         self.compatibility_skew = False
         self.derived = False
         self.derived_skew = False
+        # DRAExtendedResource decisions come from a stream of their own, so that adding them left
+        # every other part of a seed's scenario as it was.
+        self.xrng = random.Random(seed * 1000 + minor + 500_000)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -541,6 +552,9 @@ class _Generator:
                         "spec": {"resourceClaims": pod_claims,
                                  "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10",
                                                  "resources": {"claims": [{"name": c["name"]} for c in pod_claims]}}]}})
+        extended_off = False
+        if self.minor >= 36 and self.xrng.random() < 0.2:
+            extended_off = self.extended_resources(classes, objects)
 
         gates = {}
         if self.chance(0.15):
@@ -563,10 +577,80 @@ class _Generator:
             gates.pop("DRAPartitionableDevices", None)  # a gate it depends on (kube_features.go)
         if self.derived:
             gates["DRADerivedAttributes"] = True
+        if extended_off:
+            gates["DRAExtendedResource"] = False  # beta in 1.36; GA and locked on in 1.37
         if self.minor <= 35:
             objects = [as_stored(obj, gates) for obj in objects]
         objects = [self.maybe_beta(obj) for obj in objects]
         return Scenario(seed=self.seed, minor=self.minor, objects=objects, feature_gates=gates)
+
+    # -- extended resources backed by DRA ------------------------------------------------------
+
+    def extended_resources(self, classes: list[dict], objects: list[dict]) -> bool:
+        """DRAExtendedResource: classes name extended resources (sometimes two the same one, older,
+        newer or created at once), the pod's containers (regular, sidecar, plain init) ask for them,
+        for implicit deviceclass.resource.kubernetes.io/<class> names and for a resource nobody backs;
+        some nodes advertise a resource themselves (device plugins), with 0 or more; rarely the pod
+        keeps no claim of its own, or a claim from an earlier attempt is left. Returns whether the
+        scenario turns the gate off (1.36 only)."""
+        rng = self.xrng
+        for i, klass in enumerate(classes):  # classes are created in name order
+            klass["metadata"]["creationTimestamp"] = f"2026-01-01T00:00:0{i}Z"
+        named = []
+        for klass in classes:
+            short = klass["metadata"]["name"].split("-")[0]
+            if rng.random() < (0.7 if klass["metadata"]["name"] == short else 0.45):
+                klass["spec"]["extendedResourceName"] = EXTENDED_RESOURCES[short]
+                named.append(klass)
+        clashing = [k for k in named if k["metadata"]["name"].endswith("-picky")
+                    and any(o is not k and o["spec"]["extendedResourceName"] == k["spec"]["extendedResourceName"]
+                            for o in named)]
+        if clashing and rng.random() < 0.7:
+            # Created in the same second as the other class or before it: then the lower name or the
+            # age decides, and the loser (added after the winner) loses its implicit name too.
+            clashing[0]["metadata"]["creationTimestamp"] = rng.choice(("2026-01-01T00:00:00Z", "2025-12-31T00:00:00Z"))
+        names = sorted({k["spec"]["extendedResourceName"] for k in named})
+        implicit = rng.choice(clashing if clashing and rng.random() < 0.5 else classes)
+        names += [IMPLICIT_PREFIX + implicit["metadata"]["name"]]
+        if rng.random() < 0.15:
+            names.append(UNBACKED_RESOURCE)
+        pod = objects[-1]
+        spec = pod["spec"]
+        main = spec["containers"][0]
+        asked = rng.sample(names, rng.randint(1, min(2, len(names))))
+        main["resources"] = {**main["resources"], **self._amounts(asked)}
+        if rng.random() < 0.3:
+            spec["containers"].append({"name": "helper", "image": "registry.k8s.io/pause:3.10",
+                                       "resources": self._amounts(rng.sample(asked, 1))})
+        if rng.random() < 0.35:
+            init = {"name": "setup", "image": "registry.k8s.io/pause:3.10", "resources": self._amounts(
+                rng.sample(names, 1), rng.choice((1, 2, 3)))}
+            if rng.random() < 0.4:
+                init["restartPolicy"] = "Always"  # a sidecar: long-lived like the regular containers
+            spec["initContainers"] = [init]
+        if rng.random() < 0.4:
+            spec.pop("resourceClaims")  # extended resources only
+            main["resources"].pop("claims", None)
+            objects[:] = [o for o in objects if not (o["kind"] == "ResourceClaim"
+                                                     and o["metadata"]["name"].startswith(POD_NAME))]
+        for node in self.nodes:
+            if rng.random() < 0.3:
+                node["status"]["allocatable"][rng.choice(names)] = rng.choice(("0", "1", "4"))
+        if rng.random() < 0.05:
+            # Created by an earlier attempt whose binding failed: the scheduler deletes it first.
+            objects.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {
+                "name": f"{POD_NAME}-extended-resources-x7k2p", "namespace": NAMESPACE,
+                "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": POD_NAME,
+                                     "uid": pod["metadata"]["uid"], "controller": True}]},
+                "spec": {"devices": {"requests": [{"name": "container-0-request-0", "exactly": {
+                    "deviceClassName": classes[0]["metadata"]["name"], "allocationMode": "ExactCount", "count": 1}}]}}})
+        return self.minor == 36 and rng.random() < 0.1
+
+    def _amounts(self, resources: list[str], count: int | None = None) -> dict:
+        """Requests and limits (equal, whole numbers: the API's rule for extended resources)."""
+        amounts = {name: str(count or self.xrng.choice((1, 1, 2))) for name in resources}
+        return {"requests": dict(amounts), "limits": dict(amounts)}
 
     def maybe_beta(self, obj: dict) -> dict:
         if obj["apiVersion"] != "resource.k8s.io/v1" or obj["kind"] == "DeviceTaintRule" or not self.chance(0.1):
@@ -656,7 +740,8 @@ def generate(seed: int, minor: int = 37) -> Scenario:
 CLASSES = ("capacity errors", "list attributes", "taints", "counters", "consumable capacity", "firstAvailable",
            "constraints", "admin access", "All mode", "binding conditions", "existing allocations", "v1beta1",
            "v1beta2", "gates changed", "optional node operations", "fractional capacity", "compatibility groups",
-           "compatibility groups ignored", "derived attributes", "derived attributes refused", "multi-host pools")
+           "compatibility groups ignored", "derived attributes", "derived attributes refused", "multi-host pools",
+           "extended resources", "extended resource classes clash", "extended resources on nodes")
 _INT64_MAX = (1 << 63) - 1
 
 
@@ -669,6 +754,7 @@ def exercised(scenario: Scenario) -> set[str]:
     found: set[str] = set()
     if scenario.feature_gates:
         found.add("gates changed")
+    found |= _extended_classes(scenario, features)
     pool_nodes: dict[tuple, set] = {}
     for obj in scenario.objects:
         if obj["kind"] == "ResourceSlice" and obj["spec"].get("nodeName") and obj["spec"].get("devices"):
@@ -735,4 +821,26 @@ def exercised(scenario: Scenario) -> set[str]:
                         found.add("consumable capacity")
                         if any(q.sign() < 0 or q.amount >= _INT64_MAX for q in amounts):
                             found.add("capacity errors")
+    return found
+
+
+def _extended_classes(scenario: Scenario, features) -> set[str]:
+    """DRAExtendedResource's classes: the pod asks for extended resources (backed by a class or not);
+    two classes name one resource; a node advertises a resource the pod asks for."""
+    if not features.gates.get("DRAExtendedResource"):
+        return set()
+    from kubectl_dra.scheduling.resources import container_requests
+
+    pod = next(o for o in scenario.objects if o["kind"] == "Pod")
+    containers = [*(pod["spec"].get("initContainers") or []), *pod["spec"]["containers"]]
+    asked = {name for c in containers for name in container_requests(c) if "/" in name}
+    if not asked:
+        return set()
+    found = {"extended resources"}
+    named = [(o.get("spec") or {}).get("extendedResourceName") for o in scenario.objects if o["kind"] == "DeviceClass"]
+    if any(n and named.count(n) > 1 for n in named):
+        found.add("extended resource classes clash")
+    if any(asked & set((n.get("status") or {}).get("allocatable") or {})
+           for n in scenario.objects if n["kind"] == "Node"):
+        found.add("extended resources on nodes")
     return found

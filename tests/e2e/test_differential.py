@@ -76,7 +76,8 @@ def test_python_allocator_agrees_with_upstream(minor, oracle_binaries, record_pr
 # by default and the generator leaves them off.
 COVERAGE_MINIMUM = 300
 OFF_BEFORE_136 = ("capacity errors", "list attributes", "taints", "counters", "consumable capacity",
-                  "binding conditions")
+                  "binding conditions", "extended resources", "extended resource classes clash",
+                  "extended resources on nodes")
 ONLY_FROM_137 = ("optional node operations", "fractional capacity", "compatibility groups",
                  "compatibility groups ignored", "derived attributes", "derived attributes refused")
 

@@ -19,7 +19,7 @@ import uuid
 import pytest
 
 from .controlplane import create_ready_node
-from .differential import normalize_result
+from .differential import has_extended_requests, normalize_result
 from .kubeclient import KubeError, scheduling_outcome, wait_for
 from .oracle import OracleScenario, run_batch
 from .scenarios import NAMESPACE, generate
@@ -39,8 +39,10 @@ def schedulable_on_real_cluster(scenario) -> bool:
     server with the gate off drops those fields on create, so the scheduler would judge other objects
     than draoracle (k8s.io/kubernetes pkg/registry/resource/resourceslice/strategy.go
     dropDisabledDRADeviceCompatibilityGroupsFields, pkg/api/resourceclaimspec/util.go
-    dropDisabledDRADerivedAttributesFields)."""
-    if scenario.feature_gates:
+    dropDisabledDRADerivedAttributesFields). Nor pods asking for extended resources: the scheduler names
+    its claim for them only when it creates it, and NodeResourcesFit (not draoracle's) judges nodes that
+    advertise them."""
+    if scenario.feature_gates or has_extended_requests(scenario):
         return False
     for obj in scenario.objects:
         if obj["kind"] == "ResourceSlice":

@@ -38,9 +38,19 @@ def test_only_the_largest_init_container_request_is_kept_and_sidecars_are_long_l
     assert counts(device_requests(p, [GPU], {GPU: "gpu"})) == [("container-1-request-0", 1), ("container-2-request-0", 1)]
 
 
-def test_classes_by_resource_newer_class_wins_and_every_class_has_its_implicit_name():
+def test_classes_by_resource_newer_class_wins_and_a_loser_after_it_in_name_order_loses_its_implicit_name():
+    """extendedresourcecache.go updateResourceName2class returns before adding the implicit name of
+    a class that loses to one added before it; the scheduler's informer lists classes by name."""
     old, new = device_class("old", extended_resource=GPU), device_class("new", extended_resource=GPU)
     new["metadata"]["creationTimestamp"] = "2026-12-01T08:00:00Z"
     mapping = classes_by_resource({"old": old, "new": new})
-    assert mapping == {GPU: "new", "deviceclass.resource.kubernetes.io/old": "old",
+    assert mapping == {GPU: "new", "deviceclass.resource.kubernetes.io/new": "new"}
+    # A loser that comes first keeps its implicit name: it was added before the winner.
+    older = device_class("a-older", extended_resource=GPU)
+    mapping = classes_by_resource({"a-older": older, "new": new})
+    assert mapping == {GPU: "new", "deviceclass.resource.kubernetes.io/a-older": "a-older",
                        "deviceclass.resource.kubernetes.io/new": "new"}
+    # Created at once: the lower name wins.
+    twin = device_class("b", extended_resource=GPU)
+    twin["metadata"]["creationTimestamp"] = new["metadata"]["creationTimestamp"]
+    assert classes_by_resource({"b": twin, "new": new})[GPU] == "b"

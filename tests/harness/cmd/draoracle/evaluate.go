@@ -180,6 +180,17 @@ func evaluate(ctx context.Context, snap *snapshot, t target, gates map[string]bo
 		}
 	}
 
+	// DRAExtendedResource: the scheduler's claim for the pod's extended resources comes after the
+	// pod's own claims (extended.go).
+	var ext *extendedState
+	var pod *corev1.Pod
+	if t.Pod != "" && preFilterMessage == "" {
+		pod = snap.pods[t.Pod]
+		if ext = snap.preFilterExtended(pod, gates, len(claims)); ext != nil {
+			claims = append(claims, ext.claim)
+		}
+	}
+
 	rep := &report{Claims: []claimReport{}, Nodes: make([]nodeReport, 0, len(nodes))}
 	var toAllocate []*resourceapi.ResourceClaim
 	var availableOn []*nodeaffinity.NodeSelector
@@ -201,6 +212,9 @@ func evaluate(ctx context.Context, snap *snapshot, t target, gates map[string]bo
 	for _, claim := range toAllocate {
 		if preFilterMessage != "" {
 			break
+		}
+		if ext != nil && claim == ext.claim {
+			continue // validated per node by filterExtended
 		}
 		message, fatal := snap.preFilterClassCheck(claim, gates)
 		if fatal != nil {
@@ -229,9 +243,31 @@ func evaluate(ctx context.Context, snap *snapshot, t target, gates map[string]bo
 
 	for _, node := range nodes {
 		nr := nodeReport{Node: node.Name, Verdict: verdictFits, Results: [][]resourceapi.DeviceRequestAllocationResult{}, NodeSelector: []*corev1.NodeSelector{}}
+		nodeToAllocate := toAllocate
+		if ext != nil {
+			nodeClaim, message := ext.filterExtended(pod, node)
+			if message != "" {
+				nr.Verdict, nr.Error = verdictUnschedulable, message
+				rep.Nodes = append(rep.Nodes, nr)
+				continue
+			}
+			if nodeClaim == nil && ext.noUserClaim {
+				rep.Nodes = append(rep.Nodes, nr) // device plugins provide everything here
+				continue
+			}
+			if nodeClaim != nil {
+				nodeToAllocate = make([]*resourceapi.ResourceClaim, len(toAllocate))
+				for i, claim := range toAllocate {
+					if claim == ext.claim {
+						claim = nodeClaim
+					}
+					nodeToAllocate[i] = claim
+				}
+			}
+		}
 		if allocator != nil {
 			allocCtx, cancel := context.WithTimeout(ctx, filterTimeout)
-			results, err := allocator.Allocate(allocCtx, node, toAllocate)
+			results, err := allocator.Allocate(allocCtx, node, nodeToAllocate)
 			cancel()
 			switch {
 			case errors.Is(err, context.DeadlineExceeded):
@@ -240,7 +276,7 @@ func evaluate(ctx context.Context, snap *snapshot, t target, gates map[string]bo
 				nr.Verdict, nr.Error = verdictUnschedulable, err.Error()
 			case err != nil:
 				nr.Verdict, nr.Error = verdictError, err.Error()
-			case len(results) != len(toAllocate):
+			case len(results) != len(nodeToAllocate):
 				nr.Verdict, nr.Error = verdictUnschedulable, "cannot allocate all claims"
 			default:
 				for _, result := range results {
