@@ -769,10 +769,10 @@ def _node_allocatable_resources(device: dict, path: str, problems: _Problems) ->
 def _node_allocatable_mapping(mapping: dict, capacities: dict, path: str, problems: _Problems) -> None:
     key, multiplier, per_device = (mapping.get("capacityKey"), mapping.get("capacityMultiplier"),
                                    mapping.get("deviceMultiplier"))
-    members = [f"`{m}`" for m in ("capacityKey", "deviceMultiplier") if mapping.get(m) is not None]
+    members = [m for m in ("capacityKey", "deviceMultiplier") if mapping.get(m) is not None]
     if not members:
         problems.invalid(path, "", "must specify one of: `capacityKey`, `deviceMultiplier`")
-    elif len(members) > 1:
+    elif len(members) > 1:  # validate.Union: the value names the fields bare, the detail quoted
         problems.invalid(path, "{" + ", ".join(members) + "}",
                          "must specify exactly one of: `capacityKey`, `deviceMultiplier`")
     if key is not None:
@@ -831,8 +831,22 @@ def _partition_type_attribute(spec: dict, devices: list, problems: _Problems) ->
             problems.required(attr_path, "device consumes counters and `partitionTypeAttribute` names this "
                                          "attribute, so it must be set")
         elif not isinstance(attribute, dict) or attribute.get("string") is None:
-            problems.invalid(attr_path, attribute, "must be a string value because `partitionTypeAttribute` "
-                                                   "names this attribute")
+            problems.add(attr_path, f"Invalid value: {_internal_attribute(attribute)}: must be a string value because "
+                                    "`partitionTypeAttribute` names this attribute")
+
+
+# The API server reports the internal DeviceAttribute, a Go struct without JSON tags, as
+# encoding/json writes it: every field by its Go name, compact.
+_INTERNAL_ATTRIBUTE_FIELDS = (("int", "IntValue"), ("bool", "BoolValue"), ("string", "StringValue"),
+                              ("version", "VersionValue"), ("ints", "IntValues"), ("bools", "BoolValues"),
+                              ("strings", "StringValues"), ("versions", "VersionValues"))
+
+
+def _internal_attribute(attribute: Any) -> str:
+    attribute = attribute if isinstance(attribute, dict) else {}
+    fields = {go: (attribute.get(key) if attribute.get(key) not in (None, []) else None)
+              for key, go in _INTERNAL_ATTRIBUTE_FIELDS}
+    return json.dumps(fields, separators=(",", ":"))
 
 
 def _has_list_attribute(device: dict) -> bool:

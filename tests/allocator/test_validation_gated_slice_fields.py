@@ -49,7 +49,7 @@ def test_node_allocatable_resources_each_rule():
         "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
         f'{path}[hugepages-2Mi].mapping.capacityKey: Invalid value: "": capacityKey must not be an empty string',
         f'{path}[hugepages-2Mi].mapping.capacityMultiplier: Invalid value: "0": must be positive',
-        f'{path}[memory].mapping: Invalid value: "{{`capacityKey`, `deviceMultiplier`}}": must specify exactly '
+        f'{path}[memory].mapping: Invalid value: "{{capacityKey, deviceMultiplier}}": must specify exactly '
         "one of: `capacityKey`, `deviceMultiplier`",
         f'{path}[memory].mapping.capacityKey: Not found: "missing"',
         f"{path}[memory].mapping.capacityMultiplier: Required value: capacityMultiplier is required when "
@@ -87,7 +87,9 @@ def test_partition_type_attribute_names_a_string_attribute_of_every_partition():
     wrong = partitioned([{"profile": {"int": 1}}, {}], partitionTypeAttribute="d.example.com/profile")
     wrong["spec"]["devices"].append({"name": "plain"})  # consumes nothing: exempt
     assert problems(wrong, PARTITION_TYPE) == [
-        'spec.devices[0].attributes[d.example.com/profile]: Invalid value: {"int": 1}: must be a string value '
+        'spec.devices[0].attributes[d.example.com/profile]: Invalid value: {"IntValue":1,"BoolValue":null,'
+        '"StringValue":null,"VersionValue":null,"IntValues":null,"BoolValues":null,"StringValues":null,'
+        '"VersionValues":null}: must be a string value '
         "because `partitionTypeAttribute` names this attribute",
         "spec.devices[1].attributes[d.example.com/profile]: Required value: device consumes counters and "
         "`partitionTypeAttribute` names this attribute, so it must be set"]

@@ -16,13 +16,17 @@ import sys
 
 import pytest
 
+import allocator
+from allocator.validation import validate_object
+
 from . import harness
 from .controlplane import ControlPlane, make_node
-from .kubeclient import KubeClient, wait_for
+from .kubeclient import KubeClient, KubeError, wait_for
 
 pytestmark = pytest.mark.realcluster
 
-GATES = "DRANodeAllocatableResources=true"
+# DRAPartitionableDevicesType needs DRAResourcePoolStatus (kube_features.go dependencies).
+GATES = "DRANodeAllocatableResources=true,DRAPartitionableDevicesType=true,DRAResourcePoolStatus=true"
 RESOURCE = "resource.k8s.io/v1"
 DRIVER = "cpu.example.com"
 CLI = [sys.executable, "-c", "from kubectl_dra.cli import main; main()"]
@@ -159,3 +163,70 @@ def test_cpu_mapped_by_devices_rejects_and_admits_like_the_scheduler(gated, tmp_
     create_pod(kube, "third", "1", "third-cpus")
     assert explain(gated, "third", tmp_path)["verdict"] == "Fits"
     assert decide(kube, "third")["spec"]["nodeName"] == "cpu-node"
+
+
+def refused(kube: KubeClient, obj: dict) -> str | None:
+    """The API server's message for a create it refuses (None: created, and deleted again)."""
+    try:
+        created = kube.create(obj)
+    except KubeError as err:
+        assert err.status in (400, 422), err
+        return err.message
+    kube.delete(obj["apiVersion"], obj["kind"], created["metadata"]["name"])
+    return None
+
+
+def gated_slice(name: str, devices: list[dict], **spec) -> dict:
+    return {"apiVersion": RESOURCE, "kind": "ResourceSlice", "metadata": {"name": name},
+            "spec": {"driver": "val.example.com", "nodeName": "val-node",
+                     "pool": {"name": name, "generation": 1, "resourceSliceCount": 1}, "devices": devices, **spec}}
+
+
+def counters(name: str, profile: dict | None) -> dict:
+    device = {"name": name, "consumesCounters": [{"counterSet": "mem", "counters": {"m": {"value": "1"}}}]}
+    if profile is not None:
+        device["attributes"] = {"profile": profile}
+    return device
+
+
+VALIDATION_CASES = {
+    "not-node-allocatable": [{"name": "d", "nodeAllocatableResources": {"nvidia.com/gpu": {"overhead": {"perPod": "1"}}}}],
+    "neither-mapping-nor-overhead": [{"name": "d", "nodeAllocatableResources": {"cpu": {}}}],
+    "both-union-members": [{"name": "d", "capacity": {"cores": {"value": "4"}}, "nodeAllocatableResources": {
+        "cpu": {"mapping": {"capacityKey": "cores", "capacityMultiplier": "1", "deviceMultiplier": "1"}}}}],
+    "unknown-capacity-key": [{"name": "d", "nodeAllocatableResources": {
+        "cpu": {"mapping": {"capacityKey": "cores", "capacityMultiplier": "1"}}}}],
+    "non-positive-multiplier": [{"name": "d", "nodeAllocatableResources": {"memory": {"mapping": {"deviceMultiplier": "0"}}}}],
+    "negative-overhead": [{"name": "d", "nodeAllocatableResources": {"memory": {"overhead": {"perPod": "-1Gi"}}}}],
+    "empty-overhead": [{"name": "d", "nodeAllocatableResources": {"memory": {"overhead": {}}}}],
+    "valid-mapping": [{"name": "d", "capacity": {"cores": {"value": "4"}}, "nodeAllocatableResources": {
+        "cpu": {"mapping": {"capacityKey": "cores", "capacityMultiplier": "2"}},
+        "memory": {"overhead": {"perPod": "1Gi", "perContainer": "1Mi"}}}}],
+}
+PARTITION_CASES = {
+    "no-partitions": ([{"name": "d"}], "val.example.com/profile"),
+    "not-fully-qualified": ([counters("d", {"string": "Full"})], "profile"),
+    "missing-attribute": ([counters("d", None)], "val.example.com/profile"),
+    "not-a-string": ([counters("d", {"int": 1})], "val.example.com/profile"),
+    "bare-in-driver-domain": ([counters("d", {"string": "Full"})], "val.example.com/profile"),
+}
+
+
+def test_the_api_server_refuses_what_we_refuse(gated):
+    """Every rule of the two fields: our validation and the gated API server agree on whether a
+    slice is refused and on each field error."""
+    kube = gated.client()
+    create_node(kube, "val-node", "8")
+    features = allocator.Features.for_version(37, {"DRANodeAllocatableResources": True,
+                                                   "DRAPartitionableDevicesType": True,
+                                                   "DRAResourcePoolStatus": True})
+    cases = {name: gated_slice(f"val-{name}", devices) for name, devices in VALIDATION_CASES.items()}
+    cases.update({name: gated_slice(f"val-{name}", devices, partitionTypeAttribute=attribute,
+                                    sharedCounters=None) for name, (devices, attribute) in PARTITION_CASES.items()})
+    for name, obj in cases.items():
+        obj["spec"] = {k: v for k, v in obj["spec"].items() if v is not None}
+        ours = [f"{e.field}: {e.message}" for e in validate_object(obj, features)]
+        theirs = refused(kube, obj)
+        assert (theirs is None) == (not ours), (name, ours, theirs)
+        for problem in ours:
+            assert problem in theirs, (name, problem, theirs)
