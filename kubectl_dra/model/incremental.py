@@ -205,8 +205,7 @@ class ModelBuilder:
         """ClusterModel.reach_cache, likewise."""
         self._classes = ClassCache()
         """ClusterModel.class_cache, likewise."""
-        self._other_inputs: dict[str, list[dict]] = {}
-        self._objects: allocator.ObjectSet | None = None
+        self._others = OtherObjects()
         self._frozen_at: float | None = None
 
     def build(self, snapshot: StoreSnapshot) -> Iterator[ClusterModel]:
@@ -270,12 +269,56 @@ class ModelBuilder:
         self._frozen_at = now
 
     def _other_objects(self, snapshot: StoreSnapshot) -> allocator.ObjectSet:
-        changed = self._objects is None or any(
-            not _same(tuple(snapshot.items[kind]), tuple(self._other_inputs.get(kind, ())))
-            for kind in OTHER_KINDS
-        )
-        if changed:
-            self._other_inputs = {kind: snapshot.items[kind] for kind in OTHER_KINDS}
-            with paused_gc():  # every claim, pod and node: bulk work, as in `_analyze`
-                self._objects = allocator.load_objects(obj for kind in OTHER_KINDS for obj in snapshot.items[kind])
-        return self._objects
+        return self._others.update(snapshot.items)
+
+
+_OBJECT_SET_DICTS = ("device_classes", "claims", "claim_templates", "taint_rules", "nodes", "pods", "namespaces")
+
+
+class OtherObjects:
+    """Every kind but ResourceSlice as the allocator's ObjectSet, normalised once per object: a pod
+    or claim event normalises that one object again, not every claim, pod and node of the cluster
+    (identity is change detection, as for slices). The ObjectSet is made anew when an input list
+    changed (a few milliseconds of dict inserts for thousands of objects), so an older revision's
+    set stays as it was for whoever still reads it."""
+
+    def __init__(self) -> None:
+        self._inputs: dict[str, tuple] = {}
+        self._entries: dict[int, tuple] = {}
+        """id(raw) -> (raw, [(ObjectSet field, key, normalised)], errors, ignored kinds)."""
+        self._objects: allocator.ObjectSet | None = None
+
+    def update(self, items: dict[str, list[dict]]) -> allocator.ObjectSet:
+        inputs = {kind: tuple(items.get(kind, ())) for kind in OTHER_KINDS}
+        if self._objects is not None and all(_same(inputs[kind], self._inputs.get(kind, ())) for kind in OTHER_KINDS):
+            return self._objects
+        with paused_gc():  # thousands of new objects on a first load: bulk work, as in `_analyze`
+            result = self._merge(inputs)
+        self._inputs, self._objects = inputs, result
+        return result
+
+    def _merge(self, inputs: dict[str, tuple]) -> allocator.ObjectSet:
+        previous, entries = self._entries, {}
+        result = allocator.ObjectSet()
+        fields = {name: getattr(result, name) for name in _OBJECT_SET_DICTS}
+        for kind in OTHER_KINDS:
+            for raw in inputs[kind]:
+                entry = previous.get(id(raw))
+                if entry is None or entry[0] is not raw:
+                    entry = self._entry(raw)
+                entries[id(raw)] = entry
+                for name, key, normalised in entry[1]:
+                    fields[name][key] = normalised
+                if entry[2]:
+                    result.errors.extend(entry[2])
+                for ignored, count in entry[3]:
+                    result.ignored_kinds[ignored] = result.ignored_kinds.get(ignored, 0) + count
+        self._entries = entries
+        return result
+
+    @staticmethod
+    def _entry(raw: dict) -> tuple:
+        one = allocator.load_objects([raw])
+        placed = [(name, key, normalised) for name in _OBJECT_SET_DICTS
+                  for key, normalised in getattr(one, name).items()]
+        return (raw, placed, list(one.errors), list(one.ignored_kinds.items()))

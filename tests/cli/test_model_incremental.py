@@ -1,6 +1,7 @@
 """The dashboard's model, kept up to date event by event (ModelBuilder: pools reanalysed, node reach,
 taints, class membership and table rows derived again only where something changed), says exactly what a model built from
-scratch over the same objects says, after any sequence of watch events."""
+scratch over the same objects says, after any sequence of watch events (slices, nodes, claims and
+pods changing, each normalised again only when it is another object)."""
 
 from __future__ import annotations
 
@@ -36,9 +37,10 @@ def loaded(objects: list[dict]) -> Store:
 @st.composite
 def event(draw, store: Store) -> tuple[str, str, dict] | tuple[str, KindStatus]:
     """One watch event against the store's current objects (or a kind turning unreadable and back)."""
-    slices, claims = store.items("ResourceSlice"), store.items("ResourceClaim")
+    slices, claims, pods = store.items("ResourceSlice"), store.items("ResourceClaim"), store.items("Pod")
     what = draw(st.sampled_from(("slice", "slice", "slice", "delete-slice", "node", "new-node", "delete-node",
-                                 "claim", "delete-claim", "claims-forbidden")))
+                                 "claim", "free-claim", "delete-claim", "claims-forbidden", "pod", "pod",
+                                 "delete-pod")))
     if what == "slice" and slices:
         changed = copy.deepcopy(draw(st.sampled_from(slices)))
         devices = changed["spec"].get("devices") or []
@@ -72,12 +74,32 @@ def event(draw, store: Store) -> tuple[str, str, dict] | tuple[str, KindStatus]:
         changed = copy.deepcopy(draw(st.sampled_from(claims)))
         changed["metadata"]["name"] += "-again"
         return ("ResourceClaim", "ADDED", changed)
+    if what == "free-claim" and claims:
+        changed = copy.deepcopy(draw(st.sampled_from(claims)))
+        changed.pop("status", None)  # deallocated: its pools' devices are free again
+        return ("ResourceClaim", "MODIFIED", changed)
+    if what == "pod" and claims:
+        claim = draw(st.sampled_from(claims))["metadata"]["name"]
+        name = draw(st.sampled_from(("pod-a", "pod-b")))
+        return ("Pod", "MODIFIED" if any(p["metadata"]["name"] == name for p in pods) else "ADDED",
+                pod(name, claim, draw(st.sampled_from(("Pending", "Running"))), draw(st.sampled_from(NODES + ("",)))))
+    if what == "delete-pod" and pods:
+        return ("Pod", "DELETED", draw(st.sampled_from(pods)))
     if what == "delete-claim" and claims:
         return ("ResourceClaim", "DELETED", draw(st.sampled_from(claims)))
     if what == "claims-forbidden":
         state = draw(st.sampled_from(("forbidden", "ok")))
         return ("status", KindStatus("ResourceClaim", state, "forbidden by test" if state != "ok" else ""))
     return ("Node", "MODIFIED", node(NODES[0], 0))
+
+
+def pod(name: str, claim: str, phase: str, node_name: str) -> dict:
+    spec: dict = {"containers": [{"name": "main", "image": "x"}],
+                  "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": spec, "status": {"phase": phase}}
 
 
 def facts(model: ClusterModel) -> dict:
@@ -96,6 +118,9 @@ def facts(model: ClusterModel) -> dict:
         "taints": [(g.source, g.key, g.value, g.effect, [d.id for d in g.devices], g.claims) for g in model.taints],
         "missing_nodes": model.missing_nodes,
         "classes": (model.classes.members, model.classes.errors),
+        "objects": {name: getattr(model.objects, name) for name in (
+            "device_classes", "claims", "claim_templates", "taint_rules", "nodes", "pods", "namespaces", "errors",
+            "ignored_kinds")},
     }
 
 
