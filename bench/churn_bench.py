@@ -14,12 +14,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import copy
+import ctypes
 import datetime
+import gc
 import os
 import platform
+import statistics
 import sys
+import threading
 import time
+import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -32,6 +38,92 @@ def rss_mb() -> float:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+                 "fordblks", "keepcost")]
+
+
+def malloc_stats() -> dict:
+    """glibc's heap (mallinfo2: bytes in use and free inside its arenas, and mmapped) and pymalloc's
+    arenas (256 KiB each; sys._debugmallocstats writes to the C stderr), in MB; with the objects the
+    collector tracks. Tells memory the program keeps from memory the allocators hold free."""
+    stats: dict = {}
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallinfo2.restype = _MallInfo2
+        info = libc.mallinfo2()
+        stats.update(malloc_used_mb=info.uordblks / 2**20, malloc_free_mb=info.fordblks / 2**20,
+                     malloc_mmap_mb=info.hblkhd / 2**20)
+    except (OSError, AttributeError):
+        pass
+    import tempfile
+
+    with tempfile.TemporaryFile(mode="w+b") as capture:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(capture.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        capture.seek(0)
+        text = capture.read().decode("ascii", "replace")
+    for line in text.splitlines():
+        words = line.split()
+        if line.startswith("# arenas allocated current"):
+            stats["pymalloc_arenas"] = int(words[-1].replace(",", ""))
+        elif line.startswith("# bytes in allocated blocks"):
+            stats["pymalloc_used_mb"] = int(words[-1].replace(",", "")) / 2**20
+        elif line.startswith("# bytes in available blocks"):
+            stats["pymalloc_free_mb"] = int(words[-1].replace(",", "")) / 2**20
+    stats["gc_objects"] = len(gc.get_objects())
+    return stats
+
+
+class StackSampler:
+    """Samples the UI thread's Python stack every `interval` s while `active` (a key press is being
+    answered); `take()` returns the innermost frames seen most, for the slow presses. The sampler
+    needs the interpreter to look, so time spent holding it in C shows as the frame after."""
+
+    def __init__(self, interval: float = 0.002) -> None:
+        self.interval = interval
+        self.active = False
+        self.samples: list[tuple[str, ...]] = []
+        self.worker_samples: list[tuple[str, ...]] = []
+        self.main = threading.main_thread().ident
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        me = threading.get_ident()
+        while not self._stop:
+            time.sleep(self.interval)
+            if not self.active:
+                continue
+            for ident, frame in sys._current_frames().items():
+                if ident == me:
+                    continue
+                stack = tuple(f"{os.path.basename(f.filename)}:{f.lineno} {f.name}"
+                              for f in reversed(traceback.extract_stack(frame)[-14:]))
+                (self.samples if ident == self.main else self.worker_samples).append(stack)
+
+    def take(self) -> tuple[list, list]:
+        main, worker = self.samples, self.worker_samples
+        self.samples, self.worker_samples = [], []
+        return main, worker
+
+    def stop(self) -> None:
+        self._stop = True
+
+
+def top_frames(samples: list[tuple[str, ...]], depth: int = 6, count: int = 6) -> list[str]:
+    counter = collections.Counter(" < ".join(stack[:depth]) for stack in samples)
+    return [f"{n:4d} {stack}" for stack, n in counter.most_common(count)]
 
 
 def with_temperatures(store) -> None:
@@ -74,7 +166,7 @@ async def churn(store, rate: float, stop: asyncio.Event, counter: list[int]) -> 
 
 
 async def measure(slices: int, devices: int, rate: float, seconds: float, warmup: float,
-                  sample: float, progress) -> dict:
+                  sample: float, progress, profile: bool = False, malloc: bool = False) -> dict:
     import tui.app as tui_app
     from tui.messages import DashboardReady
     from tui.screens.main import view_id
@@ -96,7 +188,13 @@ async def measure(slices: int, devices: int, rate: float, seconds: float, warmup
         while not ready:
             await asyncio.sleep(0.05)
 
+        sampler = StackSampler() if profile else None
+        slow: list[dict] = []
+
         async def key_to_screen(number: int, name: str) -> float:
+            if sampler is not None:
+                sampler.take()
+                sampler.active = True
             start = time.perf_counter()
             press = asyncio.ensure_future(pilot.press(str(number)))
             while app.main_screen.active_view_id != name:
@@ -106,6 +204,12 @@ async def measure(slices: int, devices: int, rate: float, seconds: float, warmup
                 await asyncio.sleep(0.001)
             shown = frames[-1] - start
             await press
+            if sampler is not None:
+                sampler.active = False
+                main, worker = sampler.take()
+                if shown > 0.25:
+                    slow.append({"tab": name, "ms": shown * 1000, "main": top_frames(main),
+                                 "worker": top_frames(worker, depth=3, count=3)})
             return shown
 
         stop = asyncio.Event()
@@ -123,17 +227,26 @@ async def measure(slices: int, devices: int, rate: float, seconds: float, warmup
                     latencies[view.TITLE] = await key_to_screen(number, view_id(view))
                     await asyncio.sleep(0.2)
                 point = {"t": loop.time() - began, "rss_mb": rss_mb(), "updates": counter[0],
-                         "revision_shown": ready[-1] if ready else 0, "latency_s": latencies}
+                         "revision_shown": ready[-1] if ready else 0, "latency_s": latencies,
+                         "load": os.getloadavg()[0]}
+                if malloc:
+                    point["malloc"] = malloc_stats()
                 samples.append(point)
                 progress(point)
         finally:
             stop.set()
             await churner
+            if sampler is not None:
+                sampler.stop()
     after_warmup = [p for p in samples if p["t"] >= warmup]
     base = after_warmup[0]["rss_mb"] if after_warmup else samples[0]["rss_mb"]
     final = samples[-1]["rss_mb"]
     worst = {view.TITLE: max(p["latency_s"][view.TITLE] for p in samples) for view in VIEWS}
-    return {"samples": samples, "rss_base_mb": base, "rss_final_mb": final,
+    median = {view.TITLE: statistics.median(p["latency_s"][view.TITLE] for p in samples) for view in VIEWS}
+    within = sum(latency <= 0.25 for p in samples for latency in p["latency_s"].values())
+    loads = [p["load"] for p in samples]
+    return {"samples": samples, "median_latency_s": median, "within": within, "slow": slow,
+            "presses": sum(len(p["latency_s"]) for p in samples), "load_min": min(loads), "load_max": max(loads), "rss_base_mb": base, "rss_final_mb": final,
             "growth": (final - base) / base, "rss_peak_mb": max(p["rss_mb"] for p in after_warmup or samples),
             "worst_latency_s": worst, "updates": samples[-1]["updates"], "seconds": samples[-1]["t"]}
 
@@ -149,14 +262,31 @@ def report(result: dict, args) -> list[str]:
         f"{verdict(result['growth'] <= 0.10)})",
         "- worst key-to-screen during churn: " + ", ".join(
             f"{title} {result['worst_latency_s'][title] * 1000:.0f} ms" for title in titles)
-        + f" (target 250 ms: {verdict(max(result['worst_latency_s'].values()) <= 0.25)})",
+        + f" (target 250 ms: {verdict(max(result['worst_latency_s'].values()) <= 0.25)}); "
+        f"{result['within']}/{result['presses']} presses within 250 ms",
+        "- median key-to-screen: " + ", ".join(
+            f"{title} {result['median_latency_s'][title] * 1000:.0f} ms" for title in titles),
+        f"- load average (1 min) during the run: {result['load_min']:.1f}-{result['load_max']:.1f}",
         "",
-        "| t (s) | updates | RSS (MB) | " + " | ".join(f"{title} (ms)" for title in titles) + " |",
-        "|---|---|---|" + "---|" * len(titles),
     ]
+    with_malloc = "malloc" in result["samples"][0]
+    malloc_titles = ["gc objects", "malloc used (MB)", "malloc free (MB)", "mmap (MB)", "pymalloc used (MB)",
+                     "pymalloc free (MB)"]
+    malloc_keys = ["gc_objects", "malloc_used_mb", "malloc_free_mb", "malloc_mmap_mb", "pymalloc_used_mb",
+                   "pymalloc_free_mb"]
+    extra = malloc_titles if with_malloc else []
+    lines += ["| t (s) | updates | load | RSS (MB) | " + " | ".join(f"{title} (ms)" for title in titles)
+              + "".join(f" | {title}" for title in extra) + " |",
+              "|---|---|---|---|" + "---|" * (len(titles) + len(extra))]
     for point in result["samples"]:
-        lines.append(f"| {point['t']:.0f} | {point['updates']} | {point['rss_mb']:.0f} | "
-                     + " | ".join(f"{point['latency_s'][title] * 1000:.0f}" for title in titles) + " |")
+        cells = [f"{point['t']:.0f}", str(point["updates"]), f"{point['load']:.1f}", f"{point['rss_mb']:.0f}"]
+        cells += [f"{point['latency_s'][title] * 1000:.0f}" for title in titles]
+        if with_malloc:
+            cells += [f"{point['malloc'].get(key, 0):.0f}" for key in malloc_keys]
+        lines.append("| " + " | ".join(cells) + " |")
+    for press in result["slow"]:
+        lines += ["", f"slow press: {press['tab']} {press['ms']:.0f} ms; UI thread, innermost first:",
+                  *press["main"], "  rebuild worker:", *press["worker"]]
     return lines
 
 
@@ -169,15 +299,21 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=60.0, help="seconds before the RSS baseline")
     parser.add_argument("--sample", type=float, default=30.0, help="seconds between samples")
     parser.add_argument("--append", action="store_true", help="append the result to bench/RESULTS.md")
+    parser.add_argument("--malloc", action="store_true",
+                        help="record glibc and pymalloc heap figures and tracked objects with each sample")
+    parser.add_argument("--profile", action="store_true",
+                        help="sample the UI thread's stack during key presses; print it for those over 250 ms")
     args = parser.parse_args()
 
     def progress(point: dict) -> None:
         latencies = " ".join(f"{title}={seconds * 1000:.0f}ms" for title, seconds in point["latency_s"].items())
-        print(f"t={point['t']:.0f}s updates={point['updates']} rss={point['rss_mb']:.0f}MB {latencies}",
+        heap = " ".join(f"{key}={value:.0f}" for key, value in point.get("malloc", {}).items())
+        print(f"t={point['t']:.0f}s updates={point['updates']} load={point['load']:.1f} rss={point['rss_mb']:.0f}MB "
+              f"{latencies} {heap}",
               file=sys.stderr, flush=True)
 
     result = asyncio.run(measure(args.slices, args.devices, args.rate, args.minutes * 60, args.warmup,
-                                 args.sample, progress))
+                                 args.sample, progress, args.profile, args.malloc))
     lines = report(result, args)
     print("\n".join(lines))
     if args.append:
