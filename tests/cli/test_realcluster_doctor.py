@@ -14,7 +14,7 @@ import uuid
 import pytest
 
 from e2e.controlplane import create_ready_node
-from e2e.kubeclient import wait_for
+from e2e.kubeclient import KubeError, wait_for
 
 pytestmark = pytest.mark.realcluster
 
@@ -218,3 +218,145 @@ def test_an_old_kubelet_and_a_node_that_stopped_reporting(cluster, kube, gpus):
     assert skew["result"] == "problem" and mentions(skew, f"node/{old} (v1.30.4)")
     stale = check(report, "failure.stale-pools")
     assert stale["result"] == "warning" and mentions(stale, f"{gpus['driver']}/{old} (node/{old} NotReady)")
+
+
+def template_pod(name: str, template: str) -> dict:
+    obj = pod(name, "unused")
+    obj["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": template}]
+    return obj
+
+
+def test_a_quota_on_a_device_class_near_and_at_its_limit(cluster, kube, gpus):
+    """The harness's kube-controller-manager runs only the resourceclaim controller, not the
+    resourcequota controller: the test writes the quota's first status as that controller would
+    (hard, used 0). From then on the apiserver's quota admission counts each claim it admits into
+    status.used itself, and refuses the claim that would go over."""
+    ns, klass = gpus["namespace"], gpus["class"]
+    per_class = f"{klass}.deviceclass.resource.k8s.io/devices"
+    created = kube.create({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "gpus"},
+                           "spec": {"hard": {per_class: "5", "count/resourceclaims.resource.k8s.io": "100"}}}, ns)
+    created["status"] = {"hard": {per_class: "5", "count/resourceclaims.resource.k8s.io": "100"},
+                         "used": {per_class: "0", "count/resourceclaims.resource.k8s.io": "0"}}
+    kube.replace(created, subresource="status")
+    kube.create(claim("four", klass, count=4), ns)
+
+    def used() -> str:
+        return kube.get("v1", "ResourceQuota", "gpus", ns)["status"]["used"][per_class]
+
+    wait_for(lambda: used() == "4", WAIT_S, "admission to count the claim into the quota")
+    status, report = doctor(cluster, "--only", "claims.quota")
+    finding = check(report, "claims.quota")
+    assert (status, finding["result"]) == (0, "warning"), finding
+    assert mentions(finding, f"resourcequota/{ns}/gpus {per_class}: 4 of 5 used (80%, class {klass})")
+
+    kube.create(claim("fifth", klass), ns)
+    with pytest.raises(KubeError) as refused:
+        kube.create(claim("sixth", klass), ns)
+    assert refused.value.status == 403 and "exceeded quota: gpus" in refused.value.message
+    wait_for(lambda: used() == "5", WAIT_S, "admission to count the fifth device")
+    status, report = doctor(cluster, "--only", "claims.quota")
+    finding = check(report, "claims.quota")
+    assert (status, finding["result"]) == (1, "problem"), finding
+    assert mentions(finding, f"resourcequota/{ns}/gpus {per_class}: 5 of 5 used (class {klass})")
+
+    # A pod whose claim comes from a template: the resourceclaim controller's create is refused.
+    kube.create({"apiVersion": RESOURCE, "kind": "ResourceClaimTemplate", "metadata": {"name": "one"},
+                 "spec": {"spec": claim("x", klass)["spec"]}}, ns)
+    kube.create(template_pod("waits", "one"), ns)
+
+    def refusal():
+        return next((e for e in kube.list("v1", "Event", ns)["items"]
+                     if e.get("reason") == "FailedResourceClaimCreation"
+                     and (e.get("involvedObject") or {}).get("name") == "waits"), None)
+
+    event = wait_for(refusal, WAIT_S, "the resourceclaim controller to be refused")
+    assert "exceeded quota: gpus" in event["message"], event
+    _, report = doctor(cluster, "--only", "claims.pending-pods")
+    pending = check(report, "claims.pending-pods")
+    assert f"1 × claim from template one refused by resourcequota/{ns}/gpus ({per_class}: 5 of 5 used)" in \
+        pending["details"], pending
+
+
+def shared_device_slice(node_name: str, driver: str) -> dict:
+    shared = {"name": "shared-0", "allowMultipleAllocations": True,
+              "capacity": {"memory": {"value": "80Gi", "requestPolicy": {"default": "10Gi",
+                                                                        "validRange": {"min": "10Gi"}}}}}
+    return {"apiVersion": RESOURCE, "kind": "ResourceSlice", "metadata": {"name": f"{node_name}-{driver}"},
+            "spec": {"driver": driver, "nodeName": node_name,
+                     "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1}, "devices": [shared]}}
+
+
+def partitioned_slices(node_name: str, driver: str) -> list[dict]:
+    """A GPU that is one whole device or two halves, all drawing on one counter set (the counters
+    in a slice of their own, as the API server requires from 1.35)."""
+    pool = {"name": node_name, "generation": 1, "resourceSliceCount": 2}
+    counters = {"apiVersion": RESOURCE, "kind": "ResourceSlice", "metadata": {"name": f"{node_name}-{driver}-counters"},
+                "spec": {"driver": driver, "nodeName": node_name, "pool": pool,
+                         "sharedCounters": [{"name": "gpu-0-cs", "counters": {"memory": {"value": "80Gi"}}}]}}
+
+    def part(name: str, memory: str) -> dict:
+        return {"name": name, "attributes": {"shape": {"string": name.split("-")[0]}},
+                "consumesCounters": [{"counterSet": "gpu-0-cs", "counters": {"memory": {"value": memory}}}]}
+
+    devices = {"apiVersion": RESOURCE, "kind": "ResourceSlice", "metadata": {"name": f"{node_name}-{driver}-devices"},
+               "spec": {"driver": driver, "nodeName": node_name, "pool": pool,
+                        "devices": [part("whole", "80Gi"), part("half-a", "40Gi"), part("half-b", "40Gi")]}}
+    return [counters, devices]
+
+
+def bound(kube, ns: str, name: str) -> None:
+    wait_for(lambda: (kube.get("v1", "Pod", name, ns).get("spec") or {}).get("nodeName"), WAIT_S,
+             f"the scheduler to bind pod {name}")
+
+
+def test_a_full_class_shared_capacity_and_a_counter_set_near_exhaustion(cluster, kube, gpus):
+    ns, node_name, suffix = gpus["namespace"], gpus["node"], gpus["suffix"]
+    kube.create(claim("both", gpus["class"], count=2), ns)
+    kube.create(pod("both", "both"), ns)
+    shared_driver, parts_driver = f"share-{suffix}.example.com", f"parts-{suffix}.example.com"
+    kube.create(shared_device_slice(node_name, shared_driver))
+    kube.create(device_class(f"share-{suffix}", shared_driver))
+    big = claim("big-share", f"share-{suffix}")
+    big["spec"]["devices"]["requests"][0]["exactly"]["capacity"] = {"requests": {"memory": "75Gi"}}
+    kube.create(big, ns)
+    kube.create(pod("big-share", "big-share"), ns)
+    for obj in partitioned_slices(node_name, parts_driver):
+        kube.create(obj)
+    kube.create(device_class(f"parts-{suffix}", parts_driver))
+    whole = claim("whole", f"parts-{suffix}")
+    whole["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [
+        {"cel": {"expression": f'device.attributes["{parts_driver}"].shape == "whole"'}}]
+    kube.create(whole, ns)
+    kube.create(pod("whole", "whole"), ns)
+    for name in ("both", "big-share", "whole"):
+        bound(kube, ns, name)
+    status, report = doctor(cluster, "--only", "sharing")
+    assert status == 0
+    full = check(report, "sharing.classes-full")
+    assert full["result"] == "warning" and mentions(full, f"deviceclass/{gpus['class']} (0 free of 2)"), full
+    capacity = check(report, "sharing.capacity")
+    assert capacity["result"] == "warning", capacity
+    assert mentions(capacity, f"{shared_driver}/{node_name}/shared-0 memory 94% used (75Gi of 80Gi)"), capacity
+    assert mentions(capacity, f"{parts_driver}/{node_name} counter set gpu-0-cs (no device left: 2 blocked by "
+                              f"counters)"), capacity
+
+
+def test_a_device_the_kubelet_reports_unhealthy_in_the_pods_status(cluster, kube, gpus):
+    ns = gpus["namespace"]
+    kube.create(claim("train", gpus["class"]), ns)
+    kube.create(pod("train", "train"), ns)
+    bound(kube, ns, "train")
+    result = kube.get(RESOURCE, "ResourceClaim", "train", ns)["status"]["allocation"]["devices"]["results"][0]
+    resource_id = f"{result['driver']}/{result['pool']}/{result['device']}"
+    running = kube.get("v1", "Pod", "train", ns)
+    running["status"]["containerStatuses"] = [{
+        "name": "main", "image": "registry.example.com/none:1", "imageID": "", "ready": False, "restartCount": 0,
+        "state": {"waiting": {"reason": "ContainerCreating"}},
+        "allocatedResourcesStatus": [{"name": "claim:gpu", "resources": [
+            {"resourceID": resource_id, "health": "Unhealthy", "message": "XID 79"}]}]}]
+    kube.replace(running, subresource="status")
+    status, report = doctor(cluster, "--only", "failure.unhealthy-devices")
+    finding = check(report, "failure.unhealthy-devices")
+    assert (status, finding["result"]) == (1, "problem"), finding
+    assert mentions(finding, f"{resource_id} (Unhealthy per pod/{ns}/train: XID 79)"), finding
+    assert finding["next"] == f"kubectl describe pod train -n {ns}"

@@ -155,7 +155,8 @@ def test_slices_only_knows_the_devices_but_not_their_state(world, identity, tmp_
     assert saved.returncode == 0, saved.stderr
     header = next(yaml.safe_load_all(path.read_text()))
     assert {m["kind"] for m in header["missingKinds"]} == {
-        "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule", "Node", "Pod", "Namespace"}
+        "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule", "Node", "Pod", "Namespace",
+        "ResourceQuota"}
     offline = kubectl_dra("--from", str(path), "pools", "--driver", world["driver"], "-o", "json")
     live = kubectl_dra("--kubeconfig", config, "pools", "--driver", world["driver"], "-o", "json")
     assert json.loads(offline.stdout)["items"] == json.loads(live.stdout)["items"]
