@@ -285,6 +285,34 @@ def _allocation(claim: dict) -> dict | None:
     return (claim.get("status") or {}).get("allocation")
 
 
+def _not_for_pod(pod: dict, claim: dict, accept_pod_group: bool) -> str:
+    """resourceclaim.IsForPod (k8s.io/dynamic-resource-allocation resourceclaim.go): a claim made
+    from a template must be controlled by the pod or, with DRAWorkloadResourceClaims on, by the
+    pod's PodGroup (matched by kind, name and the scheduling.k8s.io group: the pod does not know the
+    group's UID). A claim naming no owner at all, or a pod without a UID (a manifest), is not
+    checked: nothing says whose it is."""
+    meta, namespace = pod["metadata"], pod["metadata"].get("namespace") or "default"
+    owners = claim["metadata"].get("ownerReferences") or []
+    if not meta.get("uid") or not owners:
+        return ""
+    controller = next((o for o in owners if o.get("controller")), None)
+    if controller is None:
+        # Older fixtures mark no controller: the Pod owners then stand for it.
+        pod_owners = [o for o in owners if o.get("kind") == "Pod"]
+        if not pod_owners or any(o.get("uid") == meta["uid"] for o in pod_owners):
+            return ""
+    elif controller.get("uid") == meta["uid"] and controller.get("kind") == "Pod":
+        return ""
+    what = f"ResourceClaim {namespace}/{claim['metadata']['name']} was not created for Pod {namespace}/{meta['name']}"
+    group = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+    if accept_pod_group and group:
+        if controller is not None and controller.get("kind") == "PodGroup" and controller.get("name") == group \
+                and str(controller.get("apiVersion") or "").startswith("scheduling.k8s.io/"):
+            return ""
+        return f"{what} (neither Pod nor PodGroup {group} is the owner)"
+    return f"{what} (Pod is not owner)"
+
+
 def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | None, what_if: bool,
                  pool_order: PoolOrder | None = None, extended_claim: dict | None = None,
                  node_names: list[str] | None = None, diagnose: bool = True,
@@ -328,10 +356,9 @@ def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | Non
                 slots.append(_ClaimSlot(None, pod_claim, "Missing",
                                         f'resourceclaim.resource.k8s.io "{claim_name}" not found', (namespace, claim_name)))
                 continue
-            owners = [o for o in claim["metadata"].get("ownerReferences") or [] if o.get("kind") == "Pod"]
-            if meta.get("uid") and owners and not any(o.get("uid") == meta["uid"] for o in owners):
-                slots.append(_ClaimSlot(claim, pod_claim, "Missing",
-                                        f"ResourceClaim {namespace}/{claim_name} was not created for Pod {namespace}/{name} (Pod is not owner)"))
+            problem = _not_for_pod(pod, claim, features.workload_resource_claims)
+            if problem:
+                slots.append(_ClaimSlot(claim, pod_claim, "Missing", problem))
                 continue
         if claim["metadata"].get("deletionTimestamp"):
             slots.append(_ClaimSlot(claim, pod_claim, "Missing", f'resourceclaim "{claim["metadata"]["name"]}" is being deleted'))
@@ -652,12 +679,12 @@ class _Diagnoser:
                 # DRADeviceCompatibilityGroups: the groups of the devices already allocated from the
                 # same counter set leave this one out (a further share of a shared device is not checked).
                 key = ("compatibility", pool.driver, pool.name)
-                states = self._available.get(key)
-                if states is None:
-                    states = self._available[key] = compatibility.baseline(
-                        (d for s in pool.slices_targeting_node + pool.slices_not_targeting_node for d in s.devices),
-                        self.state.is_allocated)
-                conflict = compatibility.conflict(device, states)
+                cached = self._available.get(key)
+                if cached is None:
+                    devices = [d for s in pool.slices_targeting_node + pool.slices_not_targeting_node for d in s.devices]
+                    cached = self._available[key] = (compatibility.baseline(devices, self.state.is_allocated),
+                                                     compatibility.members(devices, self.state.is_allocated))
+                conflict = compatibility.conflict(device, cached[0], cached[1], self._holder)
                 if conflict:
                     return DeviceRejection(device.id, COMPATIBILITY_GROUPS, conflict)
         if self.features.device_taints:

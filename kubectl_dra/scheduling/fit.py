@@ -434,8 +434,10 @@ def prepare(objs, workload, group_claims: bool = False) -> tuple[object, list[di
     """The workload's pods normalised as the API server would store them. With `group_claims`
     (DRAWorkloadResourceClaims, off by default in 1.36 and 1.37), a pod claim that matches one of
     its PodGroup's `spec.resourceClaims` (same name, same claim or template: resourceclaim.BindTo)
-    is the group's one claim, instantiated once from a template as GROUP-CLAIM; otherwise each pod
-    has its own, as the scheduler has it with the gate off."""
+    is the group's one claim: the one the resourceclaim controller already made for the group (the
+    PodGroup's status.resourceClaimStatuses, used as it is, allocated or not), else instantiated
+    once from the template as GROUP-CLAIM; otherwise each pod has its own, as the scheduler has it
+    with the gate off."""
     pods = []
     shared: dict[tuple, str] = {}
     added = []
@@ -443,6 +445,10 @@ def prepare(objs, workload, group_claims: bool = False) -> tuple[object, list[di
         key = (entry.get("name"), entry.get("resourceClaimName"), entry.get("resourceClaimTemplateName"))
         if entry.get("resourceClaimName"):
             shared[key] = entry["resourceClaimName"]
+            continue
+        made = workload.shared_claim_names.get(entry.get("name"))
+        if made and (workload.namespace, made) in objs.claims:
+            shared[key] = made
             continue
         template = objs.claim_templates.get((workload.namespace, entry.get("resourceClaimTemplateName")))
         claim_name = f"{workload.name}-{entry.get('name')}"

@@ -28,9 +28,11 @@ _NODES_TRIED, _NODES_SEARCHED, _SETS_PER_NODE = 12, 3, 64
 class _Claim:
     """An allocated claim that could be released."""
 
-    def __init__(self, ref: str, pods: list[tuple[str, str]], priority: int | None, devices: set[DeviceID]):
+    def __init__(self, ref: str, pods: list[tuple[str, str]], priority: int | None, devices: set[DeviceID],
+                 groups: tuple[str, ...] = ()):
         self.ref = ref
         self.pods = pods
+        self.groups = groups          # PodGroups the claim is reserved for (DRAWorkloadResourceClaims)
         self.priority = priority      # highest priority of the pods using it; None when no pod uses it
         self.devices = devices
 
@@ -119,10 +121,18 @@ def _claim(search: Search, ref: str) -> _Claim:
     namespace, _, name = ref.partition("/")
     claim = search.objs.claims[(namespace, name)]
     pods = reserved_pods(claim)
+    # A claim reserved for a PodGroup (resourceclaim.BindTo with DRAWorkloadResourceClaims on) is in
+    # use by the group's pods, scheduled or not, even when no pod is named in reservedFor.
+    groups = tuple(sorted({ref.get("name", "") for ref in (claim.get("status") or {}).get("reservedFor") or []
+                           if ref.get("resource") == "podgroups" and ref.get("apiGroup") == "scheduling.k8s.io"}))
+    if groups:
+        pods = pods + sorted(key for key, pod in search.objs.pods.items() if key[0] == namespace and key not in pods
+                             and ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName") in groups)
     priorities = [int(((search.objs.pods.get(p) or {}).get("spec") or {}).get("priority") or 0) for p in pods]
     held = {DeviceID(r["driver"], r["pool"], r["device"])
             for r in claim["status"]["allocation"]["devices"]["results"] if not r.get("adminAccess")}
-    return _Claim(ref, pods, max(priorities) if priorities else None, held)
+    priority = max(priorities) if priorities else (0 if groups else None)
+    return _Claim(ref, pods, priority, held, groups)
 
 
 def _lower_bound(unblocks: dict[str, set[DeviceID]], needs) -> int:
@@ -176,7 +186,11 @@ def _reach(search: Search, chosen: list) -> list[str] | None:
 def _describe(chosen: list, fitting: Fit) -> Remedy:
     def one(c: _Claim) -> str:
         pods = ", ".join(f"{ns}/{n}" for ns, n in c.pods)
-        used = f"pod {pods}, priority {c.priority}" if c.pods else "used by no pod"
+        group = f"PodGroup {', '.join(c.groups)}" if c.groups else ""
+        if c.pods:
+            used = f"{group + ': ' if group else ''}pod {pods}, priority {c.priority}"
+        else:
+            used = f"{group}, no pod of it known" if group else "used by no pod"
         return f"{c.ref} ({used}, {len(c.devices)} device{'s' if len(c.devices) != 1 else ''})"
 
     pods = sorted({f"{ns}/{n}" for c in chosen for ns, n in c.pods})

@@ -46,6 +46,8 @@ class WorkloadPods:
     gang_min: int | None = None               # a Workload API gang policy's minCount
     origin: str = ""
     template_paths: list[str] = field(default_factory=list)   # per pod: where its template sits ("" for a Pod)
+    # PodGroup claim name -> the ResourceClaim the controller already made for it (status.resourceClaimStatuses)
+    shared_claim_names: dict[str, str] = field(default_factory=dict)
 
     @property
     def ref(self) -> str:
@@ -130,6 +132,7 @@ class _Builder:
         self.paths: list[str] = []
         self.path = ""
         self.shared: list[dict] = []
+        self.shared_names: dict[str, str] = {}
         self.gang_min: int | None = None
         self.claims_field = "spec.template.spec.resourceClaims"
 
@@ -271,6 +274,10 @@ class _Builder:
             for entry in spec.get("resourceClaims") or []:
                 if isinstance(entry, dict):
                     self.shared.append(entry)
+            status = self.obj.get("status") if isinstance(self.obj.get("status"), dict) else {}
+            for made in status.get("resourceClaimStatuses") or []:
+                if isinstance(made, dict) and made.get("name") and made.get("resourceClaimName"):
+                    self.shared_names[made["name"]] = made["resourceClaimName"]
 
     def pod_copies_of(self, pod: dict, override: int | None) -> None:
         meta = pod.get("metadata") or {}
@@ -280,7 +287,7 @@ class _Builder:
 
     def result(self) -> WorkloadPods:
         return WorkloadPods(self.obj["kind"], self.namespace, self.name, self.pods, self.roles, self.shared,
-                            self.gang_min, template_paths=self.paths)
+                            self.gang_min, template_paths=self.paths, shared_claim_names=self.shared_names)
 
 
 def _belongs(pod: dict, kind: str, name: str, namespace: str) -> bool:

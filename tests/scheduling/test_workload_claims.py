@@ -1,0 +1,96 @@
+"""DRAWorkloadResourceClaims: a pod of a PodGroup uses the group's claim as the scheduler does.
+
+Upstream: k8s.io/dynamic-resource-allocation resourceclaim.go (IsForPod, IsReservedForPod, BindTo)
+and the scheduler's dynamicresources.go PreFilter (foreachPodResourceClaim)."""
+
+from __future__ import annotations
+
+import allocator
+from kubectl_dra.scheduling.remedies import Target, find_remedies
+
+from kubectl_dra.scheduling import explain_pod
+
+from .objects import claim, device_class, gpus, node, node_of, pod
+
+ON = allocator.Features.from_flags(37, {"DRAWorkloadResourceClaims": True, "GenericWorkload": True})
+OFF = allocator.Features.for_version(37)
+
+
+def group_claim(name: str = "pg-gpus", group: str = "pg") -> dict:
+    """The claim the resourceclaim controller made from the PodGroup's template, allocated on n1
+    and reserved for the group."""
+    data = claim(name, count=2, allocated_on="n1", devices=["gpu-0", "gpu-1"])
+    data["metadata"]["ownerReferences"] = [{"apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "PodGroup",
+                                            "name": group, "uid": f"uid-{group}", "controller": True}]
+    data["status"]["reservedFor"] = [{"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": group,
+                                      "uid": f"uid-{group}"}]
+    return data
+
+
+def member(name: str, group: str = "pg", claim_name: str = "pg-gpus", **spec) -> dict:
+    data = pod(name, claims=[{"name": "gpus", "resourceClaimTemplateName": "two-gpus"}],
+               schedulingGroup={"podGroupName": group}, **spec)
+    data["status"]["resourceClaimStatuses"] = [{"name": "gpus", "resourceClaimName": claim_name}]
+    return data
+
+
+def cluster(*extra: dict) -> list[dict]:
+    return [device_class(), node("n1"), node("n2"), gpus("n1", 2), gpus("n2", 4), group_claim(), *extra]
+
+
+def test_with_the_gate_a_member_uses_the_claim_allocated_for_its_group():
+    objs = allocator.load_objects(cluster(member("m-1")))
+    exp = explain_pod(objs, "default", "m-1", ON)
+    assert node_of(exp, "n1").verdict == "Fits"
+    assert node_of(exp, "n2").verdict != "Fits"  # the group's devices are on n1
+    assert [c.state for c in exp.claims] == ["Allocated"]
+
+
+def test_without_the_gate_the_group_claim_is_not_the_pods():
+    objs = allocator.load_objects(cluster(member("m-1")))
+    exp = explain_pod(objs, "default", "m-1", OFF)
+    assert "ResourceClaim default/pg-gpus was not created for Pod default/m-1 (Pod is not owner)" in exp.message
+    assert all(n.verdict != "Fits" for n in exp.nodes)
+
+
+def test_a_pod_of_another_group_cannot_use_it():
+    objs = allocator.load_objects(cluster(member("x-1", group="other")))
+    exp = explain_pod(objs, "default", "x-1", ON)
+    assert ("ResourceClaim default/pg-gpus was not created for Pod default/x-1 (neither Pod nor PodGroup other "
+            "is the owner)") in exp.message
+
+
+def test_a_claim_reserved_for_a_podgroup_is_in_use_by_its_pods():
+    # A running member holds the group's claim (reservedFor names the PodGroup, not the pod); a
+    # new pod wanting both GPUs of n1 must be told whose pods use them, not "used by no pod".
+    running = member("m-0", node_name="n1", priority=5)
+    running["status"]["phase"] = "Running"
+    want = pod("p", claims=[{"name": "gpus", "resourceClaimName": "want"}], nodeSelector={"kubernetes.io/hostname": "n1"})
+    objs = allocator.load_objects(cluster(running, claim("want", count=2), want))
+    remedies = find_remedies(objs, Target.pod("default", "p"), ON)
+    free = [r for r in remedies if r.change.get("release")]
+    assert free, [r.description for r in remedies]
+    assert "release claim default/pg-gpus (PodGroup pg: pod default/m-0, priority 5, 2 devices)" in free[0].description
+    assert free[0].change["pods"] == ["default/m-0"]
+
+
+def test_fit_uses_the_claim_the_controller_already_made_for_the_group():
+    from kubectl_dra.scheduling import fit
+    from kubectl_dra.workloads import expand
+
+    group = {"apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "PodGroup",
+             "metadata": {"name": "pg", "namespace": "default"},
+             "spec": {"resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "two-gpus"}]},
+             "status": {"resourceClaimStatuses": [{"name": "gpus", "resourceClaimName": "pg-gpus"}]}}
+    pods = [pod(f"m-{i}", claims=[{"name": "gpus", "resourceClaimTemplateName": "two-gpus"}],
+                schedulingGroup={"podGroupName": "pg"}) for i in range(3)]
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "two-gpus", "namespace": "default"},
+                "spec": {"spec": claim("x", count=2)["spec"]}}
+    workload = expand(group, pods)
+    objs, prepared = fit.prepare(allocator.load_objects(cluster(template)), workload, group_claims=True)
+    assert [p["spec"]["resourceClaims"] for p in prepared] == [[{"name": "gpus", "resourceClaimName": "pg-gpus"}]] * 3
+    plan = fit.place_sequential(objs, prepared, workload.roles, ON, workload.ref)
+    # Allocated on n1 already: every member goes there and no device is taken anew.
+    assert plan.fits and {p.node for p in plan.placements} == {"n1"}
+    assert ("default", "pg-gpus") in objs.claims and ("default", "pg-pg-gpus") not in objs.claims
