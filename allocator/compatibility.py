@@ -58,6 +58,17 @@ def baseline(devices: Iterable[Device], is_allocated: Callable[[DeviceID], bool]
     return result
 
 
+def members(devices: Iterable[Device], is_allocated: Callable[[DeviceID], bool]) -> dict[str, list[tuple[DeviceID, frozenset]]]:
+    """Per counter set, the allocated devices behind baseline() with their groups, for naming them."""
+    result: dict[str, list[tuple[DeviceID, frozenset]]] = {}
+    for device in devices:
+        if not device.compatibility_groups or not is_allocated(device.id):
+            continue
+        for set_name, groups in device.compatibility_groups:
+            result.setdefault(set_name, []).append((device.id, groups))
+    return result
+
+
 def describe(current) -> str:
     if current == NO_GROUPS:
         return "devices without compatibility groups"
@@ -66,13 +77,39 @@ def describe(current) -> str:
     return "devices whose common compatibility groups are " + ", ".join(sorted(current))
 
 
-def conflict(device: Device, states: dict[str, object]) -> str | None:
+def _groups_text(groups: frozenset) -> str:
+    return f"groups {', '.join(sorted(groups))}" if groups else "no groups"
+
+
+def conflict(device: Device, states: dict[str, object],
+             allocated: dict[str, list[tuple[DeviceID, frozenset]]] | None = None,
+             holder: Callable[[DeviceID], str] | None = None) -> str | None:
     """Why `device` cannot join the counter sets in `states` (None when it can), checking every set it
-    consumes in order without changing anything."""
+    consumes in order without changing anything. With `allocated` (members() of the states, when they
+    hold allocated devices only) the reason names the allocated devices it conflicts with, their
+    groups and, with `holder`, who holds them (as an InUse reason does)."""
     for set_name, groups in device.compatibility_groups:
         current = states.get(set_name)
-        if not admits(current, groups):
+        if admits(current, groups):
+            continue
+        others = (allocated or {}).get(set_name) or []
+        if not others:
             own = ", ".join(sorted(groups)) if groups else "none"
             return (f"counter set {set_name}: device's compatibility groups ({own}) do not fit "
                     f"{describe(current)} already drawing from it")
+        # The allocated devices it cannot go with one to one; when each alone would admit it, the
+        # intersection of all of them is what leaves it out, so all are named.
+        clashing = [(d, g) for d, g in others if not admits(add(None, g), groups)] or others
+        names = [f"{device_id} ({_groups_text(their)}), {holder(device_id) if holder else 'allocated'}"
+                 for device_id, their in clashing[:3]]
+        more = f"; and {len(clashing) - 3} more" if len(clashing) > 3 else ""
+        plural = "s" if len(clashing) > 1 else ""
+        mixed = current == NO_GROUPS or not groups
+        verb = "cannot join" if mixed else "share none with"
+        tail = ": devices with and without compatibility groups never share a counter set" if mixed else ""
+        if not mixed and clashing is others and len(others) > 1:
+            tail = f": together they leave {', '.join(sorted(current)) or 'no group'} in common"
+        own = f"device's compatibility groups ({', '.join(sorted(groups))})" if groups \
+            else "device without compatibility groups"
+        return f"counter set {set_name}: {own} {verb} allocated device{plural} {'; '.join(names)}{more}{tail}"
     return None

@@ -32,6 +32,7 @@ _CODE_WORDS = {
     "DeviceNodeMismatch": "are not available on this node", "CELError": "fail the selector with an error",
     "BindingConditionsDisabled": "need binding conditions (gate off)",
     "PartitionableDevicesDisabled": "are partitions (gate off)", CONSTRAINT: "conflict with a constraint",
+    "CompatibilityGroupConflict": "conflict with the compatibility groups of allocated devices",
 }
 
 

@@ -94,7 +94,36 @@ def test_already_allocated_devices_constrain_new_ones():
     assert chosen(exp, "n1") == [("r", "n1/p2")]
     rejected = {r.device.device: r for r in request_outcome(exp, "n1", "r").rejected}
     assert rejected["p1"].code == "CompatibilityGroupConflict"
-    assert "common compatibility groups are x" in rejected["p1"].message
+    # In the words of an InUse reason: which allocated device, its groups, who holds it.
+    assert rejected["p1"].message == (
+        "counter set chip: device's compatibility groups (y) share none with allocated device "
+        "gpu.example.com/n1/p0 (groups x), allocated to claim default/old (pod default/other)")
+
+
+def test_a_conflict_names_the_allocated_devices_and_their_groups():
+    def allocated(name, device):
+        return claim(name, [exact("r")], allocation=allocation(("r", "gpu.example.com", "n1", device)),
+                     reserved_for=[f"{name}-pod"])
+
+    # p0 (a, b) and p1 (b, c) are allocated: each alone would admit p2 (a, c), together they leave b.
+    exp = run([part("p0", ["a", "b"]), part("p1", ["b", "c"]), part("p2", ["a", "c"]), part("p3"), part("p4", ["d"])],
+              count=1, extra=[allocated("one", "p0"), allocated("two", "p1")])
+    rejected = {r.device.device: r.message for r in request_outcome(exp, "n1", "r").rejected
+                if r.code == "CompatibilityGroupConflict"}
+    assert rejected == {
+        "p2": "counter set chip: device's compatibility groups (a, c) share none with allocated devices "
+              "gpu.example.com/n1/p0 (groups a, b), allocated to claim default/one (pod default/one-pod); "
+              "gpu.example.com/n1/p1 (groups b, c), allocated to claim default/two (pod default/two-pod): "
+              "together they leave b in common",
+        "p3": "counter set chip: device without compatibility groups cannot join allocated devices "
+              "gpu.example.com/n1/p0 (groups a, b), allocated to claim default/one (pod default/one-pod); "
+              "gpu.example.com/n1/p1 (groups b, c), allocated to claim default/two (pod default/two-pod): "
+              "devices with and without compatibility groups never share a counter set",
+        # Only the devices it clashes with one to one are named.
+        "p4": "counter set chip: device's compatibility groups (d) share none with allocated devices "
+              "gpu.example.com/n1/p0 (groups a, b), allocated to claim default/one (pod default/one-pod); "
+              "gpu.example.com/n1/p1 (groups b, c), allocated to claim default/two (pod default/two-pod)",
+    }
 
 
 def two_sets(name, chip, chip2):

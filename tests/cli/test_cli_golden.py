@@ -50,6 +50,8 @@ EXPLAIN_CASES = [
     ("extended-resource-pod", ("--demo", "explain", "-n", "ml-training", "pod/gpu-smoke-test"), 0),
     ("v1beta1-pending-pod", ("--from", str(FIXTURES / "example-driver-v1beta1.yaml"), "explain", "-n", "gpu-test1",
                              "pod/pod1"), 0),
+    ("compatibility-group-conflict", ("--from", str(FIXTURES / "compatibility-groups.yaml"), "explain",
+                                      "claim/wants-a-partition", "--feature-gates", "DRADeviceCompatibilityGroups=true"), 1),
 ]
 
 
