@@ -26,6 +26,7 @@ integral value in int64 range (upstream refuses e.g. ``quantity("1.5Gi")`` and
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import functools
 import re
@@ -201,11 +202,28 @@ def _is_quantity(text: str) -> bool:
     return True
 
 
+# Build metadata is no part of a runtime version value (so that == ignores it, as upstream's
+# Semver.Equal does), yet a derived attribute's version result keeps it: cel/compile.go
+# valToDeviceAttribute stores semver.Version.String(), and constraints compare those strings
+# exactly. While a derived attribute is evaluated, this maps each runtime value met to the full
+# texts it stood for (see CompiledDerivedAttribute.evaluate).
+_build_witness: contextvars.ContextVar[dict[str, set[str]] | None] = contextvars.ContextVar("build_witness",
+                                                                                           default=None)
+
+
+def _witness(witness: dict[str, set[str]], version: Semver) -> None:
+    witness.setdefault(_semver_value(version), set()).add(str(version))
+
+
 def _semver(text: str, normalize: bool = False) -> Any:
     try:
-        return _semver_value(parse_semver(text, normalize))
+        version = parse_semver(text, normalize)
     except SemverError as error:
         raise _EvalError(str(error)) from None
+    witness = _build_witness.get()
+    if witness is not None:
+        _witness(witness, version)
+    return _semver_value(version)
 
 
 def _is_semver(text: str, normalize: bool = False) -> bool:
@@ -1367,12 +1385,45 @@ _ELEMENT_KINDS = {"bool": ("bools", "bool"), "int64": ("ints", "int"), "string":
                   "semver.Version": ("versions", "semver")}
 
 
-def _derived_value(value: Any) -> Any:
-    """A plain element value: a version as its text, everything else as is."""
+def _derived_value(value: Any, witness: dict[str, set[str]]) -> Any:
+    """A plain element value: a version as its text (with the build metadata of what it came from),
+    everything else as is."""
     native = value.value()
     if isinstance(native, str) and _is_semver_value(native):
+        texts = witness.get(native)
+        if texts:
+            # Two texts of one version differing only in build metadata met in one evaluation
+            # cannot be told apart here; the smallest is taken (a known, rare limit).
+            return min(texts)
         return native[len(_SEMVER_PREFIX):]
     return native
+
+
+def _semver_literals(expression: str) -> dict[str, set[str]]:
+    """semver("...") and semver("...", bool) literals of an expression (folded into runtime
+    values before evaluation, so _semver never sees them), as a build witness."""
+    witness: dict[str, set[str]] = {}
+    tokens = _tokenize(expression) or []
+    for i in range(len(tokens) - 2):
+        name, paren, literal = tokens[i], tokens[i + 1], tokens[i + 2]
+        if name.kind != "ident" or name.text != "semver" or paren.text != "(" or literal.kind != "string":
+            continue
+        text = _string_value(literal)
+        normalize = i + 4 < len(tokens) and tokens[i + 3].text == "," and tokens[i + 4].text == "true"
+        try:
+            _witness(witness, parse_semver(text, normalize)) if text is not None else None
+        except SemverError:
+            continue
+    return witness
+
+
+def _device_versions(device: Any) -> dict[str, set[str]]:
+    witness: dict[str, set[str]] = {}
+    for value in (getattr(device, "attributes", None) or {}).values():
+        for one in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(one, Semver):
+                _witness(witness, one)
+    return witness
 
 
 class CompiledDerivedAttribute:
@@ -1386,9 +1437,17 @@ class CompiledDerivedAttribute:
         self._program = program
         self.type_name = _cel_type_name(result_type)
         self.returns_list = result_type.name().startswith("LIST<")
+        self._literals = _semver_literals(expression)
 
     def evaluate(self, device: Any) -> dict:
-        result = self._program.eval(data=self._compiler.device_data(device))
+        witness = {value: set(texts) for value, texts in self._literals.items()}
+        for value, texts in _device_versions(device).items():
+            witness.setdefault(value, set()).update(texts)
+        token = _build_witness.set(witness)
+        try:
+            result = self._program.eval(data=self._compiler.device_data(device))
+        finally:
+            _build_witness.reset(token)
         kind = result.type().name().split("<", 1)[0]
         if kind == "ERROR":
             try:
@@ -1399,7 +1458,7 @@ class CompiledDerivedAttribute:
         go_type = _go_type(result)
         if go_type in ("bool", "int64", "string", "semver.Version"):
             key = {"bool": "bool", "int64": "int", "string": "string", "semver.Version": "version"}[go_type]
-            return {key: _derived_value(result)}
+            return {key: _derived_value(result, witness)}
         if kind != "LIST":
             raise CelRuntimeError(f"unsupported CEL return type: {go_type}")
         elements = list(result.value())
@@ -1414,7 +1473,7 @@ class CompiledDerivedAttribute:
             element_type = _go_type(element)
             if element_type != first:
                 raise CelRuntimeError(f"expected list element at index {i} to be {word}, got {element_type}")
-            values.append(_derived_value(element))
+            values.append(_derived_value(element, witness))
         return {key: values}
 
 

@@ -173,3 +173,36 @@ def test_v1beta1_requests_carry_derived_attributes():
 def test_gate_is_new_in_137():
     with pytest.raises(allocator.FeatureError, match="added in 1.37"):
         allocator.Features.for_version(36, GATE)
+
+
+@pytest.mark.parametrize("values, expression, verdict", [
+    # cel/compile.go valToDeviceAttribute stores semver.Version.String(), build metadata included,
+    # and matchAttribute compares version strings exactly (allocator_experimental.go).
+    (("v:1.0.0+a", "v:1.0.0+b"), f"{GPU_ATTR}.v", "Unschedulable"),
+    (("v:1.0.0+a", "v:1.0.0+a"), f"{GPU_ATTR}.v", "Fits"),
+    (("1.0.0+a", "1.0.0+b"), f"semver({GPU_ATTR}.v)", "Unschedulable"),
+    (("1.0.0+a", "1.0.0+a"), f"semver({GPU_ATTR}.v)", "Fits"),
+    (("v:1.0.0+a", "v:1.0.0+b"), f"[{GPU_ATTR}.v]", "Unschedulable"),
+    (("v:1.0.0+a", "v:1.0.0+b"), 'semver("2.0.0+x")', "Fits"),
+])
+def test_derived_versions_keep_their_build_metadata(values, expression, verdict):
+    gpus = [device(f"gpu-{i}", {"v": v}) for i, v in enumerate(values)]
+    exp = run(cluster(gpus), [exact("g", "gpu", count=2, derivedAttributes=[derived("derived/x", expression)])],
+              [{"matchAttribute": "derived/x"}])
+    assert exp.verdict == verdict, expression
+
+
+def test_derived_version_value_is_the_string_with_build():
+    from allocator.cel import SelectorCompiler
+    from allocator.index import cluster_index
+
+    objs = allocator.load_objects(cluster([device("gpu-0", {"v": "v:1.2.3-rc.1+build.7", "s": "3.0.0+meta"})]))
+    gpu = next(d for s in cluster_index(objs, allocator.Features.for_version(37, GATE)).slices for d in s.devices)
+    compiler = SelectorCompiler(list_attributes=True)
+    assert compiler.compile_derived(f"{GPU_ATTR}.v").evaluate(gpu) == {"version": "1.2.3-rc.1+build.7"}
+    assert compiler.compile_derived(f"semver({GPU_ATTR}.s)").evaluate(gpu) == {"version": "3.0.0+meta"}
+    assert compiler.compile_derived('semver("4.0.0+lit")').evaluate(gpu) == {"version": "4.0.0+lit"}
+    assert compiler.compile_derived(f'[semver({GPU_ATTR}.s), semver("1.0.0")]').evaluate(gpu) == {
+        "versions": ["3.0.0+meta", "1.0.0"]}
+    # Equality still ignores build metadata, as upstream's Semver.Equal does.
+    assert compiler.compile_derived(f'{GPU_ATTR}.v == semver("1.2.3-rc.1")').evaluate(gpu) == {"bool": True}
