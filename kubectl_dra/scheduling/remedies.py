@@ -310,7 +310,8 @@ def _tolerate_remedy(search: Search) -> list[Remedy]:
                 device = search.device(rejection.device) if rejection.code == TAINTED else None
                 if device is None:
                     continue
-                taints = untolerated_taints(device.taints, spec.get("tolerations") or [])
+                taints = untolerated_taints(device.taints, spec.get("tolerations") or [],
+                                            search.features.every_taint_blocks)
                 blocking.setdefault((editable.ref, request.name), {}).setdefault(verdict.node, set()).update(
                     _plain(t) for t in taints)
     for (ref, request_name), by_node in blocking.items():

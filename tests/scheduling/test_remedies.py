@@ -536,3 +536,25 @@ def test_the_real_scheduler_places_the_pod_with_a_smaller_count_or_the_device_to
                  and not kube.list("v1", "Pod", namespace)["items"], timeout=30, what="the old claim and pod to go")
         _claim_and_pod(kube, namespace, "want", device_class, count, tolerations)
         assert _bound(kube, "want", namespace) in remedies["relax" if count == 1 else "tolerate"]["nodes"]
+
+
+def test_tolerate_a_taint_of_any_effect_in_134():
+    # 1.34's allocator blocks on a device taint of every effect (v0.34 allTaintsTolerated), an
+    # informational "None" included; the remedy must offer to tolerate it there.
+    from .objects import device_class, gpus, node
+
+    features = allocator.Features.for_version(34, {"DRADeviceTaints": True})
+    slice_ = gpus("n1", 1)
+    slice_["spec"]["devices"][0]["taints"] = [{"key": "example.com/maintenance", "value": "soon", "effect": "None"}]
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": "c", "namespace": "default", "uid": "uid-c"},
+             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}
+    objs = allocator.load_objects([device_class(), node("n1"), slice_, claim])
+    exp = scheduling.explain_claim(objs, "default", "c", features, remedies=False)
+    assert exp.verdict == "Unschedulable"
+    found = find_remedies(objs, Target.claim("default", "c"), features, exp)
+    assert [(r.kind, r.change.get("tolerations")) for r in found] == [
+        ("tolerate", [{"key": "example.com/maintenance", "operator": "Equal", "value": "soon", "effect": "None"}])]
+    # 1.35+ ignores the informational taint: it fits as it is.
+    assert scheduling.explain_claim(objs, "default", "c", allocator.Features.for_version(35, {"DRADeviceTaints": True}),
+                                    remedies=False).verdict == "Fits"
