@@ -25,6 +25,7 @@ def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tai
     and claims report), taints, capacity, status (conditions, network data) and attributes."""
     from kubectl_dra.errors import InputError
     from kubectl_dra.model import FREE, UNKNOWN, ClusterModel
+    from kubectl_dra.model.health import known_health
     from kubectl_dra.render.devices import DevicesView
 
     session = open_session(ctx)
@@ -54,6 +55,9 @@ def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tai
     if tainted:
         records = [d for d in records if d.tainted]
     unknown = model.blind.unreadable() if any(model.device_state(d) == UNKNOWN for d in records) else []
-    show(DevicesView(records, render_context(session, unknown), model.blind, model.device_health, model.node_resources),
+    if any(known_health(model.device_health.get(d.id), model.health_unreadable) is None for d in records):
+        unknown += [u for u in model.health_unreadable if u.kind not in {k.kind for k in unknown}]
+    show(DevicesView(records, render_context(session, unknown), model.blind, model.device_health, model.node_resources,
+                     model.health_unreadable),
          output, no_headers, "No devices found.")
 

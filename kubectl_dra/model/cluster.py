@@ -16,7 +16,7 @@ import allocator
 from allocator.gcpause import paused_gc
 
 from kubectl_dra.model.classes import ClassCache, ClassMembership
-from kubectl_dra.model.health import DeviceHealth, DeviceID, device_health
+from kubectl_dra.model.health import HEALTH_INPUTS, DeviceHealth, DeviceID, device_health
 from kubectl_dra.model.knowledge import Blind, Unreadable, unreadable_kinds
 from kubectl_dra.model.missing_nodes import pools_on_missing_nodes
 from kubectl_dra.model.node_resources import node_resources_by_device
@@ -107,6 +107,12 @@ class ClusterModel:
         """Each reported device's health ({(driver, pool, device): DeviceHealth}, model/health.py),
         from the pods' and claims' status; devices nobody reported on are absent."""
         return device_health(self.raw.get("Pod", ()), self.raw.get("ResourceClaim", ()))
+
+    @cached_property
+    def health_unreadable(self) -> list[Unreadable]:
+        """The inputs of device health (pods, claims) that could not be read: health that depends on
+        them is Unknown (model.health.known_health)."""
+        return unreadable_kinds(self.kind_status, HEALTH_INPUTS)
 
     @cached_property
     def node_resources(self) -> dict[tuple[str, str], dict]:

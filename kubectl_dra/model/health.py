@@ -25,13 +25,22 @@ unwell = unhealthy_devices(pods, claims)  # -> [DeviceHealth] whose health is Un
 `DeviceID` is the allocator's triple `(driver, pool, device)`. A device's health is the worst of its
 reports (Unhealthy > Unknown > Healthy): one observer saying it is broken is enough to look.
 Objects that are not dicts or have the wrong shape are skipped, never raised on.
+
+Knowledge is three-valued (model/knowledge.py): with pods or claims unreadable, a report that
+could not be read may be worse than the ones that were, so `known_health` is None (Unknown,
+`?` in tables) unless what was read already says Unhealthy; "" means nobody reports (known).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kubectl_dra.model.states import BAD, GOOD, WARN
+
+if TYPE_CHECKING:
+    from kubectl_dra.model.knowledge import Unreadable
 
 HEALTHY = "Healthy"
 UNHEALTHY = "Unhealthy"
@@ -108,6 +117,19 @@ class DeviceHealth:
     def to_dict(self) -> dict:
         return {"device": "/".join(self.device), "health": self.health,
                 "reports": [report.to_dict() for report in self.reports]}
+
+
+HEALTH_INPUTS = ("Pod", "ResourceClaim")
+"""The kinds health is read from: if either could not be read, health may be unknown."""
+
+
+def known_health(entry: DeviceHealth | None, unreadable: Sequence[Unreadable] = ()) -> str | None:
+    """A device's health as far as it can be known: the worst report's word, "" when nobody
+    reports, None when that depends on `unreadable` (the HEALTH_INPUTS that could not be read; see
+    model.knowledge.unreadable_kinds): only Unhealthy survives an unread report."""
+    if not unreadable or (entry is not None and entry.health == UNHEALTHY):
+        return entry.health if entry is not None else ""
+    return None
 
 
 def health_tone(word: str) -> str | None:

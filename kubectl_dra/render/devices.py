@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import allocator
 
-from kubectl_dra.model.health import DeviceHealth, DeviceID, health_tone
-from kubectl_dra.model.knowledge import SEES_ALL, Blind
+from kubectl_dra.model.health import DeviceHealth, DeviceID, health_tone, known_health
+from kubectl_dra.model.knowledge import SEES_ALL, Blind, Unreadable
 from kubectl_dra.model.node_resources import node_resource_words
 from kubectl_dra.model.states import FREE, UNKNOWN, device_state_why, state_text, tone
 from kubectl_dra.model.words import holder_text, short_name, status_text
@@ -33,8 +33,11 @@ class DevicesView(ListView):
 
     def __init__(self, records, context, blind: Blind = SEES_ALL,
                  health: dict[DeviceID, DeviceHealth] | None = None,
-                 node_resources: dict[tuple[str, str], dict] | None = None) -> None:
+                 node_resources: dict[tuple[str, str], dict] | None = None,
+                 health_unreadable: list[Unreadable] | None = None) -> None:
         super().__init__(records, context)
+        self.health_unreadable = health_unreadable or []
+        """Pods or claims that could not be read: a health they may decide is Unknown (`?`)."""
         self.blind = blind
         """Unreadable kinds: devices whose state depends on them are Unknown."""
         self.health = health or {}
@@ -53,7 +56,7 @@ class DevicesView(ListView):
             device.driver, device.pool, device.name, str(device.node_scope), state_text(device, self.blind),
             joined(holder_text(h) for h in device.allocated_by),
             joined(dict.fromkeys(pods)),
-            health.health if (health := self.health.get(device.id)) is not None else "",
+            health_cell(known_health(self.health.get(device.id), self.health_unreadable)),
             joined(str(t) for t in device.taints),
             joined(capacity),
             "; ".join(f"{e['claim']['namespace']}/{e['claim']['name']}: {status_text(e)}" for e in device.status),
@@ -64,7 +67,7 @@ class DevicesView(ListView):
     def item(self, device: allocator.DeviceReport) -> dict:
         state, missing = device_state_why(device, self.blind)
         item = {**device.to_dict(), "free": state == FREE, "state": state,
-                "health": health_item(self.health.get(device.id)),
+                "health": health_item(self.health.get(device.id), self.health_unreadable),
                 "nodeAllocatableResources": self.node_resources.get((device.slice_name, device.name))}
         if state == UNKNOWN:
             # what the unreadable kind decides is not known either
@@ -84,18 +87,29 @@ UNKNOWN_FIELDS = {
 """The JSON fields of an Unknown device that the unreadable kind decides: null, not false."""
 
 
-def health_item(health: DeviceHealth | None) -> dict | None:
-    """A device's `health` in JSON/YAML: null when nobody reports on it, else the worst word and every
-    report, worst first (`source` pod or claim, the reporting object, `resource`, `claim`?,
-    `container`?, `message`?; the device itself is the item)."""
-    if health is None:
+def health_cell(word: str | None) -> str:
+    """The HEALTH cell: the word, empty when nobody reports, `?` when unknown (CONVENTIONS.md)."""
+    return "?" if word is None else word
+
+
+def health_item(health: DeviceHealth | None, unreadable: list[Unreadable] | None = None) -> dict | None:
+    """A device's `health` in JSON/YAML: null when nobody reports on it (and pods and claims were
+    read), else the worst word and every report, worst first (`source` pod or claim, the reporting
+    object, `resource`, `claim`?, `container`?, `message`?; the device itself is the item). When
+    pods or claims could not be read and what was read does not say Unhealthy, `health` is null
+    and `healthReason` says which kind is missing (the envelope's `unknown` lists it)."""
+    word = known_health(health, unreadable or [])
+    if word == "":
         return None
     reports = []
-    for report in health.reports:
+    for report in health.reports if health is not None else ():
         data = report.to_dict()
         del data["device"]
         reports.append(data)
-    return {"health": health.health, "reports": reports}
+    item = {"health": word, "reports": reports}
+    if word is None:
+        item["healthReason"] = ", ".join(u.reason for u in unreadable)
+    return item
 
 
 def _value(value) -> str:

@@ -169,3 +169,59 @@ def test_dashboard_detail_pane_writes_no_hostile_piece(cluster):
     text = console.export_text()
     assert "XID 79" in text
     assert not [piece for piece in FORGED if piece in text]
+
+
+def snapshot_without(tmp_path, kind: str, drop: str) -> str:
+    """The health cluster as an identity sees it that may not list `kind` (`drop` objects absent)."""
+    header = {"apiVersion": "kubectl-dra.io/v1alpha1", "kind": "DRASnapshot",
+              "metadata": {"name": "viewer@health", "creationTimestamp": "2026-12-01T09:00:00Z"},
+              "kubernetesVersion": "v1.37.0", "resourceAPIVersion": "resource.k8s.io/v1", "context": "viewer@health",
+              "missingKinds": [{"kind": kind, "state": "forbidden",
+                                "message": f"{kind.lower()}s is forbidden: User \"viewer\" cannot list"}]}
+    path = tmp_path / "blind.yaml"
+    path.write_text(yaml.safe_dump_all([header, *[o for o in objects() if o["kind"] != drop]]))
+    return str(path)
+
+
+def test_unreadable_pods_leave_health_unknown_unless_a_claim_says_unhealthy(run_cli, tmp_path):
+    path = snapshot_without(tmp_path, "Pod", "Pod")
+    rows = wide_rows(run_cli("--from", path, "devices", "-o", "wide").stdout)
+    # The kubelet's word on gpu-0 (and any other) could not be read: only the driver's Unhealthy
+    # on gpu-1 is known; gpu-2's Healthy might be overruled, and nobody-reports is not known either.
+    assert {name: row["HEALTH"] for name, row in rows.items()} == {
+        "gpu-0": "?", "gpu-1": "Unhealthy", "gpu-2": "?", "gpu-3": "?"}
+    document = json.loads(run_cli("--from", path, "devices", "-o", "json").stdout)
+    health = {item["name"]: item["health"] for item in document["items"]}
+    assert health["gpu-3"] == {"health": None, "reports": [], "healthReason": "pods not readable"}
+    assert health["gpu-2"]["health"] is None and [r["source"] for r in health["gpu-2"]["reports"]] == ["claim"]
+    assert health["gpu-1"]["health"] == "Unhealthy" and "healthReason" not in health["gpu-1"]
+    assert [u["kind"] for u in document["unknown"]] == ["Pod"]
+
+
+def test_unreadable_claims_leave_health_unknown_too(run_cli, tmp_path, cluster):
+    path = snapshot_without(tmp_path, "ResourceClaim", "ResourceClaim")
+    document = json.loads(run_cli("--from", path, "devices", "-o", "json").stdout)
+    health = {item["name"]: item["health"] for item in document["items"]}
+    assert health["gpu-0"]["health"] == "Unhealthy"  # the kubelet's word is enough
+    assert health["gpu-3"] == {"health": None, "reports": [], "healthReason": "claims not readable"}
+    assert "ResourceClaim" in [u["kind"] for u in document["unknown"]]
+    # Everything read: nobody reporting is known, and null.
+    full = json.loads(run_cli("--from", cluster, "devices", "-o", "json").stdout)
+    assert {item["name"]: item["health"] for item in full["items"]}["gpu-3"] is None and "unknown" not in full
+
+
+def test_dashboard_detail_says_unknown_with_the_reason(tmp_path):
+    from kubectl_dra.model.cluster import ClusterModel
+    from kubectl_dra.sources.files import file_store
+    from tui.views.devices_common import device_detail, raw_device
+
+    model = ClusterModel.from_store(file_store(snapshot_without(tmp_path, "Pod", "Pod")))
+    texts = {}
+    for device in model.devices:
+        renderable = device_detail(device, raw_device(device, model.normalised_slice(device.slice_name)), None,
+                                   model.blind, model.device_health.get(device.id), model.health_unreadable)
+        console = Console(width=200, record=True, color_system=None)
+        console.print(renderable)
+        texts[device.name] = console.export_text()
+    assert "? (pods not readable)" in texts["gpu-3"] and "? (pods not readable)" in texts["gpu-2"]
+    assert "? (" not in texts["gpu-1"] and "Unhealthy" in texts["gpu-1"]

@@ -97,7 +97,8 @@ class DevicesView(View):
         dashboard = self._dashboard
         pool = dashboard.pools_by_id.get((device.driver, device.pool))
         raw = raw_device(device, dashboard.normalised_slice(device.slice_name))
-        pane.show(row.key, device_detail(device, raw, pool, dashboard.blind, dashboard.device_health.get(device.id)))
+        pane.show(row.key, device_detail(device, raw, pool, dashboard.blind, dashboard.device_health.get(device.id),
+                                         dashboard.health_unreadable))
 
     def selected_object(self) -> ObjectRef | None:
         row = self.main_table.highlighted_row

@@ -9,7 +9,7 @@ import json
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from kubectl_dra.model.health import DeviceHealth, health_tone
+from kubectl_dra.model.health import UNKNOWN, DeviceHealth, health_tone, known_health
 from kubectl_dra.model.knowledge import SEES_ALL, Blind
 from kubectl_dra.model.node_resources import node_resource_words
 from kubectl_dra.model.states import device_state, state_text
@@ -44,7 +44,8 @@ def raw_device(device, normalised_slice: dict) -> dict:
     return {}
 
 
-def device_detail(device, raw: dict, pool, blind: Blind = SEES_ALL, health: DeviceHealth | None = None) -> RenderableType:
+def device_detail(device, raw: dict, pool, blind: Blind = SEES_ALL, health: DeviceHealth | None = None,
+                  health_unreadable=()) -> RenderableType:
     """Health, attributes (typed), capacity and what shares consume, counters, taints, holders,
     status. `health` is what pods and claims report on the device (model/health.py), the CLI's
     HEALTH words; None when nobody reports."""
@@ -62,8 +63,12 @@ def device_detail(device, raw: dict, pool, blind: Blind = SEES_ALL, health: Devi
         facts.add("pool", Text(pool.state, style=state_style(pool.state)))
         if pool.reason:
             facts.add("", pool.reason)
-    if health is not None:
-        facts.add("health", Text(health.health, style=health_style(health.health)))
+    word = known_health(health, health_unreadable)
+    if word is None:  # pods or claims unreadable: the CLI's `?`, with the reason
+        facts.add("health", Text("? (" + ", ".join(u.reason for u in health_unreadable) + ")",
+                                 style=health_style(UNKNOWN)))
+    elif word:
+        facts.add("health", Text(word, style=health_style(word)))
     if device.allow_multiple_allocations:
         facts.add("sharing", "allows multiple allocations")
     if device.binding_conditions:
