@@ -552,9 +552,6 @@ class _Generator:
                         "spec": {"resourceClaims": pod_claims,
                                  "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10",
                                                  "resources": {"claims": [{"name": c["name"]} for c in pod_claims]}}]}})
-        extended_off = False
-        if self.minor >= 36 and self.xrng.random() < 0.2:
-            extended_off = self.extended_resources(classes, objects)
 
         gates = {}
         if self.chance(0.15):
@@ -577,8 +574,11 @@ class _Generator:
             gates.pop("DRAPartitionableDevices", None)  # a gate it depends on (kube_features.go)
         if self.derived:
             gates["DRADerivedAttributes"] = True
-        if extended_off:
-            gates["DRAExtendedResource"] = False  # beta in 1.36; GA and locked on in 1.37
+        if self.minor >= 36 and self.xrng.random() < 0.2 and _deterministic(self.minor, gates):
+            # Not where the scheduler walks pools in map order (1.36's stable allocator): the
+            # differential enumerates those orders with the allocator alone, without the plugin.
+            if self.extended_resources(classes, objects):
+                gates["DRAExtendedResource"] = False  # beta in 1.36; GA and locked on in 1.37
         if self.minor <= 35:
             objects = [as_stored(obj, gates) for obj in objects]
         objects = [self.maybe_beta(obj) for obj in objects]
@@ -724,6 +724,12 @@ def to_v1beta1(obj: dict) -> dict:
             if exactly:
                 request.update(exactly)
     return obj
+
+
+def _deterministic(minor: int, gates: dict[str, bool]) -> bool:
+    import allocator
+
+    return allocator.Features.for_version(minor, dict(gates) or None).deterministic_order
 
 
 def _driver_of(class_name: str) -> str:
