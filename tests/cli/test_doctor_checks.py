@@ -467,3 +467,49 @@ def test_claim_usage_follows_the_quota_evaluator():
                                          {"name": "y", "deviceClassName": "nic", "count": 1}]},
         {"name": "d", "exactly": {"deviceClassName": "nic", "allocationMode": "Future"}}]}}
     assert claim_usage(spec) == {"gpu": 1 + 32 + 3, "nic": 1}
+
+
+def test_the_live_source_lists_quotas_and_follows_one_losing_its_device_limits(isolated_kubeconfig):
+    """ResourceQuota is read like every kind (list, then watch, against the fake API server): a
+    quota whose DRA limits are removed is replaced, not left at its old limits."""
+    import asyncio
+
+    from kubectl_dra.sources.cluster import ClusterOptions, ClusterSource
+
+    from .fakeapi import FakeApiServer
+
+    listed = quota("gpus", {PER_CLASS: "4"}, {PER_CLASS: "4"})
+    for key in ("kind", "apiVersion"):  # a list's items leave them off
+        del listed[key]
+    cpu_only = copy.deepcopy(listed)
+    cpu_only["spec"]["hard"] = cpu_only["status"]["hard"] = {"cpu": "10"}
+    cpu_only["status"]["used"] = {"cpu": "1"}
+
+    async def scenario():
+        server = await FakeApiServer().start()
+        try:
+            server.add("resourcequotas", listed)
+            server.watch_scripts["resourcequotas"] = [[("event", "MODIFIED", cpu_only)]]
+            store = Store()
+            source = ClusterSource(ClusterOptions(kubeconfig=server.kubeconfig(isolated_kubeconfig / "kc")))
+            await source.load(store)
+            assert store.kind_status["ResourceQuota"] == KindStatus("ResourceQuota", "ok", "", "v1")
+            [kept] = store.items("ResourceQuota")
+            assert (kept["kind"], kept["status"]["used"]) == ("ResourceQuota", {PER_CLASS: "4"})
+            model = ClusterModel.from_store(store)
+            [outcome] = diagnose(model, NOW, only=("claims.quota",)).outcomes
+            assert outcome.result == PROBLEM
+            task = asyncio.create_task(source.run(store))
+            deadline = asyncio.get_running_loop().time() + 10
+            while store.items("ResourceQuota")[0]["spec"]["hard"]:
+                assert asyncio.get_running_loop().time() < deadline, "the MODIFIED event was not applied"
+                await asyncio.sleep(0.02)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            [outcome] = diagnose(ClusterModel.from_store(store), NOW, only=("claims.quota",)).outcomes
+            assert (outcome.result, outcome.finding.message) == (OK, "no ResourceQuota limits a device class")
+        finally:
+            await server.stop()
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
