@@ -266,6 +266,70 @@ def status_footprints(pod: dict) -> list[ClaimFootprint]:
     return footprints
 
 
+# ---------------------------------------------------------------------------- pod-level resources
+
+
+def _supported_pod_level(name: str) -> bool:
+    return name in (CPU, MEMORY) or name.startswith("hugepages-")
+
+
+def container_dra(footprints: list[ClaimFootprint], container: str) -> dict[str, object]:
+    """GetContainerDRAAllocations: mapping + perPod + perContainer of each claim the container names."""
+    total: dict[str, object] = {}
+    for footprint in footprints:
+        if container not in footprint.containers:
+            continue
+        for name, amount in footprint.mapping.items():
+            total[name] = total.get(name, 0) + amount
+        for name in set(footprint.per_pod) | set(footprint.per_container):
+            total[name] = total.get(name, 0) + footprint.per_pod.get(name, 0) + footprint.per_container.get(name, 0)
+    return total
+
+
+def pod_level_shortfall(pod: dict, footprints: list[ClaimFootprint], requests_sum, limits_sum, amount_of) -> str:
+    """validatePodLevelResourcesCoverDRA: pod-level requests must cover the containers' sum plus
+    what the claims map; a pod-level hugepages limit the containers' limits plus the claims'; any
+    other pod-level limit each container's limit plus what its claims add. "" when they do.
+    `requests_sum(spec)`/`limits_sum(spec)` sum the containers' as PodRequests does (exact
+    amounts); `amount_of` parses a quantity."""
+    resources = (pod.get("spec") or {}).get("resources") or {}
+    if not footprints or not resources:
+        return ""
+    spec = pod.get("spec") or {}
+    dra = amounts_of(footprints)
+    requests = resources.get("requests") or {}
+    if requests:
+        summed = requests_sum(spec)
+        for name, amount in dra.items():
+            summed[name] = summed.get(name, 0) + amount
+        for name in sorted(requests):
+            wanted = amount_of(requests[name])
+            if _supported_pod_level(name) and name in summed and wanted is not None and summed[name] > wanted:
+                return (f"pod level request for {name} is insufficient to cover the aggregated container and "
+                        "node-allocatable DRA requests")
+    limits = resources.get("limits") or {}
+    if limits:
+        summed = limits_sum(spec)
+        for name, amount in dra.items():  # addDRANodeAllocatableLimits: declared limits, and hugepages
+            if name in summed or name.startswith("hugepages-"):
+                summed[name] = summed.get(name, 0) + amount
+        for name in sorted(summed):
+            cap = amount_of(limits[name]) if name.startswith("hugepages-") and name in limits else None
+            if cap is not None and summed[name] > cap:
+                return (f"pod level limit for {name} is insufficient to cover the aggregated container and "
+                        "node-allocatable DRA limits")
+        for container in spec.get("containers") or []:
+            added = container_dra(footprints, container.get("name") or "")
+            for name, value in sorted(((container.get("resources") or {}).get("limits") or {}).items()):
+                if name.startswith("hugepages-") or name not in limits:
+                    continue
+                own, cap = amount_of(value), amount_of(limits[name])
+                if own is not None and cap is not None and own + added.get(name, 0) > cap:
+                    return (f"pod level limit for {name} is insufficient to cover the limit and DRA overhead for "
+                            f"container {container.get('name')}")
+    return ""
+
+
 # ---------------------------------------------------------------------------- the node
 
 

@@ -49,6 +49,11 @@ def _exact(value):
 _parsed = lru_cache(maxsize=4096)(_exact)
 
 
+def exact_amount(value):
+    """A quantity's exact amount (an int when whole), None when it does not parse."""
+    return _amount(value)
+
+
 def _amount(value) -> object:
     """The same few strings ("500m", "1Gi", "110") recur on thousands of pods and nodes: each is
     parsed once."""
@@ -143,27 +148,34 @@ def _is_sidecar(container: dict) -> bool:
     return container.get("restartPolicy") == "Always"
 
 
+def aggregate_containers(spec: dict, of_container) -> dict:
+    """aggregateContainerResourcesByFn: containers summed, sidecar init containers added, plain
+    init containers (with the sidecars started before them) as a running maximum; exact amounts."""
+    total: dict = {}
+    for container in spec.get("containers") or []:
+        _add(total, of_container(container))
+    sidecars: dict = {}
+    init_peak: dict = {}
+    for container in spec.get("initContainers") or []:
+        amounts = of_container(container)
+        if _is_sidecar(container):
+            _add(total, amounts)
+            _add(sidecars, amounts)
+            running = dict(sidecars)
+        else:
+            running = dict(sidecars)
+            _add(running, amounts)
+        _maximum(init_peak, running)
+    _maximum(total, init_peak)
+    return total
+
+
 def pod_requests(pod: dict, pod_level_resources: bool = True, dra: dict | None = None) -> dict:
     """resource.PodRequests: {resource name: exact amount} for the whole pod. `dra`: exact amounts
     that claims add to the containers' sum (DRANodeAllocatableResources), before pod-level requests
     replace that sum and pod overhead is added."""
     spec = pod.get("spec") or {}
-    total: dict = {}
-    for container in spec.get("containers") or []:
-        _add(total, container_requests(container))
-    sidecars: dict = {}
-    init_peak: dict = {}
-    for container in spec.get("initContainers") or []:
-        requests = container_requests(container)
-        if _is_sidecar(container):
-            _add(total, requests)
-            _add(sidecars, requests)
-            running = dict(sidecars)
-        else:
-            running = dict(sidecars)
-            _add(running, requests)
-        _maximum(init_peak, running)
-    _maximum(total, init_peak)
+    total = aggregate_containers(spec, container_requests)
     for name, amount in (dra or {}).items():
         total[name] = total[name] + amount if name in total else amount
     pod_level = (spec.get("resources") or {}).get("requests") or {}

@@ -6,6 +6,9 @@ A control plane of its own runs with the alpha gate on (every component, as a cl
 Each pod is held back by a scheduling gate while `kubectl dra explain --feature-gates
 DRANodeAllocatableResources=true` judges it from the live cluster and from a snapshot; then the
 scheduler decides, and a pod it leaves Pending must carry the FailedScheduling message we wrote.
+Pod-level requests must cover what the claims add. And the gated API server refuses exactly the
+ResourceSlices our validation refuses, for every rule of nodeAllocatableResources and
+partitionTypeAttribute (DRAPartitionableDevicesType, with its dependency DRAResourcePoolStatus).
 """
 
 from __future__ import annotations
@@ -63,12 +66,12 @@ def create_node(kube: KubeClient, name: str, cpu: str) -> None:
     kube.replace(created, subresource="status")
 
 
-def create_pod(kube: KubeClient, name: str, cpu: str, claim: str) -> None:
+def create_pod(kube: KubeClient, name: str, cpu: str, claim: str, **spec) -> None:
     kube.create({"apiVersion": RESOURCE, "kind": "ResourceClaim", "metadata": {"name": claim, "namespace": NAMESPACE},
                  "spec": {"devices": {"requests": [{"name": "cpus", "exactly": {"deviceClassName": DRIVER,
                                                                                 "count": 2}}]}}})
     kube.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NAMESPACE},
-                 "spec": {"schedulingGates": [{"name": HOLD}],
+                 "spec": {**spec, "schedulingGates": [{"name": HOLD}],
                           "resourceClaims": [{"name": "cpus", "resourceClaimName": claim}],
                           "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10",
                                           "resources": {"requests": {"cpu": cpu}, "claims": [{"name": "cpus"}]}}]}})
@@ -124,22 +127,38 @@ def dynamic_resources_status(explanation: dict, node: str) -> dict:
     return next(f for f in entry["filters"] if f["plugin"] == "DynamicResources")
 
 
-def test_cpu_mapped_by_devices_rejects_and_admits_like_the_scheduler(gated, tmp_path):
-    kube = gated.client()
-    create_node(kube, "cpu-node", "6")
-    kube.create({"apiVersion": RESOURCE, "kind": "DeviceClass", "metadata": {"name": DRIVER},
-                 "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}})
-    # Four devices, each one cpu of the node's six.
-    created = kube.create({"apiVersion": RESOURCE, "kind": "ResourceSlice", "metadata": {"name": "cpu-node-cores"},
-                           "spec": {"driver": DRIVER, "nodeName": "cpu-node",
-                                    "pool": {"name": "cpu-node", "generation": 1, "resourceSliceCount": 1},
+def ensure_class(kube: KubeClient) -> None:
+    try:
+        kube.create({"apiVersion": RESOURCE, "kind": "DeviceClass", "metadata": {"name": DRIVER},
+                     "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}})
+    except KubeError as err:
+        if err.status != 409:
+            raise
+
+
+def create_cores(kube: KubeClient, node: str, count: int) -> None:
+    """`count` devices on `node`, each one of its cpus."""
+    created = kube.create({"apiVersion": RESOURCE, "kind": "ResourceSlice", "metadata": {"name": f"{node}-cores"},
+                           "spec": {"driver": DRIVER, "nodeName": node,
+                                    "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
                                     "devices": [{"name": f"core-{i}", "nodeAllocatableResources": {
-                                        "cpu": {"mapping": {"deviceMultiplier": "1"}}}} for i in range(4)]}})
+                                        "cpu": {"mapping": {"deviceMultiplier": "1"}}}} for i in range(count)]}})
     assert created["spec"]["devices"][0].get("nodeAllocatableResources"), \
         "the API server dropped nodeAllocatableResources: the gate is not on"
 
+
+# Each test's pods stay on its own node: a Pending pod of one test must not take the next one's devices.
+ON_CPU_NODE = {"kubernetes.io/hostname": "cpu-node"}
+
+
+def test_cpu_mapped_by_devices_rejects_and_admits_like_the_scheduler(gated, tmp_path):
+    kube = gated.client()
+    create_node(kube, "cpu-node", "6")
+    ensure_class(kube)
+    create_cores(kube, "cpu-node", 4)  # four devices, each one cpu of the node's six
+
     # first: 1 cpu + 2 mapped = 3 of 6: fits, and the scheduler records the claim's footprint.
-    create_pod(kube, "first", "1", "first-cpus")
+    create_pod(kube, "first", "1", "first-cpus", nodeSelector=ON_CPU_NODE)
     assert explain(gated, "first", tmp_path)["verdict"] == "Fits"
     assert decide(kube, "first")["spec"]["nodeName"] == "cpu-node"
     status = wait_for(lambda: kube.get("v1", "Pod", "first", NAMESPACE)["status"].get(
@@ -148,7 +167,7 @@ def test_cpu_mapped_by_devices_rejects_and_admits_like_the_scheduler(gated, tmp_
 
     # second: 2 cpu + 2 mapped = 4, but first takes 3 of 6. NodeResourcesFit alone would admit it
     # (2 <= 3): DynamicResources rejects it after allocating, in NodeResourcesFit's words.
-    create_pod(kube, "second", "2", "second-cpus")
+    create_pod(kube, "second", "2", "second-cpus", nodeSelector=ON_CPU_NODE)
     explanation = explain(gated, "second", tmp_path)
     assert explanation["verdict"] == "Unschedulable"
     rejected = dynamic_resources_status(explanation, "cpu-node")
@@ -160,9 +179,26 @@ def test_cpu_mapped_by_devices_rejects_and_admits_like_the_scheduler(gated, tmp_
     assert explanation["summary"]["schedulerMessage"] == message
 
     # third: 1 cpu + 2 mapped = 3: exactly what is left.
-    create_pod(kube, "third", "1", "third-cpus")
+    create_pod(kube, "third", "1", "third-cpus", nodeSelector=ON_CPU_NODE)
     assert explain(gated, "third", tmp_path)["verdict"] == "Fits"
     assert decide(kube, "third")["spec"]["nodeName"] == "cpu-node"
+
+
+def test_pod_level_requests_must_cover_what_claims_add(gated, tmp_path):
+    kube = gated.client()
+    create_node(kube, "level-node", "8")
+    ensure_class(kube)
+    create_cores(kube, "level-node", 2)
+    # the pod's own cpu: 2 in all, 1 for its container -- and its two devices add 2 more
+    create_pod(kube, "level", "1", "level-cpus", resources={"requests": {"cpu": "2"}},
+               nodeSelector={"kubernetes.io/hostname": "level-node"})
+    explanation = explain(gated, "level", tmp_path)
+    rejected = dynamic_resources_status(explanation, "level-node")
+    assert (rejected["code"], rejected["reasons"]) == ("UnschedulableAndUnresolvable", [
+        "pod level request for cpu is insufficient to cover the aggregated container and node-allocatable DRA "
+        "requests"])
+    assert not decide(kube, "level")["spec"].get("nodeName")
+    assert explanation["summary"]["schedulerMessage"] == first_failed_scheduling(kube, "level")
 
 
 def refused(kube: KubeClient, obj: dict) -> str | None:

@@ -132,3 +132,31 @@ def test_footprint_amounts_and_status_round_trip():
         {"resourceClaimName": "c", "containers": ["x", "y"], "mapping": [{"name": "cpu", "quantity": "2"}],
          "overhead": [{"name": "cpu", "perPod": "500m", "perContainer": "250m"}]}]}}
     assert amounts_of(status_footprints(bound)) == {"cpu": 3}
+
+
+def test_pod_level_resources_must_cover_what_the_claims_add():
+    # pod-level cpu 3 covers the container's 1 + 2 mapped; 2 does not (validatePodLevelResourcesCoverDRA)
+    def with_pod_level(resources, containers=None):
+        return [node("a", cpu="16"), device_class(), cpu_slice("a", 1), claim("c", 1),
+                pod("p", containers=containers or [container(requests={"cpu": "1"})], claims=uses("c"),
+                    resources=resources)]
+
+    assert recorded(run(with_pod_level({"requests": {"cpu": "3"}})), "a") is None
+    assert recorded(run(with_pod_level({"requests": {"cpu": "2"}})), "a") == ("DynamicResources", (
+        "pod level request for cpu is insufficient to cover the aggregated container and node-allocatable DRA "
+        "requests",))
+    # a container naming the claim: its limit plus the claim's 2 cpu must stay within the pod's limit
+    named = [container("main", requests={"cpu": "1"}, limits={"cpu": "2"})]
+    named[0]["resources"]["claims"] = [{"name": "gpus"}]
+    assert recorded(run(with_pod_level({"requests": {"cpu": "4"}, "limits": {"cpu": "3"}}, named)), "a") == (
+        "DynamicResources", ("pod level limit for cpu is insufficient to cover the limit and DRA overhead for "
+                             "container main",))
+    assert recorded(run(with_pod_level({"requests": {"cpu": "4"}, "limits": {"cpu": "4"}}, named)), "a") is None
+    # hugepages: the containers' limits plus the claims' against the pod's limit
+    huge = {"hugepages-2Mi": {"overhead": {"perPod": "4Mi"}}}
+    objects = [node("a", extra={"hugepages-2Mi": "1Gi"}), device_class(), cpu_slice("a", 1, per_device=huge),
+               claim("c", 1), pod("p", containers=[container(limits={"hugepages-2Mi": "2Mi", "memory": "1Gi"})],
+                                  claims=uses("c"), resources={"limits": {"hugepages-2Mi": "4Mi"}})]
+    assert recorded(run(objects), "a") == ("DynamicResources", (
+        "pod level limit for hugepages-2Mi is insufficient to cover the aggregated container and node-allocatable "
+        "DRA limits",))

@@ -14,7 +14,7 @@ from allocator.explain import ERROR, FITS
 
 from .. import node_allocatable
 from ..extended import EXTENDED_ANNOTATION, device_requests, special_claim
-from ..resources import as_resource, pod_requests
+from ..resources import aggregate_containers, as_resource, container_requests, exact_amount, pod_requests
 from ..status import SKIP, SUCCESS, Code, Status, unresolvable
 from .node_resources_fit import units
 
@@ -139,6 +139,11 @@ def _node_allocatable_fit(cycle, info, verdict) -> Status:
         return Status(Code.ERROR, (str(err),))
     if not footprints:
         return SUCCESS
+    shortfall = node_allocatable.pod_level_shortfall(
+        cycle.pod, footprints, lambda spec: aggregate_containers(spec, container_requests),
+        lambda spec: aggregate_containers(spec, lambda c: (c.get("resources") or {}).get("limits") or {}), exact_amount)
+    if shortfall:
+        return unresolvable(shortfall, "pod-level resources must cover what the claims add on this node")
     pod = {**cycle.pod, "status": {}}  # its own status is replaced by what was just worked out
     demand = as_resource(pod_requests(pod, dra=node_allocatable.amounts_of(footprints)))
     short = node_allocatable.insufficient(demand, info)
