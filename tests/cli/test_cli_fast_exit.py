@@ -1,0 +1,77 @@
+"""One-shot commands end with os._exit after flushing (kubectl_dra/fast_exit.py): the same bytes on
+stdout and stderr and the same exit status as a normal interpreter exit, only without freeing the heap."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+# An atexit handler shows whether the interpreter's normal exit ran.
+ENTRY = ("import atexit, sys; atexit.register(lambda: sys.stderr.write('normal exit\\n')); "
+         "from kubectl_dra.cli import main; main()")
+
+
+def run(args, tmp_path, normal: bool, stdout_to_file: bool = True):
+    env = {key: value for key, value in os.environ.items() if key != "KUBECTL_DRA_NORMAL_EXIT"}
+    if normal:
+        env["KUBECTL_DRA_NORMAL_EXIT"] = "1"
+    out = tmp_path / ("normal" if normal else "fast")
+    with open(out, "wb") as stdout:  # a file: block-buffered, so a missing flush would lose the tail
+        done = subprocess.run([sys.executable, "-c", ENTRY, *args], stdout=stdout, stderr=subprocess.PIPE,
+                              env=env, timeout=60, check=False)
+    return done.returncode, out.read_bytes(), done.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ("--demo", "pools", "-o", "json"),
+    ("--demo", "devices", "-o", "json"),  # 60 KB: more than one buffer
+    ("--demo", "devices", "-o", "wide"),
+    ("--demo", "doctor"),  # exit status 1: problems found
+    ("--demo", "explain", "-n", "ml-training", "pod/trainer-2"),
+    ("--demo", "claims", "-A", "-o", "yaml"),
+    ("--demo", "nodes"),
+    ("--demo", "taints"),
+    ("--demo", "pools", "-w"),  # offline watch: printed once, a warning on stderr
+    ("--demo", "pools", "--help"),
+])
+def test_one_shot_commands_print_the_same_and_exit_the_same(args, tmp_path):
+    fast_status, fast_out, fast_err = run(args, tmp_path, normal=False)
+    normal_status, normal_out, normal_err = run(args, tmp_path, normal=True)
+    assert normal_err.endswith(b"normal exit\n")
+    assert (fast_status, fast_out, fast_err) == (normal_status, normal_out, normal_err[:-len(b"normal exit\n")])
+    assert fast_out
+
+
+@pytest.mark.parametrize("args", [
+    ("--demo", "explain", "-n", "ml-training", "pod/no-such-pod"),  # an error: exit 2, normal path
+    ("--demo", "version", "--client"),  # not one-shot analysis
+    ("--demo", "no-such-command"),
+])
+def test_errors_and_other_commands_exit_normally(args, tmp_path):
+    status, _, err = run(args, tmp_path, normal=False)
+    assert err.endswith(b"normal exit\n")
+    assert status == run(args, tmp_path, normal=True)[0]
+
+
+def test_a_reader_that_left_is_a_quiet_exit(tmp_path):
+    """`kubectl dra devices -o json | head -c 100`: exit 0 and nothing on stderr, as before."""
+    statuses = []
+    for normal in (False, True):
+        env = dict(os.environ, KUBECTL_DRA_NORMAL_EXIT="1") if normal else {
+            key: value for key, value in os.environ.items() if key != "KUBECTL_DRA_NORMAL_EXIT"}
+        process = subprocess.Popen([sys.executable, "-c", "from kubectl_dra.cli import main; main()", "--demo",
+                                    "devices", "-o", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        head = process.stdout.read(100)
+        process.stdout.close()
+        err = process.stderr.read()
+        statuses.append((process.wait(timeout=60), err, len(head)))
+    assert statuses[0] == statuses[1]
+
+
+def test_a_run_inside_the_test_process_returns(run_cli):
+    """cli.main called in-process (tests/conftest.py run_cli) must return: os._exit would end pytest."""
+    result = run_cli("--demo", "doctor")
+    assert result.status == 1 and "claims" in result.stdout
