@@ -53,8 +53,9 @@ class ObjectSet:
     # Derived, per-ObjectSet caches (device models, pool index); see allocator.index.
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def add(self, obj: Any, *, source: str | None = None) -> None:
-        """Adds one object (or every item of a List); bad ones become errors."""
+    def add(self, obj: Any, *, source: str | None = None, prepared: Prepared | None = None) -> None:
+        """Adds one object (or every item of a List); bad ones become errors. `prepared`: what
+        validate_object already normalised (see Prepared)."""
         if not isinstance(obj, dict):
             self.errors.append(ObjectError("<unknown>", None, None, "", f"not an object but {type(obj).__name__}"
                                            + (f" (in {source})" if source else "")))
@@ -67,8 +68,12 @@ class ObjectSet:
                     item = {**item, "kind": item_kind, "apiVersion": obj.get("apiVersion")}
                 self.add(item, source=source)
             return
+        entry = prepared.get(id(obj)) if prepared else None
         try:
-            kind, normalised = normalise(obj)
+            if entry is not None and entry[0] is obj:
+                kind, normalised = entry[1], entry[2]
+            else:
+                kind, normalised = normalise(obj)
         except FieldError as err:
             self.errors.append(ObjectError(_kind_of(obj), _meta(obj, "namespace"), _meta(obj, "name"),
                                            err.field, err.message))
@@ -140,11 +145,18 @@ _CLUSTER_STORES = {"DeviceClass": "device_classes", "DeviceTaintRule": "taint_ru
                    "Namespace": "namespaces"}
 
 
-def load_objects(objects: Iterable[Any]) -> ObjectSet:
+Prepared = dict
+"""id(obj) -> (obj, kind, normalised): objects validate_object has normalised already (ResourceSlices
+and DeviceClasses), so load_objects over the same objects does not walk every device again. Fill
+one with validate_object(..., prepared=) and hand it to load_objects while the objects are alive;
+an entry counts only for the very object it was made from."""
+
+
+def load_objects(objects: Iterable[Any], prepared: Prepared | None = None) -> ObjectSet:
     result = ObjectSet()
     with paused_gc():
         for obj in objects:
-            result.add(obj)
+            result.add(obj, prepared=prepared)
     return result
 
 

@@ -222,14 +222,15 @@ class Store:
         self._check_kind(kind)
         return len(self._objects[kind])
 
-    def object_set(self) -> allocator.ObjectSet:
-        """All objects as the allocator's ObjectSet, built once per revision."""
+    def object_set(self, prepared: dict | None = None) -> allocator.ObjectSet:
+        """All objects as the allocator's ObjectSet, built once per revision (`prepared`: slices
+        and classes allocator.validate_object normalised already, see allocator.objects.Prepared)."""
         if self._object_set_cache is not None and self._object_set_cache[0] == self.revision:
             return self._object_set_cache[1]
         import allocator
 
         everything = [obj for kind in KINDS for obj in self._objects[kind].values()]
-        object_set = allocator.load_objects(everything)
+        object_set = allocator.load_objects(everything, prepared)
         self._object_set_cache = (self.revision, object_set)
         return object_set
 

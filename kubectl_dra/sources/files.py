@@ -109,9 +109,10 @@ class FileSource(Source):
         import allocator
 
         features = store.features()
+        prepared: dict = {}  # the object set takes the slices and classes as validation normalised them
         errors = [error for kind in VALIDATED_KINDS for obj in store.items(kind)
-                  for error in allocator.validate_object(obj, features)]
-        errors.extend(error for error in store.object_set().errors if error.kind not in VALIDATED_KINDS)
+                  for error in allocator.validate_object(obj, features, prepared)]
+        errors.extend(error for error in store.object_set(prepared).errors if error.kind not in VALIDATED_KINDS)
         if not errors:
             return
         order = {key: index for index, key in enumerate(self.origins)}  # the order of the file(s)
