@@ -11,7 +11,7 @@ from . import framework, message
 from .explanation import Explanation, NodeExplanation, Summary
 from .plugins import dynamic_resources
 from .status import Code, Status
-from .summary import Cause, closest, dra_cause, filter_cause, group
+from .summary import Cause, closest, dra_cause, filter_cause, group, node_allocatable_rejection
 
 __all__ = ["ExplainError", "explain_pod", "explain_claim", "explain_objects"]
 
@@ -118,6 +118,8 @@ def _dra_cause(node: NodeExplanation) -> Cause | None:
     if status is None or node.allocation is None:
         return None
     if status.rejected:
+        if node_allocatable_rejection(status, node.allocation):
+            return filter_cause(status)
         return dra_cause(node.allocation)
     usable = sum(r.candidates for c in node.allocation.claims for r in c.requests)
     return Cause(dynamic_resources.NAME, "", "", usable=usable, in_class=usable)

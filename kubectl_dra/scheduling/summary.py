@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from allocator.explain import ERROR
+from allocator.explain import ERROR, FITS
 from allocator.search import CLASS_SELECTOR, CONSTRAINT, IN_USE
 
 from .plugins import dynamic_resources, node_affinity, node_name, node_ports, node_resources_fit, node_unschedulable, \
@@ -161,8 +161,14 @@ _PLAIN_CAUSES = {
 
 def filter_cause(status: Status, allocator_verdict=None) -> Cause:
     plugin = status.plugin
-    if plugin == dynamic_resources.NAME and allocator_verdict is not None:
+    if plugin == dynamic_resources.NAME and allocator_verdict is not None and not node_allocatable_rejection(
+            status, allocator_verdict):
         return dra_cause(allocator_verdict)
+    if plugin == dynamic_resources.NAME and status.reasons and all(r.startswith("Insufficient ") for r in status.reasons):
+        # DRANodeAllocatableResources: the devices fit, the node resources they map onto do not
+        names = ", ".join(r.replace("Insufficient ", "") for r in status.reasons)
+        return Cause(plugin, f"not enough {names} for the pod and its claims' devices", status.detail,
+                     reason="NodeAllocatableResources")
     if plugin in _PLAIN_CAUSES:
         return Cause(plugin, _PLAIN_CAUSES[plugin], status.detail or status.message)
     if plugin == taint_toleration.NAME:
@@ -174,6 +180,12 @@ def filter_cause(status: Status, allocator_verdict=None) -> Cause:
         return Cause(plugin, status.detail, status.detail)
     # PreFilter narrowing and PreFilter rejections carry the scheduler's own words.
     return Cause(plugin, status.message, status.detail or status.message, helpable=plugin != dynamic_resources.NAME)
+
+
+def node_allocatable_rejection(status: Status, allocator_verdict) -> bool:
+    """DynamicResources rejected the node after the allocator found devices there: what they map
+    onto node resources (or a mapped claim held by another pod) is the reason, not the devices."""
+    return status.plugin == dynamic_resources.NAME and getattr(allocator_verdict, "verdict", None) == FITS
 
 
 def group(causes: dict[str, Cause]) -> list[CauseGroup]:

@@ -40,6 +40,9 @@ def test_mapped_devices_add_cpu_and_the_node_is_rejected_in_the_schedulers_words
     status = next(s for s in node_of(exp, "a").filters if s.plugin == "DynamicResources")
     assert status.code.value == "UnschedulableAndUnresolvable"  # 5 > the whole allocatable of 4
     assert "needs 5 with claim(s) c mapped onto the node, 4 free of 4" in status.detail
+    # the devices fit there: the cause is the cpu, not an allocator finding
+    assert node_of(exp, "a").cause.key == "not enough cpu for the pod and its claims' devices"
+    assert node_of(exp, "a").cause.reason == "NodeAllocatableResources"
     assert recorded(exp, "b") is None
     # The gate off: the map is not read (the API server would have dropped the field on create).
     assert recorded(run(objects, FEATURES), "a") is None
