@@ -313,6 +313,31 @@ def _not_for_pod(pod: dict, claim: dict, accept_pod_group: bool) -> str:
     return f"{what} (Pod is not owner)"
 
 
+POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"  # resourceapi.PodResourceClaimAnnotation
+
+
+def _pod_group_claim(objs: ObjectSet, pod: dict, pod_claim: str) -> dict | None:
+    """For a pod not created yet that names a PodGroup (DRAWorkloadResourceClaims on): the claim the
+    resourceclaim controller already made for the group's claim of the same name (controlled by
+    the PodGroup, annotated with that claim name: kubernetes pkg/controller/resourceclaim
+    controller.go handlePodGroupClaim), which the pod would share (resourceclaim.BindTo). None
+    when there is none yet: the group's claim, made from the same template, then judges like the
+    pod's own."""
+    group = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+    if not group:
+        return None
+    namespace = pod["metadata"].get("namespace") or "default"
+    for (claim_namespace, _), claim in sorted(objs.claims.items()):
+        meta = claim["metadata"]
+        if claim_namespace != namespace or (meta.get("annotations") or {}).get(POD_CLAIM_ANNOTATION) != pod_claim:
+            continue
+        controller = next((o for o in meta.get("ownerReferences") or [] if o.get("controller")), None)
+        if controller is not None and controller.get("kind") == "PodGroup" and controller.get("name") == group \
+                and str(controller.get("apiVersion") or "").startswith("scheduling.k8s.io/"):
+            return claim
+    return None
+
+
 def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | None, what_if: bool,
                  pool_order: PoolOrder | None = None, extended_claim: dict | None = None,
                  node_names: list[str] | None = None, diagnose: bool = True,
@@ -335,7 +360,11 @@ def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | Non
             template_key = (namespace, entry["resourceClaimTemplateName"])
             if status is not None and not status.get("resourceClaimName"):
                 continue  # the controller decided no claim is needed
-            if status is None:
+            group_claim = (_pod_group_claim(objs, pod, pod_claim)
+                           if status is None and what_if and features.workload_resource_claims else None)
+            if group_claim is not None:
+                claim = group_claim
+            elif status is None:
                 template = objs.claim_templates.get(template_key)
                 if not what_if:
                     slots.append(_ClaimSlot(None, pod_claim, "Missing", f'pod "{namespace}/{name}": ResourceClaim not created yet',
@@ -350,16 +379,17 @@ def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | Non
                          "spec": template["spec"]["spec"], "status": {}}
                 slots.append(_ClaimSlot(claim, pod_claim, "WhatIf"))
                 continue
-            claim_name = status["resourceClaimName"]
-            claim = objs.claims.get((namespace, claim_name))
-            if claim is None:
-                slots.append(_ClaimSlot(None, pod_claim, "Missing",
-                                        f'resourceclaim.resource.k8s.io "{claim_name}" not found', (namespace, claim_name)))
-                continue
-            problem = _not_for_pod(pod, claim, features.workload_resource_claims)
-            if problem:
-                slots.append(_ClaimSlot(claim, pod_claim, "Missing", problem))
-                continue
+            else:
+                claim_name = status["resourceClaimName"]
+                claim = objs.claims.get((namespace, claim_name))
+                if claim is None:
+                    slots.append(_ClaimSlot(None, pod_claim, "Missing",
+                                            f'resourceclaim.resource.k8s.io "{claim_name}" not found', (namespace, claim_name)))
+                    continue
+                problem = _not_for_pod(pod, claim, features.workload_resource_claims)
+                if problem:
+                    slots.append(_ClaimSlot(claim, pod_claim, "Missing", problem))
+                    continue
         if claim["metadata"].get("deletionTimestamp"):
             slots.append(_ClaimSlot(claim, pod_claim, "Missing", f'resourceclaim "{claim["metadata"]["name"]}" is being deleted'))
             continue

@@ -94,3 +94,27 @@ def test_fit_uses_the_claim_the_controller_already_made_for_the_group():
     # Allocated on n1 already: every member goes there and no device is taken anew.
     assert plan.fits and {p.node for p in plan.placements} == {"n1"}
     assert ("default", "pg-gpus") in objs.claims and ("default", "pg-pg-gpus") not in objs.claims
+
+
+def test_a_what_if_member_shares_the_claim_already_made_for_its_group():
+    from kubectl_dra.scheduling import explain_objects
+
+    made = group_claim()
+    made["metadata"]["annotations"] = {"resource.kubernetes.io/pod-claim-name": "gpus"}
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "two-gpus", "namespace": "default"},
+                "spec": {"spec": claim("x", count=2)["spec"]}}
+    objs = allocator.load_objects([device_class(), node("n1"), node("n2"), gpus("n1", 2), gpus("n2", 4), made, template])
+    new = pod("m-9", claims=[{"name": "gpus", "resourceClaimTemplateName": "two-gpus"}],
+              schedulingGroup={"podGroupName": "pg"})
+    del new["metadata"]["uid"], new["status"]
+    on = explain_objects(objs, new, ON, remedies=False)
+    assert [(c.name, c.state) for c in on.claims] == [("pg-gpus", "Allocated")]
+    assert {n.node: n.verdict for n in on.nodes}["n1"] == "Fits" and {n.node: n.verdict for n in on.nodes}["n2"] != "Fits"
+    # Gate off: the pod gets a claim of its own from the template, and n1's GPUs are taken.
+    off = explain_objects(objs, new, OFF, remedies=False)
+    assert [c.state for c in off.claims] == ["WhatIf"]
+    assert {n.node: n.verdict for n in off.nodes} == {"n1": "Unschedulable", "n2": "Fits"}
+    # A pod of another group does not share it.
+    other = {**new, "spec": {**new["spec"], "schedulingGroup": {"podGroupName": "other"}}}
+    assert [c.state for c in explain_objects(objs, other, ON, remedies=False).claims] == ["WhatIf"]
