@@ -163,3 +163,13 @@ def test_pod_level_resources_must_cover_what_the_claims_add():
     assert recorded(run(objects), "a") == ("DynamicResources", (
         "pod level limit for hugepages-2Mi is insufficient to cover the aggregated container and node-allocatable "
         "DRA limits",))
+
+
+def test_hugepages_mapped_by_devices_and_other_scalars_left_alone():
+    huge = {"hugepages-2Mi": {"mapping": {"deviceMultiplier": "4Mi"}}}
+    objects = [node("a", extra={"hugepages-2Mi": "6Mi", "example.com/foo": "1"}), device_class(),
+               cpu_slice("a", 2, per_device=huge), claim("c", 2),
+               pod("p", containers=[container(requests={"example.com/foo": "1"})], claims=uses("c"))]
+    assert recorded(run(objects), "a") == ("DynamicResources", ("Insufficient hugepages-2Mi",))
+    objects[0] = node("a", extra={"hugepages-2Mi": "8Mi", "example.com/foo": "1"})
+    assert recorded(run(objects), "a") is None  # 2 x 4Mi = 8Mi; the extended resource is NodeResourcesFit's
