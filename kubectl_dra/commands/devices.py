@@ -22,7 +22,8 @@ Examples:
 @click.pass_context
 def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tainted):
     """Devices of the newest pool generations: state, holders; -o wide adds pods, health (what pods
-    and claims report), taints, capacity, status (conditions, network data) and attributes."""
+    and claims report), taints, capacity, status (conditions, network data), attributes and node
+    resources (what holding the device adds to a pod's cpu/memory/hugepages: DRANodeAllocatableResources)."""
     from kubectl_dra.errors import InputError
     from kubectl_dra.model import FREE, UNKNOWN, ClusterModel
     from kubectl_dra.model.health import known_health

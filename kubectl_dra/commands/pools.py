@@ -18,6 +18,7 @@ def pools(ctx, output, no_headers, driver):
     """Resource pools: generation, slices seen/expected, state and why, node scope, devices by state.
 
     Only the newest generation of a pool counts; older slices are stale (see STALE SLICES in -o wide).
+    Where slices name a partitionTypeAttribute, -o wide adds each partition type's allocatable/total.
     """
     from kubectl_dra.model import ClusterModel
     from kubectl_dra.render.pools import PoolRecord, PoolsView
