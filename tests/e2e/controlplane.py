@@ -99,6 +99,8 @@ class ControlPlane:
     workdir: Path
     with_scheduler: bool = True
     feature_gates: str = FEATURE_GATES  # one control plane of a test module may run alpha gates
+    runtime_config: str = RUNTIME_CONFIG  # ... and serve alpha API versions
+    controllers: str = "resourceclaim-controller"  # ... and run more of kube-controller-manager
     admin_token: str = field(default_factory=lambda: secrets.token_hex(16))
     restricted_token: str = field(default_factory=lambda: secrets.token_hex(16))
     components: dict[str, Component] = field(default_factory=dict)
@@ -228,7 +230,7 @@ class ControlPlane:
                 # No service-account, node-lifecycle or priority controllers run: these plugins
                 # would reject pods or taint the fake nodes forever.
                 "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority",
-                f"--runtime-config={RUNTIME_CONFIG}"]
+                f"--runtime-config={self.runtime_config}"]
         if self.feature_gates:
             args.append(f"--feature-gates={self.feature_gates}")
         return args
@@ -242,7 +244,7 @@ class ControlPlane:
 
     def _controller_manager_args(self, port: int) -> list[str]:
         args = [str(harness.binary("kube-controller-manager")), f"--kubeconfig={self.kubeconfig}",
-                "--controllers=resourceclaim-controller", "--leader-elect=false",
+                f"--controllers={self.controllers}", "--leader-elect=false",
                 "--bind-address=127.0.0.1", f"--secure-port={port}", "--use-service-account-credentials=false"]
         if self.feature_gates:
             args.append(f"--feature-gates={self.feature_gates}")

@@ -8,7 +8,9 @@ DRANodeAllocatableResources=true` judges it from the live cluster and from a sna
 scheduler decides, and a pod it leaves Pending must carry the FailedScheduling message we wrote.
 Pod-level requests must cover what the claims add. And the gated API server refuses exactly the
 ResourceSlices our validation refuses, for every rule of nodeAllocatableResources and
-partitionTypeAttribute (DRAPartitionableDevicesType, with its dependency DRAResourcePoolStatus).
+partitionTypeAttribute (DRAPartitionableDevicesType, with its dependency DRAResourcePoolStatus),
+and kube-controller-manager's resourcepoolstatusrequest controller (resource.k8s.io/v1alpha3
+served) types a pool's partitions as `kubectl dra pools` does.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import allocator
 from allocator.validation import validate_object
 
 from . import harness
-from .controlplane import ControlPlane, make_node
+from .controlplane import RUNTIME_CONFIG, ControlPlane, make_node
 from .kubeclient import KubeClient, KubeError, wait_for
 
 pytestmark = pytest.mark.realcluster
@@ -45,7 +47,9 @@ def gated(tmp_path_factory):
         harness.build("controlplane")
     except harness.HarnessUnavailable as err:
         pytest.fail(str(err), pytrace=False)
-    control_plane = ControlPlane(tmp_path_factory.mktemp("node-allocatable"), feature_gates=GATES)
+    control_plane = ControlPlane(tmp_path_factory.mktemp("node-allocatable"), feature_gates=GATES,
+                                 runtime_config=RUNTIME_CONFIG + ",resource.k8s.io/v1alpha3=true",
+                                 controllers="resourceclaim-controller,resourcepoolstatusrequest-controller")
     try:
         control_plane.start()
     except Exception as err:  # the message carries the component's last log lines
@@ -266,3 +270,56 @@ def test_the_api_server_refuses_what_we_refuse(gated):
         assert (theirs is None) == (not ours), (name, ours, theirs)
         for problem in ours:
             assert problem in theirs, (name, problem, theirs)
+
+
+def test_partition_summary_agrees_with_the_pool_status_controller(gated, tmp_path):
+    """A ResourcePoolStatusRequest answered by kube-controller-manager's resourcepoolstatusrequest
+    controller types the pool's partitions exactly as `kubectl dra pools -o json` does."""
+    kube = gated.client()
+    driver = "part.example.com"
+    create_node(kube, "part-node", "8")
+    pool = {"name": "part-node", "generation": 1, "resourceSliceCount": 2}
+    kube.create({"apiVersion": RESOURCE, "kind": "ResourceSlice", "metadata": {"name": "part-node-counters"},
+                 "spec": {"driver": driver, "nodeName": "part-node", "pool": pool,
+                          "sharedCounters": [{"name": "mem", "counters": {"m": {"value": "8Gi"}}}]}})
+
+    def partition(name: str, profile: str, memory: str) -> dict:
+        return {"name": name, "attributes": {"profile": {"string": profile}},
+                "consumesCounters": [{"counterSet": "mem", "counters": {"m": {"value": memory}}}]}
+
+    kube.create({"apiVersion": RESOURCE, "kind": "ResourceSlice", "metadata": {"name": "part-node-gpus"},
+                 "spec": {"driver": driver, "nodeName": "part-node", "pool": pool,
+                          "partitionTypeAttribute": f"{driver}/profile",
+                          "devices": [partition("full", "Full", "8Gi"), partition("half-0", "Half", "4Gi"),
+                                      partition("half-1", "Half", "4Gi")]}})
+    kube.create({"apiVersion": RESOURCE, "kind": "DeviceClass", "metadata": {"name": driver},
+                 "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]}})
+    # one Half taken by a scheduled pod: 4Gi left, so the Full no longer fits and one Half does
+    kube.create({"apiVersion": RESOURCE, "kind": "ResourceClaim", "metadata": {"name": "half", "namespace": NAMESPACE},
+                 "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": driver, "selectors": [
+                     {"cel": {"expression": f'device.attributes["{driver}"].profile == "Half"'}}]}}]}}})
+    kube.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "half-user", "namespace": NAMESPACE},
+                 "spec": {"nodeSelector": {"kubernetes.io/hostname": "part-node"},
+                          "resourceClaims": [{"name": "gpu", "resourceClaimName": "half"}],
+                          "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10",
+                                          "resources": {"claims": [{"name": "gpu"}]}}]}})
+    wait_for(lambda: kube.get(RESOURCE, "ResourceClaim", "half", NAMESPACE)["status"].get("allocation"),
+             timeout=30, what="the claim's allocation")
+    kube.create({"apiVersion": "resource.k8s.io/v1alpha3", "kind": "ResourcePoolStatusRequest",
+                 "metadata": {"name": "part"}, "spec": {"driver": driver}})
+
+    def answered():
+        status = kube.get("resource.k8s.io/v1alpha3", "ResourcePoolStatusRequest", "part").get("status") or {}
+        return status.get("pools")
+
+    upstream = next(p for p in wait_for(answered, timeout=30, what="the pool status controller")
+                    if p["poolName"] == "part-node")
+    ours = subprocess.run([*CLI, "--kubeconfig", str(gated.kubeconfig), "pools", "--driver", driver, "-o", "json"],
+                          capture_output=True, text=True, timeout=120)
+    assert ours.returncode == 0, ours.stderr
+    partitions = json.loads(ours.stdout)["items"][0]["partitions"]
+    assert partitions["error"] == upstream.get("validationError")
+    assert [{k: t[k] for k in ("attribute", "type", "total", "allocatable")} for t in partitions["types"]] == \
+        upstream["partitionSummary"] == [
+            {"attribute": f"{driver}/profile", "type": "Full", "total": 1, "allocatable": 0},
+            {"attribute": f"{driver}/profile", "type": "Half", "total": 2, "allocatable": 1}]
