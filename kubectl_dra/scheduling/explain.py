@@ -11,6 +11,7 @@ from . import framework, message
 from .explanation import Explanation, NodeExplanation, Summary
 from .plugins import dynamic_resources
 from .status import Code, Status
+from . import node_allocatable
 from .summary import Cause, closest, dra_cause, filter_cause, group, node_allocatable_rejection
 
 __all__ = ["ExplainError", "explain_pod", "explain_claim", "explain_objects"]
@@ -76,6 +77,8 @@ def _explain_pod_now(objs, pod: dict, features, node: str | None, what_if: bool)
     if not nodes and "the cluster has no nodes" not in warnings:
         warnings.append("the cluster has no nodes")
     warnings.extend(_pod_warnings(pod))
+    if not features.gates.get("DRANodeAllocatableResources", False):
+        warnings.extend(node_allocatable.unmodelled_warning(objs.slices, verdicts.values()))
     unknown = sorted(name for name, info in cycle.node_infos.items() if "allocatable" not in (info.node.get("status") or {}))
     if unknown:
         warnings.append(f"{len(unknown)} node{'s have' if len(unknown) != 1 else ' has'} no status.allocatable "

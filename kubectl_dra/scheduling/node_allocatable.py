@@ -141,6 +141,24 @@ def claim_is_mapped(allocation: dict | None, slices: list[dict]) -> bool:
     return False
 
 
+def unmodelled_warning(slices: list[dict], verdicts) -> list[str]:
+    """With the gate off in our rules: a warning when devices picked for the pod map onto node
+    resources (a slice carries the field only where the API server has the gate on, and its
+    scheduler may well too: that is not discoverable)."""
+    mapped = {(s["spec"].get("driver"), (s["spec"].get("pool") or {}).get("name"), d.get("name"))
+              for s in slices for d in s["spec"].get("devices") or () if d.get("nodeAllocatableResources")}
+    if not mapped:
+        return []
+    for verdict in verdicts:
+        for claim in verdict.claims:
+            for result in ((claim.allocation or {}).get("devices") or {}).get("results") or ():
+                if (result.get("driver"), result.get("pool"), result.get("device")) in mapped:
+                    return [f"devices for claim {claim.ref} map onto node resources (nodeAllocatableResources), "
+                            "which these rules do not count: pass --feature-gates DRANodeAllocatableResources=true "
+                            "if the cluster's kube-scheduler runs with that gate"]
+    return []
+
+
 # ---------------------------------------------------------------------------- one claim
 
 

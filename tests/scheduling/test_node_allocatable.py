@@ -44,8 +44,12 @@ def test_mapped_devices_add_cpu_and_the_node_is_rejected_in_the_schedulers_words
     assert node_of(exp, "a").cause.key == "not enough cpu for the pod and its claims' devices"
     assert node_of(exp, "a").cause.reason == "NodeAllocatableResources"
     assert recorded(exp, "b") is None
-    # The gate off: the map is not read (the API server would have dropped the field on create).
-    assert recorded(run(objects, FEATURES), "a") is None
+    # The gate off: the map is not read (the API server would have dropped the field on create),
+    # but the explanation says that the cluster's scheduler may count it.
+    off = run(objects, FEATURES)
+    assert recorded(off, "a") is None
+    assert any("DRANodeAllocatableResources=true" in w for w in off.warnings)
+    assert not any("nodeAllocatableResources" in w for w in exp.warnings)
 
 
 def test_bound_pods_status_counts_and_pressure_is_resolvable():
