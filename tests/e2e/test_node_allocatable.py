@@ -323,3 +323,13 @@ def test_partition_summary_agrees_with_the_pool_status_controller(gated, tmp_pat
         upstream["partitionSummary"] == [
             {"attribute": f"{driver}/profile", "type": "Full", "total": 1, "allocatable": 0},
             {"attribute": f"{driver}/profile", "type": "Half", "total": 2, "allocatable": 1}]
+
+
+def test_without_the_gates_the_api_server_drops_both_fields(kube):
+    """The default control plane (gates off): both fields are dropped on create, which is why our
+    validation and scheduling ignore them when the gates are off in the rules."""
+    created = kube.create(gated_slice("dropped", [counters("d", {"string": "Full"}),
+                                                  {"name": "e", "nodeAllocatableResources": {"cpu": {}}}],
+                                      partitionTypeAttribute="val.example.com/profile"))
+    assert "partitionTypeAttribute" not in created["spec"]
+    assert [d.get("nodeAllocatableResources") for d in created["spec"]["devices"]] == [None, None]
