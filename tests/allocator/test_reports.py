@@ -91,3 +91,27 @@ def test_shared_device_whose_capacity_is_all_consumed_is_blocked_by_capacity():
     assert one.capacity_blocked is None and one.consumed_capacity == {f"{DRIVER}/bandwidth": "50G"}
     both = reports(s, half, rest)[(DRIVER, "p")].devices[0]
     assert both.capacity_blocked == f"capacity {DRIVER}/bandwidth: 100G of 100G consumed"
+
+
+def test_device_details_are_derived_on_first_read_and_equal_the_slices():
+    """attributes, capacity and consumed_counters wait until read (`pools` never reads them: issue
+    18); then all three are there at once, with the driver's qualified names."""
+    s = resource_slice("s", [device("a", attributes={"model": "H100", "other.example.com/x": 3},
+                                    capacity={"memory": {"value": "80Gi"}},
+                                    consumesCounters=[{"counterSet": "set", "counters": {"mem": {"value": "20Gi"}}}])],
+                       pool="p", node_name="n1", sharedCounters=[{"name": "set", "counters": {"mem": {"value": "80Gi"}}}])
+    report = reports(s)[(DRIVER, "p")]
+    a = report.devices[0]
+    assert (report.counts.total, a.free) == (1, True)
+    assert not {"attributes", "capacity", "consumed_counters"} & set(vars(a))
+    assert a.capacity == {f"{DRIVER}/memory": "80Gi"}
+    assert set(vars(a)) >= {"attributes", "capacity", "consumed_counters"} and "_device" not in vars(a)
+    assert a.attributes == {f"{DRIVER}/model": "H100", "other.example.com/x": 3}
+    assert a.consumed_counters == [{"counterSet": "set", "counters": {"mem": "20Gi"}}]
+    assert a.to_dict()["capacity"] == {f"{DRIVER}/memory": "80Gi"}
+    try:
+        a.no_such_field
+    except AttributeError as error:
+        assert "no_such_field" in str(error)
+    else:
+        raise AssertionError("a missing attribute must raise AttributeError")
