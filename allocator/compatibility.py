@@ -85,8 +85,8 @@ def conflict(device: Device, states: dict[str, object],
              allocated: dict[str, list[tuple[DeviceID, frozenset]]] | None = None,
              holder: Callable[[DeviceID], str] | None = None) -> str | None:
     """Why `device` cannot join the counter sets in `states` (None when it can), checking every set it
-    consumes in order without changing anything. With `allocated` (members() of the states, when they
-    hold allocated devices only) the reason names the allocated devices it conflicts with, their
+    consumes in order without changing anything. With `allocated` (the devices behind the states:
+    members(), and a search's own choices) the reason names the devices it conflicts with, their
     groups and, with `holder`, who holds them (as an InUse reason does)."""
     for set_name, groups in device.compatibility_groups:
         current = states.get(set_name)
@@ -111,5 +111,5 @@ def conflict(device: Device, states: dict[str, object],
             tail = f": together they leave {', '.join(sorted(current)) or 'no group'} in common"
         own = f"device's compatibility groups ({', '.join(sorted(groups))})" if groups \
             else "device without compatibility groups"
-        return f"counter set {set_name}: {own} {verb} allocated device{plural} {'; '.join(names)}{more}{tail}"
+        return f"counter set {set_name}: {own} {verb} device{plural} {'; '.join(names)}{more}{tail}"
     return None

@@ -70,6 +70,25 @@ class _CounterShortage:
                 f"{format_amount(self.left - (self.taken - need), like)} left")
 
 
+class _CompatibilityConflict:
+    """A CompatibilityGroupConflict of the search, formatted only when shown: the devices on the
+    counter set (allocated before, or chosen in this attempt as they were at the rejection)."""
+
+    __slots__ = ("search", "device", "pool", "set_name", "current", "chosen")
+
+    def __init__(self, search, device: Device, pool, set_name: str, current, chosen: list):
+        self.search, self.device, self.pool, self.set_name = search, device, pool, set_name
+        self.current, self.chosen = current, chosen
+
+    def __str__(self) -> str:
+        state = self.search.a.state
+        devices = [d for s in self.pool.slices_targeting_node + self.pool.slices_not_targeting_node for d in s.devices]
+        members = compatibility.members(devices, state.is_allocated).get(self.set_name, []) + self.chosen
+        return compatibility.conflict(
+            self.device, {self.set_name: self.current}, {self.set_name: list(dict.fromkeys(members))},
+            lambda d: "allocated to another claim" if d in state.devices else "chosen in the same allocation") or ""
+
+
 class _MaxSizeExceeded(Exception):
     """upstream errAllocationResultMaxSizeExceeded: prune choices that cannot stay within 32 results."""
 
@@ -594,7 +613,7 @@ class _Attempt:
             # Before the counters, so a rejection reserves nothing (allocateDevice); skipped for a
             # further share of a device already placed, like the counter check.
             restore = self._join_compatibility_groups(device, pool)
-            if isinstance(restore, str):
+            if isinstance(restore, _CompatibilityConflict):
                 self.trace.note(ci, request, device, COMPATIBILITY_GROUPS, restore)
                 return None
             undo.append(restore)
@@ -732,7 +751,10 @@ class _Attempt:
             current = running[set_name] if existed else baseline.get(set_name)
             if not compatibility.admits(current, groups):
                 restore()
-                return compatibility.conflict(device, {set_name: current})
+                chosen = [(c.device.id, g) for results in self.results for c in results
+                          if c.device.id.pool == pool.name and c.device.id.driver == pool.driver
+                          for name, g in c.device.compatibility_groups if name == set_name]
+                return _CompatibilityConflict(self, device, pool, set_name, current, chosen)
             saved.append((set_name, current, existed))
             running[set_name] = compatibility.add(current, groups)
         return restore

@@ -96,7 +96,7 @@ def test_already_allocated_devices_constrain_new_ones():
     assert rejected["p1"].code == "CompatibilityGroupConflict"
     # In the words of an InUse reason: which allocated device, its groups, who holds it.
     assert rejected["p1"].message == (
-        "counter set chip: device's compatibility groups (y) share none with allocated device "
+        "counter set chip: device's compatibility groups (y) share none with device "
         "gpu.example.com/n1/p0 (groups x), allocated to claim default/old (pod default/other)")
 
 
@@ -111,16 +111,16 @@ def test_a_conflict_names_the_allocated_devices_and_their_groups():
     rejected = {r.device.device: r.message for r in request_outcome(exp, "n1", "r").rejected
                 if r.code == "CompatibilityGroupConflict"}
     assert rejected == {
-        "p2": "counter set chip: device's compatibility groups (a, c) share none with allocated devices "
+        "p2": "counter set chip: device's compatibility groups (a, c) share none with devices "
               "gpu.example.com/n1/p0 (groups a, b), allocated to claim default/one (pod default/one-pod); "
               "gpu.example.com/n1/p1 (groups b, c), allocated to claim default/two (pod default/two-pod): "
               "together they leave b in common",
-        "p3": "counter set chip: device without compatibility groups cannot join allocated devices "
+        "p3": "counter set chip: device without compatibility groups cannot join devices "
               "gpu.example.com/n1/p0 (groups a, b), allocated to claim default/one (pod default/one-pod); "
               "gpu.example.com/n1/p1 (groups b, c), allocated to claim default/two (pod default/two-pod): "
               "devices with and without compatibility groups never share a counter set",
         # Only the devices it clashes with one to one are named.
-        "p4": "counter set chip: device's compatibility groups (d) share none with allocated devices "
+        "p4": "counter set chip: device's compatibility groups (d) share none with devices "
               "gpu.example.com/n1/p0 (groups a, b), allocated to claim default/one (pod default/one-pod); "
               "gpu.example.com/n1/p1 (groups b, c), allocated to claim default/two (pod default/two-pod)",
     }
@@ -214,3 +214,12 @@ def test_first_available_falls_back_when_the_groups_refuse_the_first_choice():
     exp = explain(objs, ("default", "c"), gates=GATE)
     # Two small ones would need p1 (y) next to p0 (x): refused, so the second alternative is used.
     assert chosen(exp, "n1") == [("base", "n1/p0"), ("alt/one", "n1/p2")]
+
+
+def test_a_conflict_met_while_searching_names_the_device_chosen_before():
+    # p0 (x) is taken first; p1 (y) then cannot join it in the same allocation.
+    exp = run([part("p0", ["x"]), part("p1", ["y"])])
+    assert exp.verdict == "Unschedulable"
+    rejected = {r.device.device: str(r.message) for r in request_outcome(exp, "n1", "r").rejected}
+    assert rejected == {"p1": "counter set chip: device's compatibility groups (y) share none with device "
+                              "gpu.example.com/n1/p0 (groups x), chosen in the same allocation"}
