@@ -145,6 +145,10 @@ class Features:
         set off its value, an enabled gate whose dependency is disabled."""
         minor = parse_minor(minor)
         overrides = dict(overrides or {})
+        for name in overrides:
+            if name not in _GATE_DEFAULTS and name not in _IMPLIED_GATES:
+                known = ", ".join(sorted([*KNOWN_GATES, *_IMPLIED_GATES]))
+                raise FeatureError(f"unknown feature gate {name!r} (known: {known})")
         implied = {}
         for name in [name for name in overrides if name in _IMPLIED_GATES]:
             value = bool(overrides.pop(name))

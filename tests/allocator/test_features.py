@@ -122,3 +122,11 @@ def test_workload_gate_needs_generic_workload():
     features = Features.from_flags(36, {"DRAWorkloadResourceClaims": True, "GenericWorkload": True})
     assert features.workload_resource_claims and features.gates["GenericWorkload"]
     assert not Features.for_version(37).gates["GenericWorkload"]
+
+
+def test_flags_name_every_gate_they_accept_when_one_is_unknown():
+    with pytest.raises(FeatureError) as refused:
+        Features.from_flags(37, {"DRANope": True})
+    message = str(refused.value)
+    assert message.startswith("unknown feature gate 'DRANope' (known: DRAAdminAccess, ")
+    assert "DynamicResourceAllocation" in message and "GenericWorkload" in message and "NodeDeclaredFeatures" in message
