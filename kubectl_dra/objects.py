@@ -18,6 +18,9 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 _POD_SPEC_FIELDS = (
     "nodeName", "nodeSelector", "affinity", "tolerations", "schedulerName", "priority",
     "priorityClassName", "resourceClaims", "schedulingGates", "overhead", "resources", "preemptionPolicy",
+    # The PodGroup (1.36+) or Workload (1.35) a pod belongs to: with DRAWorkloadResourceClaims its
+    # group's claims are its own (resourceclaim.IsForPod, IsReservedForPod, BindTo).
+    "schedulingGroup", "workloadRef",
 )
 # What the scheduler's filters read of a pod without claims (see kubectl_dra/scheduling/).
 _PLAIN_POD_METADATA = ("name", "namespace", "uid", "deletionTimestamp", "resourceVersion")

@@ -235,3 +235,51 @@ def test_gate_dependencies_refused_like_kube_scheduler(run_cli, tmp_path, args, 
     result = run_cli(*CLUSTER, "fit", "-f", write(tmp_path, POD_GROUP), *args)
     assert (result.status, result.stdout) == (2, "")
     assert result.stderr == message.replace("\n", " (see 'kubectl dra fit --help')\n"), result.stderr
+
+
+MEMBER_PENDING = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: trainers-gpus-x7k2p
+  namespace: default
+  uid: uid-group-claim
+  annotations: {resource.kubernetes.io/pod-claim-name: gpus}
+  ownerReferences:
+  - {apiVersion: scheduling.k8s.io/v1alpha3, kind: PodGroup, name: trainers, uid: uid-trainers, controller: true}
+spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com, count: 2}}]}}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: gpu, driver: gpu.example.com, pool: gpu-node-3, device: gpu-0}
+      - {request: gpu, driver: gpu.example.com, pool: gpu-node-3, device: gpu-1}
+    nodeSelector:
+      nodeSelectorTerms:
+      - matchFields: [{key: metadata.name, operator: In, values: [gpu-node-3]}]
+  reservedFor: [{apiGroup: scheduling.k8s.io, resource: podgroups, name: trainers, uid: uid-trainers}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: member-1, namespace: default, uid: uid-member-1}
+spec:
+  schedulingGroup: {podGroupName: trainers}
+  resourceClaims: [{name: gpus, resourceClaimTemplateName: two-gpus}]
+  containers: [{name: a, image: a, resources: {claims: [{name: gpus}]}}]
+status:
+  phase: Pending
+  resourceClaimStatuses: [{name: gpus, resourceClaimName: trainers-gpus-x7k2p}]
+"""
+
+
+def test_explain_a_pending_podgroup_member_with_and_without_the_gate(run_cli, tmp_path):
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text((FIT / "cluster.yaml").read_text() + "\n---\n" + MEMBER_PENDING)
+    off = run_cli("--from", str(cluster), "explain", "pod/member-1", "-o", "json")
+    assert off.status == 1
+    assert ("ResourceClaim default/trainers-gpus-x7k2p was not created for Pod default/member-1 (Pod is not owner)"
+            in json.loads(off.stdout)["message"])
+    on = run_cli("--from", str(cluster), "explain", "pod/member-1", *GATE_ON, "-o", "json")
+    assert on.status == 0, on.stdout
+    document = json.loads(on.stdout)
+    # The group's claim, allocated on gpu-node-3, is the pod's: it goes there.
+    assert [n["node"] for n in document["nodes"] if n["verdict"] == "Fits"] == ["gpu-node-3"]
