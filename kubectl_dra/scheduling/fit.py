@@ -26,7 +26,7 @@ from allocator.index import cluster_index, share_indexes
 from allocator.objects import ObjectSet, normalise
 from allocator.search import SelectorEvaluator
 
-from . import framework
+from . import framework, node_allocatable
 from .extended import EXTENDED_ANNOTATION
 from .plugins import dynamic_resources
 from .resources import as_resource, bound_pod, host_ports, node_infos, pod_requests
@@ -149,7 +149,10 @@ class Placer:
         """`node_names`: the nodes to try, in this order (default: every node by name)."""
         self.objs = objs
         self.features = features
-        self.infos = node_infos(objs.nodes, objs.pods)
+        # DRANodeAllocatableResources: bound pods count the footprints the scheduler wrote into their
+        # status, and each pod placed here gets the one the scheduler would write (commit).
+        self.node_allocatable = bool(features.gates.get("DRANodeAllocatableResources", False))
+        self.infos = node_infos(objs.nodes, objs.pods, node_allocatable=self.node_allocatable)
         self.order = list(node_names) if node_names is not None else sorted(objs.nodes)
         self._position = {n: i for i, n in enumerate(self.order)}
         self._bases: dict[int, ObjectSet] = {}
@@ -391,12 +394,18 @@ class Placer:
                 devices.append({"claim": outcome.name, "request": result["request"], "driver": result["driver"],
                                 "pool": result["pool"], "device": result["device"]})
         bound["status"] = {"phase": "Pending", "resourceClaimStatuses": statuses}
+        if self.node_allocatable and verdict is not None:
+            footprints = node_allocatable.pod_footprints(
+                pod, [(c.name, c.pod_claim_name, c.allocation) for c in verdict.claims], self.objs.slices,
+                self.objs.nodes[node])
+            if footprints:  # PreBind patches the pod's status only when some claim maps
+                bound["status"]["nodeAllocatableResourceClaimStatuses"] = node_allocatable.status_entries(footprints)
         previous = self.objs
         self.objs = self.objs.with_changes(add=[*claims, bound])
         for claim in claims:
             key = (claim["metadata"]["namespace"], claim["metadata"]["name"])
             self._note_claim(key, self.objs.claims[key])
-        added = bound_pod(bound)
+        added = bound_pod(bound, self.node_allocatable)
         self.infos[node].add(added)
         self.committed.setdefault(node, []).append((self._shape(pod)[1], tuple(sorted(d["device"] for d in devices))))
         self.depth += 1

@@ -91,7 +91,7 @@ def capacity(objs, namespace: str, template_name: str, features, target: str = "
         if node:
             slices_by_node.setdefault(node, []).append(s)
     usage = used_devices(objs)
-    infos = node_infos(objs.nodes, objs.pods)
+    infos = node_infos(objs.nodes, objs.pods, node_allocatable=bool(features.gates.get("DRANodeAllocatableResources")))
     for name in sorted(objs.nodes):
         groups.setdefault(node_signature(objs.nodes[name], slices_by_node.get(name, []), usage, infos[name]),
                           []).append(name)

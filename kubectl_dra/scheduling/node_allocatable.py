@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from allocator.nodeselector import matches, node_matches
-from allocator.quantity import QuantityError, parse_quantity
+from allocator.quantity import DECIMAL_SI, Quantity, QuantityError, parse_quantity
 
 if TYPE_CHECKING:
     from .resources import NodeInfo, Resource
@@ -282,6 +282,36 @@ def status_footprints(pod: dict) -> list[ClaimFootprint]:
                     into[overhead["name"]] = into.get(overhead["name"], 0) + amount
         footprints.append(footprint)
     return footprints
+
+
+def status_entries(footprints: list[ClaimFootprint]) -> list[dict]:
+    """The pod's status.nodeAllocatableResourceClaimStatuses as the scheduler's PreBind writes
+    them (buildNodeAllocatableDRAInfo: per claim by name, containers in order, mapping and
+    overhead sorted by resource name); status_footprints reads them back unchanged."""
+    entries = []
+    for footprint in sorted(footprints, key=lambda f: f.claim):
+        overhead = []
+        for name in sorted(set(footprint.per_pod) | set(footprint.per_container)):
+            item = {"name": name}
+            if name in footprint.per_pod:
+                item["perPod"] = quantity_text(footprint.per_pod[name])
+            if name in footprint.per_container:
+                item["perContainer"] = quantity_text(footprint.per_container[name])
+            overhead.append(item)
+        entries.append({"resourceClaimName": footprint.claim, "containers": list(footprint.containers),
+                        "mapping": [{"name": name, "quantity": quantity_text(amount)}
+                                    for name, amount in sorted(footprint.mapping.items())],
+                        "overhead": overhead})
+    return entries
+
+
+def quantity_text(amount) -> str:
+    """An exact amount as a canonical quantity (every quantity is a whole number of nano units)."""
+    nano = amount * 10**9
+    units = nano.numerator // nano.denominator if getattr(nano, "denominator", 1) != 1 else int(nano)
+    if units != nano:
+        units += 1  # not representable: rounded up, as the scheduler's Quantity arithmetic never is
+    return str(Quantity(DECIMAL_SI, False, units, -9))
 
 
 # ---------------------------------------------------------------------------- pod-level resources

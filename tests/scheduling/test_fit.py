@@ -337,3 +337,69 @@ def test_extended_resources_backed_by_dra_are_placed_and_counted():
     assert [p.node for p in plan.placements] == ["n0", "n0", None]
     assert [[d["device"] for d in p.devices] for p in plan.placements[:2]] == [["gpu-0", "gpu-1"], ["gpu-2", "gpu-3"]]
     assert plan.placements[0].claims == ["x-0-extended-resources"]
+
+
+# ---------------------------------------------------------------------------- DRANodeAllocatableResources
+
+
+NODE_ALLOCATABLE = allocator.Features.for_version(37, {"DRANodeAllocatableResources": True})
+
+
+def cpu_mapped_cluster(cpu: str = "5", bound_status: list | None = None):
+    """One node of `cpu` cpus and 4 GPUs, each mapped onto 2 cpu; the template asks for one GPU."""
+    gpu_slice = gpus("n0", 4)
+    for device in gpu_slice["spec"]["devices"]:
+        device["nodeAllocatableResources"] = {"cpu": {"mapping": {"deviceMultiplier": "2"},
+                                                      "overhead": {"perContainer": "250m"}}}
+    objects = [device_class(), template("one", 1), node("n0", cpu=cpu), gpu_slice]
+    if bound_status is not None:
+        bound = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "old", "namespace": "default", "uid": "u-old"},
+                 "spec": {"nodeName": "n0", "containers": [container(requests={"cpu": "500m"})]},
+                 "status": {"phase": "Running", "nodeAllocatableResourceClaimStatuses": bound_status}}
+        objects.append(bound)
+    return allocator.load_objects(objects)
+
+
+def cpu_workload(replicas: int) -> dict:
+    spec = {"containers": [{**container(), "resources": {"requests": {"cpu": "1"}, "claims": [{"name": "g"}]}}],
+            "resourceClaims": [{"name": "g", "resourceClaimTemplateName": "one"}]}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "t", "namespace": "default"},
+            "spec": {"replicas": replicas, "template": {"spec": spec}}}
+
+
+def test_fit_records_each_placed_pods_node_allocatable_footprint_and_refuses_the_next_on_cpu():
+    # Each pod: 1 cpu + its GPU's 2 + 250m for the one container naming the claim = 3.25 of 5.
+    # The second finds a free GPU but only 1.75 cpu left: refused with Insufficient cpu, which
+    # only counting the first pod's footprint (not just its 1 cpu request) can give.
+    objs = cpu_mapped_cluster()
+    wl = expand(cpu_workload(2))
+    objs, pods = fit.prepare(objs, wl)
+    plan = fit.place_sequential(objs, pods, wl.roles, NODE_ALLOCATABLE, wl.ref)
+    assert [p.node for p in plan.placements] == ["n0", None]
+    first = plan.objs_after.pods[("default", "t-0")]
+    assert first["status"]["nodeAllocatableResourceClaimStatuses"] == [
+        {"resourceClaimName": "t-0-g", "containers": ["main"], "mapping": [{"name": "cpu", "quantity": "2"}],
+         "overhead": [{"name": "cpu", "perContainer": "250m"}]}]
+    node_result = plan.failure.nodes[0]
+    refused = next(s for s in node_result.filters if s.rejected)
+    assert (refused.plugin, refused.reasons) == ("DynamicResources", ("Insufficient cpu",))
+    assert "1750m free of 5" in refused.detail or "1.75 free of 5" in refused.detail
+    # With the gate off the map is not read: both fit on their 1 cpu each.
+    objs, pods = fit.prepare(cpu_mapped_cluster(), wl)
+    off = fit.place_sequential(objs, pods, wl.roles, FEATURES, wl.ref)
+    assert off.fits and "nodeAllocatableResourceClaimStatuses" not in off.objs_after.pods[("default", "t-0")]["status"]
+
+
+def test_fit_and_capacity_count_a_bound_pods_recorded_footprint():
+    # old: 500m + 2 mapped = 2.5 of 6 taken; one more pod (3.25) fits, not two.
+    status = [{"resourceClaimName": "old-g", "containers": ["main"], "mapping": [{"name": "cpu", "quantity": "2"}]}]
+    objs = cpu_mapped_cluster("6", status)
+    wl = expand(cpu_workload(2))
+    prepared, pods = fit.prepare(objs, wl)
+    plan = fit.place_sequential(prepared, pods, wl.roles, NODE_ALLOCATABLE, wl.ref)
+    assert [p.node for p in plan.placements] == ["n0", None]
+    report = fit_capacity.capacity(objs, "default", "one", NODE_ALLOCATABLE, "one")
+    # capacity's copies request no cpu and no container names the claim: 2 cpu each; old's 2.5 and
+    # the first copy's 2 leave 1.5 (counting old's request alone would leave room for two)
+    assert report.nodes[0].one_at_a_time == 1
+    assert report.nodes[0].limit.startswith("cpu: needs 2 with claim(s) ") and report.nodes[0].limit.endswith("1.5 free of 6")
