@@ -80,7 +80,7 @@ def malloc_stats() -> dict:
             stats["pymalloc_used_mb"] = int(words[-1].replace(",", "")) / 2**20
         elif line.startswith("# bytes in available blocks"):
             stats["pymalloc_free_mb"] = int(words[-1].replace(",", "")) / 2**20
-    stats["gc_objects"] = len(gc.get_objects())
+    stats["gc_objects"] = len(gc.get_objects()) + gc.get_freeze_count()
     return stats
 
 

@@ -48,6 +48,11 @@ rebuilds (a lone event after a quiet spell is still shown at once)."""
 INPUT_FIRST_S = 0.3
 """After a key or a click the rebuild worker pauses, at most this long, until the screen has been
 redrawn twice: the interpreter is shared, so a rebuild would halve the speed of the answer."""
+HIDDEN_REFRESH_S = 5.0
+"""Under churn (another store change already waits for the next rebuild), a tab not on screen is
+built and shown again at most this often (View.HIDDEN_REFRESH_S where a tab sets its own); once the
+cluster is quiet every tab is brought up to date, and a tab behind the model is redone first as
+soon as it is shown."""
 STALE_CLOCK_S = 1.0
 """How often the header's STALE age is redrawn."""
 FULL_GC_EVERY_S = 20.0
@@ -55,6 +60,14 @@ FULL_GC_IDLE_S = 2.0
 FULL_GC_WINDOW_S = 4.0
 FULL_GC_UNATTENDED_S = 60.0
 FULL_GC_AT_LATEST_S = 90.0
+YOUNG_THRESHOLDS = (5000, 50)
+"""The young generations' thresholds while the dashboard runs (Python's: 700, 10). Textual's strips
+refer to themselves through their caches and a pool analysis leaves its typed devices and slices
+in cycles: with Python's thresholds whatever lived past about 7,000 net allocations (a fraction
+of a second under churn) reached the oldest generation and waited there for the next full pass:
+14-48 MB of garbage per pass at 50 slice updates/s, filling arenas that later stay part used. At
+these, about 250,000 allocations: the young passes take most of it (4-6 MB left per pass), with
+about the same young-collection time in all, in ten times fewer, longer passes (bench/RESULTS.md)."""
 SWITCH_INTERVAL_S = 0.001
 """How long the event loop may wait for the interpreter while the rebuild worker computes
 (Python's default, 5 ms, is paid at every await that sleeps: a key press crosses dozens)."""
@@ -79,7 +92,9 @@ class IdleCollector:
     what keeps memory flat: whatever is frozen alive and later dies in a cycle stays until the
     next full pass (young collections and freezes every few seconds kept 30 MB a minute).
 
-    While it runs, threads also hand the interpreter over every SWITCH_INTERVAL_S."""
+    While it runs, the young generations are collected at YOUNG_THRESHOLDS, and threads hand the
+    interpreter over every SWITCH_INTERVAL_S. After each full pass glibc's allocator is asked to
+    give back the free memory it holds (malloc_trim: a few MB each time, in about a millisecond)."""
 
     def __init__(self, clock=time.monotonic) -> None:
         self._clock = clock
@@ -91,7 +106,8 @@ class IdleCollector:
     def start(self) -> None:
         if self._thresholds is None:
             self._thresholds = gc.get_threshold()
-            gc.set_threshold(self._thresholds[0], self._thresholds[1], 1 << 30)
+            gc.set_threshold(max(self._thresholds[0], YOUNG_THRESHOLDS[0]),
+                             max(self._thresholds[1], YOUNG_THRESHOLDS[1]), 1 << 30)
             self._switch_interval = sys.getswitchinterval()
             sys.setswitchinterval(SWITCH_INTERVAL_S)
 
@@ -119,8 +135,28 @@ class IdleCollector:
         gc.unfreeze()
         gc.collect()
         gc.freeze()
+        _trim_malloc()
         self._last_full = self._clock()
         return True
+
+
+_malloc_trim = None
+
+
+def _trim_malloc() -> None:
+    """glibc's malloc_trim(0): returns the free pages of its heaps to the system (none elsewhere)."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        _malloc_trim = False
+        if sys.platform.startswith("linux"):
+            import ctypes
+
+            try:
+                _malloc_trim = ctypes.CDLL(None).malloc_trim  # the process's own C library
+            except (OSError, AttributeError):  # musl has none
+                _malloc_trim = False
+    if _malloc_trim:
+        _malloc_trim(0)
 
 
 @dataclass
@@ -161,6 +197,10 @@ class DraApp(App):
         self._view_classes = {view_id(view): view for view in VIEWS}
         self._view_caches = {name: view.new_cache() for name, view in self._view_classes.items()}
         """Owned by the rebuild worker (one runs at a time)."""
+        self._built_at: dict[str, float] = {}
+        """When each tab was last built (by the rebuild worker)."""
+        self._shown_revision: dict[str, int] = {}
+        """The model revision each tab shows (on the event loop)."""
         self._unsubscribe = None
 
     def notify(self, message: str, **options) -> None:
@@ -265,11 +305,13 @@ class DraApp(App):
                 active = self.active_view
                 shown = {active: self._view_classes[active].build(dashboard, namespace, self._view_caches[active])}
                 self.call_from_thread(self._show_views, dashboard, shown, False)
+                self._built_at[active] = time.monotonic()
                 others = []
                 for name, view in self._view_classes.items():
-                    if name != active:
+                    if name != active and self._hidden_due(name, dashboard):
                         self._input_answered.wait(INPUT_FIRST_S)
                         others.append({name: view.build(dashboard, namespace, self._view_caches[name])})
+                        self._built_at[name] = time.monotonic()
                 others = others or [{}]
                 # One view per call, so that a key pressed meanwhile waits for one table, not four.
                 for index, other in enumerate(others):
@@ -279,8 +321,26 @@ class DraApp(App):
             return
         self.call_from_thread(self._rebuild_done)
 
+    def _hidden_due(self, name: str, dashboard: Dashboard) -> bool:
+        """Whether the rebuild worker builds a tab that is not on screen: always, but under churn
+        (a store change already waits for the next rebuild, which will come back to it) only every
+        HIDDEN_REFRESH_S. Every tab was built for each revision; at 50 slice updates/s hidden ones
+        took two thirds of the worker's time (the doctor's checks most) and their tables the UI
+        thread's too (bench/RESULTS.md)."""
+        if dashboard.pools_pending or not self._rebuild_again:
+            return True
+        every = self._view_classes[name].HIDDEN_REFRESH_S or HIDDEN_REFRESH_S
+        return time.monotonic() - self._built_at.get(name, float("-inf")) >= every
+
+    def view_shown(self, name: str) -> None:
+        """A tab came on screen: if it shows an older model than the latest, it is redone first."""
+        if self.dashboard is not None and self._shown_revision.get(name, -1) < self.dashboard.revision:
+            self._request_rebuild()
+
     def _show_views(self, dashboard: Dashboard, data: dict[str, object], last: bool) -> None:
         self.dashboard = dashboard
+        for name in data:
+            self._shown_revision[name] = dashboard.revision
         self.main_screen.show_views(dashboard, data)
         if last:
             self._show_header()
@@ -365,6 +425,7 @@ class DraApp(App):
         self.store, self.source = store, source
         self._builder = ModelBuilder(refreeze=False)
         self._view_caches = {name: view.new_cache() for name, view in self._view_classes.items()}
+        self._built_at, self._shown_revision = {}, {}
         self._subscribe()
         self._start_source(source.run(store))
 

@@ -6,6 +6,7 @@ import datetime
 
 from kubectl_dra.store import KindStatus
 from tui.app import DraApp
+from tui.views.doctor import DoctorView
 from tui.messages import DashboardReady
 from tui.widgets.cluster_header import ClusterHeader
 from tui.widgets.virtual_table import VirtualTable
@@ -168,3 +169,61 @@ async def test_an_unreadable_slice_is_named_in_the_pools_view(store):
         banner = str(pools.query_one(".banner").render())
         assert banner.startswith("unreadable ResourceSlice/broken-slice: spec.pool.resourceSliceCount")
         assert ("pool", "gpu.nvidia.com", "cpu-node-1") not in table_keys(table(app, "pools-table"))
+
+
+class Shown:
+    """A model as _hidden_due and view_shown read it."""
+
+    def __init__(self, revision: int = 1, pools_pending: int = 0) -> None:
+        self.revision, self.pools_pending = revision, pools_pending
+
+
+def test_under_churn_a_hidden_tab_is_built_again_only_every_few_seconds(store, monkeypatch):
+    import time
+
+    import tui.app
+
+    app = DraApp(store)
+    now = time.monotonic()
+    app._built_at = {"devices": now, "doctor": now - tui.app.HIDDEN_REFRESH_S - 1}
+    assert app._hidden_due("devices", Shown())  # quiet: nothing else waits, every tab is brought up to date
+    app._rebuild_again = True  # churn: another change already waits for the next rebuild
+    assert not app._hidden_due("devices", Shown())
+    assert app._hidden_due("devices", Shown(pools_pending=3))  # a big cluster's first frames: every tab
+    assert app._hidden_due("claims", Shown())  # never built yet
+    app._built_at["devices"] = now - tui.app.HIDDEN_REFRESH_S - 1
+    assert app._hidden_due("devices", Shown())
+    assert not app._hidden_due("doctor", Shown())  # the checks run off screen at their own, slower pace
+    app._built_at["doctor"] = now - DoctorView.HIDDEN_REFRESH_S - 1
+    assert app._hidden_due("doctor", Shown())
+
+
+def test_a_tab_behind_the_model_is_redone_when_it_comes_on_screen(store, monkeypatch):
+    app = DraApp(store)
+    requests = []
+    monkeypatch.setattr(app, "_request_rebuild", lambda: requests.append(1))
+    app.view_shown("devices")
+    assert requests == []  # nothing shown yet: the first rebuild builds every tab
+    app.dashboard = Shown(revision=7)
+    app._shown_revision = {"devices": 6, "pools": 7}
+    app.view_shown("pools")
+    assert requests == []
+    app.view_shown("devices")
+    assert requests == [1]
+
+
+async def test_after_churn_every_tab_shows_the_last_revision(store):
+    app = DraApp(store)
+    async with app.run_test(size=DEMO_SIZE) as pilot:
+        await settle(app, pilot)
+        for index in range(40):
+            changed = item(store, "ResourceSlice", GPU_SLICE)
+            changed["spec"]["devices"][2]["taints"] = [{"key": "example.com/flap", "value": str(index),
+                                                        "effect": "NoSchedule"}]
+            store.apply("ResourceSlice", "MODIFIED", changed)
+            await pilot.pause(0.03)
+        await settle(app, pilot)
+        assert app._shown_revision == {name: app.dashboard.revision for name in app._view_classes}
+        await pilot.press("2")
+        await settle(app, pilot)
+        assert cells(table(app, "devices-table"), ("device", "gpu.nvidia.com", "gpu-node-2", "gpu-2"))[3] == "Tainted"

@@ -101,10 +101,17 @@ class DashboardScreen(Screen):
             for view in self.query(f"#{name}-view").results(View):
                 view.show(dashboard, view_data)
 
+    _header: ClusterHeader | None = None
+
     def show_header(self, connection, namespace: str | None, pools_pending: int | None) -> None:
         # A store change can still be queued while the app shuts down and the screen's widgets are
         # already gone (seen against a live apiserver): there is nothing left to show it on.
-        for header in self.query(ClusterHeader):
+        # Found once, not for every batch of watch events (a query walks every tab's widgets: most
+        # of what a store change cost the UI thread under churn).
+        header = self._header
+        if header is None or not header.is_attached:
+            header = self._header = next(iter(self.query(ClusterHeader)), None)
+        if header is not None:
             header.show(connection, namespace, pools_pending)
             self.set_class(bool(connection.stale), "-stale")
 
@@ -120,6 +127,7 @@ class DashboardScreen(Screen):
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self.app.active_view = event.pane.id
+        self.app.view_shown(event.pane.id)
         self.focus_current_table()
         self._sync_filter_bar()
 

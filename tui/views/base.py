@@ -81,6 +81,8 @@ class View(Vertical):
     TITLE: ClassVar[str] = ""
     KINDS: ClassVar[tuple[str, ...]] = ()
     """The kinds the view reads: the banner names those that are forbidden or not served."""
+    HIDDEN_REFRESH_S: ClassVar[float | None] = None
+    """Under churn, how often the tab is rebuilt while not on screen (None: tui.app.HIDDEN_REFRESH_S)."""
 
     _dashboard: Dashboard | None = None
     """The dashboard of the last `show`, for views that look objects up on selection."""

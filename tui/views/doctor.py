@@ -85,6 +85,9 @@ class DoctorCache:
 class DoctorView(View):
     TITLE = "Doctor"
     KINDS = ()  # each check says itself what it could not read (result unknown)
+    HIDDEN_REFRESH_S = 4 * REDIAGNOSE_S
+    """Off screen under churn the checks (seconds of work on a big cluster) run four times less
+    often; the tab says which revision it shows, and is checked again when it comes on screen."""
 
     DEFAULT_CSS = """
     DoctorView #doctor-table { width: 3fr; }

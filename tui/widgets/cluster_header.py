@@ -70,7 +70,17 @@ class ClusterHeader(Static):
     }
     """
 
+    _shown: Text | None = None
+
     def show(self, connection, namespace: str | None, pools_pending: int | None = 0) -> None:
-        """`pools_pending`: pools still being analysed (None: nothing analysed yet)."""
-        self.update(connection_text(connection, namespace, pools_pending))
+        """`pools_pending`: pools still being analysed (None: nothing analysed yet).
+
+        Called for every batch of watch events: the line is redrawn only when its text changed (at
+        most once a second under churn, for the last event's time), and never lays the screen out
+        again (one line, its width set by the top line, not by the text); Static.update's default
+        relayout per batch kept the UI thread in layout and rendering at 50 slice updates/s."""
+        text = connection_text(connection, namespace, pools_pending)
+        if text != self._shown:
+            self._shown = text
+            self.update(text, layout=False)
         self.set_class(bool(connection.stale), "-stale")
