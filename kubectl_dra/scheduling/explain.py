@@ -26,11 +26,13 @@ def explain_pod(objs, namespace: str, name: str, features, node: str | None = No
     return _with_remedies(exp, objs, ("Pod", namespace, name), features, remedies and node is None)
 
 
-def explain_objects(objs, target: dict, features, node: str | None = None, remedies: bool = True) -> Explanation:
-    """What-if: a Pod, ResourceClaim or ResourceClaimTemplate that is not (necessarily) applied."""
+def explain_objects(objs, target: dict, features, node: str | None = None, remedies: bool = True,
+                    cycle_state: dict | None = None) -> Explanation:
+    """What-if: a Pod, ResourceClaim or ResourceClaimTemplate that is not (necessarily) applied.
+    `cycle_state`: what the scheduler holds in memory besides the objects (fit's PodGroup cycle)."""
     kind, obj = normalise_target(target)
     if kind == "Pod":
-        exp = _explain_pod(objs, obj, features, node, what_if=True)
+        exp = _explain_pod(objs, obj, features, node, what_if=True, cycle_state=cycle_state)
     else:
         exp = _claim_only(allocator.explain_objects(objs, target, features, node=node))
     return _with_remedies(exp, objs, target, features, remedies and node is None)
@@ -53,15 +55,17 @@ def _with_remedies(exp: Explanation, objs, target, features, wanted: bool) -> Ex
     return exp
 
 
-def _explain_pod(objs, pod: dict, features, node: str | None, what_if: bool) -> Explanation:
+def _explain_pod(objs, pod: dict, features, node: str | None, what_if: bool, cycle_state: dict | None = None) -> Explanation:
     with paused_gc():
-        return _explain_pod_now(objs, pod, features, node, what_if)
+        return _explain_pod_now(objs, pod, features, node, what_if, cycle_state)
 
 
-def _explain_pod_now(objs, pod: dict, features, node: str | None, what_if: bool) -> Explanation:
+def _explain_pod_now(objs, pod: dict, features, node: str | None, what_if: bool,
+                     cycle_state: dict | None = None) -> Explanation:
     if node is not None and node not in objs.nodes:
         raise ExplainError(f"Node {node} not found")
     cycle = framework.new_cycle(pod, objs, features, what_if)
+    cycle.state.update(cycle_state or {})
     if node is not None:
         cycle.node_infos = {node: cycle.node_infos[node]}
     diagnosis = framework.run(cycle)

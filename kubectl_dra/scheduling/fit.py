@@ -39,6 +39,9 @@ SEQUENTIAL, GANG = "Sequential", "Gang"
 _BATCH = 32
 # Device choices tried per node in the gang search besides the allocator's first one.
 _ALTERNATIVES = 4
+# On a pod prepare() made: its pod claims bound to its PodGroup (resourceclaim.BindTo with
+# DRAWorkloadResourceClaims on), as a JSON list of names; read by Placer.commit.
+GROUP_CLAIMS_ANNOTATION = "fit.kubectl-dra.io/pod-group-claims"
 
 
 class CutShort(Exception):
@@ -80,6 +83,7 @@ class FitPlan:
     add_node: dict | None = None     # {"from": NODE, "count": N, "auto": bool, "needed": N|None}
     placed_now: int | None = None    # --add-node: how many fit without new nodes
     objs_after: object = field(default=None, repr=False)  # the cluster with the placed pods committed
+    cycle_pending: dict = field(default_factory=dict, repr=False)  # Placer.pending at the end
     warnings: list[str] = field(default_factory=list)
     features: object = None
 
@@ -153,6 +157,11 @@ class Placer:
         # status, and each pod placed here gets the one the scheduler would write (commit).
         self.node_allocatable = bool(features.gates.get("DRANodeAllocatableResources", False))
         self.infos = node_infos(objs.nodes, objs.pods, node_allocatable=self.node_allocatable)
+        # GenericWorkload: a PodGroup's pods are placed in one PodGroup scheduling cycle, where a
+        # claim allocated for one of them is a pending allocation the others see
+        # (podGroupStateData.pendingAllocations): {(namespace, claim): (PodGroup, pod name)}.
+        self.group_cycles = bool(features.gates.get("GenericWorkload", False))
+        self.pending: dict[tuple[str, str], tuple[str, str]] = {}
         self.order = list(node_names) if node_names is not None else sorted(objs.nodes)
         self._position = {n: i for i, n in enumerate(self.order)}
         self._bases: dict[int, ObjectSet] = {}
@@ -193,10 +202,16 @@ class Placer:
         view = self._view(pod, names, without)
         cycle = framework.Cycle(pod, view, self.features, infos, what_if=True, diagnose=diagnose,
                                 selectors=self.selectors)
+        cycle.state.update(self.cycle_state(pod))
         diagnosis = framework.run(cycle)
         self.steps += len(infos)
         fitting = sorted((r.name for r in diagnosis.nodes if r.fits), key=self._position.__getitem__)
         return fitting, cycle, diagnosis
+
+    def cycle_state(self, pod: dict) -> dict:
+        """What the scheduler's PodGroup cycle holds for `pod` besides the objects: the claims other
+        pods of its group got allocated earlier in this cycle (read with DRANodeAllocatableResources)."""
+        return group_cycle_state(self.pending, pod) if self.node_allocatable else {}
 
     # -- views: the part of the cluster a chunk of nodes can see
 
@@ -356,17 +371,23 @@ class Placer:
         namespace = meta.get("namespace") or "default"
         bound = copy.copy(pod)
         bound["spec"] = {**pod["spec"], "nodeName": node}
-        statuses, claims, devices, names = [], [], [], []
-        pod_ref = {"resource": "pods", "name": meta["name"], "uid": meta.get("uid") or f"fit-{meta['name']}"}
+        statuses, claims, devices, names, pending = [], [], [], [], []
+        own_ref = {"resource": "pods", "name": meta["name"], "uid": meta.get("uid") or f"fit-{meta['name']}"}
+        group = (pod["spec"].get("schedulingGroup") or {}).get("podGroupName")
+        group_ref = {"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": group, "uid": f"fit-{group}"}
+        to_group = set(json.loads((meta.get("annotations") or {}).get(GROUP_CLAIMS_ANNOTATION) or "[]"))
+        accept_group = bool(self.features.gates.get("DRAWorkloadResourceClaims", False))
         for outcome in (verdict.claims if verdict is not None else []):
             key = (outcome.namespace, outcome.name)
             names.append(outcome.name)
+            # claimStore.getBinding: the PodGroup for a claim BindTo matched to it, else the pod
+            pod_ref = group_ref if accept_group and outcome.pod_claim_name in to_group else own_ref
             if outcome.state == "Allocated":
                 claim = self.objs.claims.get(key)
-                if claim is not None:
-                    status = dict(claim.get("status") or {})
-                    status["reservedFor"] = list(status.get("reservedFor") or []) + [pod_ref]
-                    claims.append({**claim, "status": status})
+                reserved = list(((claim or {}).get("status") or {}).get("reservedFor") or [])
+                # PreBind binds only a claim not reserved for the pod yet (its group counting with the gate on)
+                if claim is not None and not dynamic_resources.is_reserved_for_pod(pod, reserved, accept_group):
+                    claims.append({**claim, "status": {**claim["status"], "reservedFor": reserved + [pod_ref]}})
                 continue
             if outcome.allocation is None:
                 continue
@@ -390,6 +411,9 @@ class Placer:
                                                            for r in requests]}}}
                 names[-1] = claim["metadata"]["name"]
             claims.append({**claim, "status": {"allocation": outcome.allocation, "reservedFor": [pod_ref]}})
+            if self.group_cycles and group and key not in self.pending:
+                self.pending[key] = (group, meta["name"])
+                pending.append(key)
             for result in outcome.allocation["devices"]["results"]:
                 devices.append({"claim": outcome.name, "request": result["request"], "driver": result["driver"],
                                 "pool": result["pool"], "device": result["device"]})
@@ -411,10 +435,12 @@ class Placer:
         self.depth += 1
         self._touched.setdefault(node, []).append(self.depth)
         placement = PodPlacement(namespace, meta["name"], "", node, devices, names)
-        return previous, {"node": node, "pod": added}, placement
+        return previous, {"node": node, "pod": added, "pending": pending}, placement
 
     def undo(self, previous, change: dict) -> None:
         self.objs = previous
+        for key in change["pending"]:
+            del self.pending[key]
         self.infos[change["node"]].remove(change["pod"])
         self.committed[change["node"]].pop()
         self._touched[change["node"]].pop()
@@ -473,11 +499,18 @@ def prepare(objs, workload, group_claims: bool = False) -> tuple[object, list[di
         spec = pod["spec"]
         spec.pop("nodeName", None)
         if shared:
-            entries = []
+            entries, bound_to_group = [], []
             for e in spec.get("resourceClaims") or []:
                 key = (e.get("name"), e.get("resourceClaimName"), e.get("resourceClaimTemplateName"))
                 entries.append({"name": e.get("name"), "resourceClaimName": shared[key]} if key in shared else e)
+                if key in shared:
+                    bound_to_group.append(e.get("name"))
             spec["resourceClaims"] = entries
+            if bound_to_group and (spec.get("schedulingGroup") or {}).get("podGroupName"):
+                # resourceclaim.BindTo matched these against the PodGroup's claims: commit reserves
+                # them for the group, as the scheduler's PreBind does.
+                annotations = pod.setdefault("metadata", {}).setdefault("annotations", {})
+                annotations[GROUP_CLAIMS_ANNOTATION] = json.dumps(bound_to_group)
         pod.pop("status", None)
         _, normalised = normalise(pod)
         normalised["metadata"]["namespace"] = normalised["metadata"].get("namespace") or workload.namespace
@@ -500,21 +533,31 @@ def place_sequential(objs, pods: list[dict], roles: list[str], features, workloa
                 if plan.failure is None:
                     plan.failed_pod = f"{meta.get('namespace') or 'default'}/{meta['name']}"
                     if explain_failure:
-                        plan.failure = explain_at(placer.objs, pod, features)
+                        plan.failure = explain_at(placer.objs, pod, features, placer.cycle_state(pod))
                 continue
             _, _, placement = placer.commit(pod, *found)
             placement.role = role
             plan.placements.append(placement)
         plan.search_steps = placer.steps
         plan.objs_after = placer.objs
+        plan.cycle_pending = dict(placer.pending) if placer.node_allocatable else {}
         return plan
 
 
-def explain_at(objs, pod: dict, features):
-    """The explain judgement of `pod` on the cluster as it stands after the pods placed before it."""
+def explain_at(objs, pod: dict, features, cycle_state: dict | None = None):
+    """The explain judgement of `pod` on the cluster as it stands after the pods placed before it
+    (`cycle_state`: Placer.cycle_state, what its PodGroup's cycle holds)."""
     from .explain import explain_objects
 
-    return explain_objects(objs, pod, features)
+    return explain_objects(objs, pod, features, cycle_state=cycle_state)
+
+
+def group_cycle_state(pending: dict, pod: dict) -> dict:
+    """The pending allocations (Placer.pending) of `pod`'s PodGroup, as DynamicResources reads them."""
+    group = (pod["spec"].get("schedulingGroup") or {}).get("podGroupName")
+    namespace = pod["metadata"].get("namespace") or "default"
+    mine = {key: name for key, (holder, name) in pending.items() if group and holder == group and key[0] == namespace}
+    return {dynamic_resources.PENDING_IN_GROUP: mine} if mine else {}
 
 
 def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str = "",
@@ -589,7 +632,9 @@ def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str
             plan.placements = [PodPlacement(p["metadata"].get("namespace") or "default", p["metadata"]["name"], r, None)
                                for p, r in zip(pods, roles)]
             if explain_failure:
-                plan.failure = explain_at(greedy.objs_after, pods[greedy_first_failure(greedy)], features)
+                first = pods[greedy_first_failure(greedy)]
+                plan.failure = explain_at(greedy.objs_after, first, features,
+                                          group_cycle_state(greedy.cycle_pending, first))
             plan.failed_pod = greedy.failed_pod
         return plan
 

@@ -118,3 +118,107 @@ def test_a_what_if_member_shares_the_claim_already_made_for_its_group():
     # A pod of another group does not share it.
     other = {**new, "spec": {**new["spec"], "schedulingGroup": {"podGroupName": "other"}}}
     assert [c.state for c in explain_objects(objs, other, ON, remedies=False).claims] == ["WhatIf"]
+
+
+# ---------------------------------------------------------------------------- reservations for the group
+
+
+MAPPED = allocator.Features.from_flags(37, {"DRAWorkloadResourceClaims": True, "GenericWorkload": True,
+                                            "DRANodeAllocatableResources": True})
+
+
+def mapped(objects: list[dict]) -> list[dict]:
+    """Every GPU maps onto 1 cpu of its node (DRANodeAllocatableResources)."""
+    for obj in objects:
+        if obj.get("kind") == "ResourceSlice":
+            for device in obj["spec"]["devices"]:
+                device["nodeAllocatableResources"] = {"cpu": {"mapping": {"deviceMultiplier": "1"}}}
+    return objects
+
+
+def test_a_mapped_claim_reserved_for_the_pods_podgroup_is_its_own():
+    # validateNodeAllocatableDRAClaimSharing with IsReservedForPod(pod, claim, gate): the group's
+    # reservation counts as the member's; for a pod of another group it is someone else's.
+    from kubectl_dra.scheduling.node_allocatable import ERR_SHARED
+
+    user = group_claim()
+    del user["metadata"]["ownerReferences"]  # a claim by name in the PodGroup's spec, not one it owns
+    by_name = [{"name": "gpus", "resourceClaimName": "pg-gpus"}]
+    members = [pod("m-1", claims=by_name, schedulingGroup={"podGroupName": "pg"}),
+               pod("x-1", claims=by_name, schedulingGroup={"podGroupName": "other"})]
+    objs = allocator.load_objects(mapped([device_class(), node("n1"), node("n2"), gpus("n1", 2), gpus("n2", 4),
+                                          user, *members]))
+    assert node_of(explain_pod(objs, "default", "m-1", MAPPED), "n1").verdict == "Fits"
+    other = explain_pod(objs, "default", "x-1", MAPPED)
+    assert all(n.verdict != "Fits" for n in other.nodes)
+    assert ERR_SHARED.format("pg-gpus") in str(other.to_dict())
+    # DRAWorkloadResourceClaims off: the reservation names the PodGroup, not the pod
+    gate_off = allocator.Features.from_flags(37, {"DRANodeAllocatableResources": True})
+    assert node_of(explain_pod(objs, "default", "m-1", gate_off), "n1").verdict != "Fits"
+
+
+def podgroup_workload(count: int, claim_status: bool = True):
+    from kubectl_dra.workloads import expand
+
+    group = {"apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "PodGroup",
+             "metadata": {"name": "pg", "namespace": "default"},
+             "spec": {"resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "two-gpus"}]},
+             "status": {"resourceClaimStatuses": [{"name": "gpus", "resourceClaimName": "pg-gpus"}]} if claim_status else {}}
+    pods = [pod(f"m-{i}", claims=[{"name": "gpus", "resourceClaimTemplateName": "two-gpus"}],
+                schedulingGroup={"podGroupName": "pg"}) for i in range(count)]
+    return expand(group, pods)
+
+
+TEMPLATE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "two-gpus", "namespace": "default"}, "spec": {"spec": claim("x", count=2)["spec"]}}
+
+
+def test_fit_reserves_the_groups_claim_for_the_podgroup():
+    # resourceclaim.BindTo: the pod claim matches the PodGroup's, so PreBind adds the PodGroup to
+    # reservedFor (once: later members find it reserved for them already); the gate off, each pod.
+    from allocator.objects import normalise
+    from kubectl_dra.scheduling import fit
+
+    workload = podgroup_workload(3, claim_status=False)
+    objs, prepared = fit.prepare(allocator.load_objects([*cluster(), TEMPLATE]), workload, group_claims=True)
+    plan = fit.place_sequential(objs, prepared, workload.roles, ON, workload.ref)
+    assert plan.fits
+    reserved = plan.objs_after.claims[("default", "pg-gpus")]["status"]["reservedFor"]
+    assert reserved == [{"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": "pg", "uid": "fit-pg"}]
+    # the controller's claim already reserved for the group: nothing is added
+    existing = fit.place_sequential(*fit.prepare(allocator.load_objects([*cluster(), TEMPLATE]), podgroup_workload(2),
+                                                 group_claims=True), workload.roles[:2], ON, workload.ref)
+    assert existing.objs_after.claims[("default", "pg-gpus")]["status"]["reservedFor"] == group_claim()["status"]["reservedFor"]
+    # without DRAWorkloadResourceClaims a pod claim by name is reserved for each pod
+    by_name = [pod(f"m-{i}", claims=[{"name": "gpus", "resourceClaimName": "shared"}],
+                   schedulingGroup={"podGroupName": "pg"}) for i in range(2)]
+    objs = allocator.load_objects([*cluster(), claim("shared", count=1)])
+    plan = fit.place_sequential(objs, [normalise(p)[1] for p in by_name], ["m", "m"], OFF, "")
+    assert [r["resource"] for r in plan.objs_after.claims[("default", "shared")]["status"]["reservedFor"]] == ["pods"] * 2
+
+
+def test_fit_a_mapped_group_claim_allocated_in_the_cycle_is_not_shared():
+    # podGroupStateData.pendingAllocations: the group's claim allocated for m-0 in this PodGroup
+    # cycle maps its devices onto the node, so m-1 cannot share it, though reservedFor names the group.
+    from kubectl_dra.scheduling import fit
+    from kubectl_dra.scheduling.node_allocatable import ERR_SHARED
+
+    workload = podgroup_workload(2, claim_status=False)
+    def fresh():
+        return [device_class(), node("n1"), node("n2"), gpus("n1", 2), gpus("n2", 4), TEMPLATE]
+
+    objs, prepared = fit.prepare(allocator.load_objects(mapped(fresh())), workload, group_claims=True)
+    plan = fit.place_sequential(objs, prepared, workload.roles, MAPPED, workload.ref)
+    assert [p.node for p in plan.placements] == ["n1", None]
+    assert plan.objs_after.claims[("default", "pg-gpus")]["status"]["reservedFor"][0]["resource"] == "podgroups"
+    # the first failure is explained with the cycle's pending allocation, in the scheduler's words
+    assert ERR_SHARED.format("pg-gpus") in str(plan.failure.to_dict())
+    gang = fit.place_gang(objs, prepared, workload.roles, MAPPED, workload.ref)
+    assert gang.exists is False and ERR_SHARED.format("pg-gpus") in str(gang.failure.to_dict())
+    # unmapped devices: the pending allocation is shared (the scheduler reuses it for m-1)
+    objs, prepared = fit.prepare(allocator.load_objects(fresh()), workload, group_claims=True)
+    assert fit.place_sequential(objs, prepared, workload.roles, MAPPED, workload.ref).fits
+    # allocated and reserved for the group before this cycle: every member shares it
+    workload = podgroup_workload(2)
+    objs, prepared = fit.prepare(allocator.load_objects(mapped([*cluster(), TEMPLATE])), workload, group_claims=True)
+    assert fit.place_sequential(objs, prepared, workload.roles, MAPPED, workload.ref).fits

@@ -26,6 +26,9 @@ ERR_CANNOT_FIT_RESOURCE = "cannot fit resource"
 ERR_STALE_CLAIM = "cannot schedule extended resource claim"
 STALE = NAME + "/stale-claim"
 PREENQUEUE_STATES = ("Missing",)
+# In cycle.state: {(namespace, claim): pod name} for claims another pod of the pod's PodGroup got
+# allocated earlier in the same PodGroup scheduling cycle (fit sets it; a snapshot has none).
+PENDING_IN_GROUP = NAME + "/pod-group-pending"
 
 
 def pre_filter(cycle) -> tuple[None, Status]:
@@ -106,19 +109,26 @@ def filter(cycle, info) -> Status:
 
 def _shared_mapped_claim(cycle) -> str:
     """validateNodeAllocatableDRAClaimSharing: an allocated claim with a mapped device, reserved
-    for some other pod, cannot be shared (the same on every node, so worked out once)."""
+    for some other pod (its PodGroup counting as its own with DRAWorkloadResourceClaims on:
+    resourceclaim.IsReservedForPod), or allocated in this PodGroup scheduling cycle for another
+    pod of the group, cannot be shared (the same on every node, so worked out once)."""
     key = NAME + "/shared-mapped"
     if key not in cycle.state:
         found = ""
-        uid = cycle.pod["metadata"].get("uid")
+        group_claims = cycle.features.gates.get("DRAWorkloadResourceClaims", False)
+        pending = cycle.state.get(PENDING_IN_GROUP) or {}
         for explanation in cycle.allocator_explanations:
             for outcome in explanation.claims:
                 claim = cycle.objs.claims.get((outcome.namespace, outcome.name))
                 status = (claim or {}).get("status") or {}
                 reserved = status.get("reservedFor") or []
-                if not status.get("allocation") or not reserved:
+                if not status.get("allocation"):
                     continue
-                if any(r.get("resource") == "pods" and uid and r.get("uid") == uid for r in reserved):
+                held_elsewhere = bool(reserved) and not is_reserved_for_pod(cycle.pod, reserved, group_claims)
+                # Or allocated earlier in this PodGroup scheduling cycle for another pod of the group
+                # (podGroupStateData.pendingAllocations: fit places a group's pods in one cycle).
+                holder = pending.get((outcome.namespace, outcome.name))
+                if not held_elsewhere and not (holder and holder != cycle.pod["metadata"].get("name")):
                     continue
                 if node_allocatable.claim_is_mapped(status["allocation"], cycle.objs.slices):
                     found = outcome.name
@@ -127,6 +137,21 @@ def _shared_mapped_claim(cycle) -> str:
                 break
         cycle.state[key] = found
     return cycle.state[key]
+
+
+def is_reserved_for_pod(pod: dict, reserved: list[dict], accept_pod_group: bool) -> bool:
+    """resourceclaim.IsReservedForPod: some entry has the pod's UID, or (`accept_pod_group`:
+    DRAWorkloadResourceClaims on) names the pod's PodGroup, matched by API group, resource and
+    name since a pod does not know its PodGroup's UID."""
+    uid = (pod.get("metadata") or {}).get("uid") or ""
+    group = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+    for ref in reserved:
+        if (ref.get("uid") or "") == uid:
+            return True
+        if (accept_pod_group and group and ref.get("apiGroup") == "scheduling.k8s.io"
+                and ref.get("resource") == "podgroups" and ref.get("name") == group):
+            return True
+    return False
 
 
 def _node_allocatable_fit(cycle, info, verdict) -> Status:
