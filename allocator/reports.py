@@ -281,14 +281,18 @@ class _LazyDeviceReport(DeviceReport):
 
     def __getattr__(self, name: str):
         # Only reached for attributes not set yet: the lazy fields (all three at once, after which
-        # the Device is let go) and genuinely missing names.
-        if name in _LAZY_FIELDS and "_device" in self.__dict__:
-            device = self.__dict__.pop("_device")
+        # the Device is let go) and genuinely missing names. The Device goes last, so a second
+        # thread reading meanwhile (the dashboard's rebuild worker and its UI) derives the same
+        # values again instead of finding neither.
+        device = self.__dict__.get("_device")
+        if name in _LAZY_FIELDS and device is not None:
             driver = self.driver
-            self.attributes = {qualified(driver, k): attribute_value(v) for k, v in sorted(device.raw_attributes.items())}
-            self.capacity = {qualified(driver, k): str(v) for k, v in sorted(device.capacity.items())}
-            self.consumed_counters = [{"counterSet": set_name, "counters": {k: str(v) for k, v in c.items()}}
-                                      for set_name, c in device.consumes_counters]
+            attributes = {qualified(driver, k): attribute_value(v) for k, v in sorted(device.raw_attributes.items())}
+            capacity = {qualified(driver, k): str(v) for k, v in sorted(device.capacity.items())}
+            consumed_counters = [{"counterSet": set_name, "counters": {k: str(v) for k, v in c.items()}}
+                                 for set_name, c in device.consumes_counters]
+            self.attributes, self.capacity, self.consumed_counters = attributes, capacity, consumed_counters
+            self.__dict__.pop("_device", None)
             return getattr(self, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
