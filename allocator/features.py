@@ -20,6 +20,8 @@ _GATE_DEFAULTS: dict[str, dict[int, bool]] = {
     "DRAAdminAccess": {34: True, 35: True, 36: True, 37: True},
     "DRAPrioritizedList": {34: True, 35: True, 36: True, 37: True},
     "DRADeviceTaints": {34: False, 35: False, 36: True, 37: True},
+    # Added in 1.35 (kube_features.go): 1.34's scheduler reads DeviceTaintRules under DRADeviceTaints
+    # (resourceslice/tracker v0.34 EnableDeviceTaints), see device_taint_rules.
     "DRADeviceTaintRules": {34: False, 35: False, 36: False, 37: True},
     "DRAPartitionableDevices": {34: False, 35: False, 36: True, 37: True},
     "DRAConsumableCapacity": {34: False, 35: False, 36: True, 37: True},
@@ -49,7 +51,7 @@ _GATE_DEFAULTS: dict[str, dict[int, bool]] = {
 
 KNOWN_GATES = tuple(sorted(_GATE_DEFAULTS))
 # Gates newer than the oldest supported minor: the scheduler of an older release refuses them.
-_GATE_SINCE = {"DRAListTypeAttributes": 36, "DRAOptionalNodeOperations": 37, "DRAFractionalCapacityRange": 37,
+_GATE_SINCE = {"DRADeviceTaintRules": 35, "DRAListTypeAttributes": 36, "DRAOptionalNodeOperations": 37, "DRAFractionalCapacityRange": 37,
                "DRADeviceCompatibilityGroups": 37, "DRADerivedAttributes": 37,
                "DRANodeAllocatableResources": 36, "DRAPartitionableDevicesType": 37, "DRAWorkloadResourceClaims": 36,
                "GenericWorkload": 35, "DRAResourcePoolStatus": 36}
@@ -192,6 +194,10 @@ class Features:
 
     @property
     def device_taint_rules(self) -> bool:
+        """Whether DeviceTaintRules taint devices: DRADeviceTaints and, from 1.35 (where the gate
+        was added), DRADeviceTaintRules."""
+        if self.minor < _GATE_SINCE["DRADeviceTaintRules"]:
+            return self.gates["DRADeviceTaints"]
         return self.gates["DRADeviceTaints"] and self.gates["DRADeviceTaintRules"]
 
     @property

@@ -83,6 +83,12 @@ def test_parse_gate_overrides():
     (36, {"NodeDeclaredFeatures": False}, "NodeDeclaredFeatures=false is not modelled"),
     (34, {"NodeDeclaredFeatures": True}, "does not exist in Kubernetes 1.34"),
     (35, {"GenericWorkload": True, "DRAWorkloadResourceClaims": True}, "DRAWorkloadResourceClaims does not exist"),
+    # Added in 1.35 (1.34 reads DeviceTaintRules under DRADeviceTaints), at either value.
+    (34, {"DRADeviceTaintRules": True}, "^feature gate DRADeviceTaintRules does not exist in Kubernetes 1.34"),
+    (34, {"DRADeviceTaints": True, "DRADeviceTaintRules": False}, "DRADeviceTaintRules does not exist"),
+    # kube_features.go: GA and LockToDefault in 1.37; beta (settable) in 1.36.
+    (37, {"DRAExtendedResource": False},
+     "^cannot set feature gate DRAExtendedResource to false, feature is locked to true"),
 ])
 def test_flags_refused_like_kube_scheduler(minor, overrides, message):
     with pytest.raises(FeatureError, match=message):
@@ -110,6 +116,8 @@ def test_every_violation_is_named_on_one_line():
     # 1.34's component-base has no dependency check (featuregate v0.34 has no AddDependencies).
     (34, {"DRAResourceClaimDeviceStatus": False}),
     (34, {"DRAAdminAccess": False}),
+    (36, {"DRAExtendedResource": False}),
+    (35, {"DRADeviceTaints": True, "DRADeviceTaintRules": True}),
 ])
 def test_flags_kube_scheduler_accepts(minor, overrides):
     features = Features.from_flags(minor, overrides)

@@ -64,6 +64,15 @@ def test_device_taint_rule_needs_its_gate_and_a_selector():
     assert run(slice_with(device("a")), empty_selector).verdict == "Unschedulable"
 
 
+def test_in_134_device_taint_rules_fall_under_dra_device_taints():
+    # DRADeviceTaintRules was added in 1.35; 1.34's tracker applies DeviceTaintRules whenever
+    # DRADeviceTaints is on (resourceslice/tracker v0.34.13 EnableDeviceTaints).
+    rule = taint_rule("maintenance", "maintenance", driver=DRIVER)
+    assert run(slice_with(device("a")), rule, minor=34).verdict == "Fits"
+    assert run(slice_with(device("a")), rule, minor=34, gates={"DRADeviceTaints": True}).verdict == "Unschedulable"
+    assert run(slice_with(device("a")), rule, minor=35, gates={"DRADeviceTaints": True}).verdict == "Fits"
+
+
 def test_in_134_a_taint_of_any_effect_blocks():
     # v0.34 allTaintsTolerated: every taint needs a toleration, whatever its effect.
     objs = [device_class(), node("n1"), slice_with(tainted("c", "None")), claim("c", [exact("gpu")])]
