@@ -99,13 +99,17 @@ class DeviceReport:
     def id(self) -> DeviceID:
         return DeviceID(self.driver, self.pool, self.name)
 
+    # Read several times per device by every count (a million devices: no generator for the
+    # usual empty list).
     @property
     def allocated(self) -> bool:
-        return any(not h.admin_access for h in self.allocated_by)
+        holders = self.allocated_by
+        return bool(holders) and any(not h.admin_access for h in holders)
 
     @property
     def tainted(self) -> bool:
-        return any(t.effect in BLOCKING_EFFECTS for t in self.taints)
+        taints = self.taints
+        return bool(taints) and any(t.effect in BLOCKING_EFFECTS for t in taints)
 
     @property
     def free(self) -> bool:
@@ -323,7 +327,8 @@ def _counter_usage(slices: list[Slice], devices: list[DeviceReport], usage) -> d
             sets[name] = {c: {"value": v, "consumed": None} for c, v in counters.items()}
     for s in slices:
         for device in s.devices:
-            if not any(not h.admin_access for h in usage.get(device.id, [])):
+            holders = usage.get(device.id)
+            if not holders or not any(not h.admin_access for h in holders):
                 continue
             for set_name, counters in device.consumes_counters:
                 for name, value in counters.items():
