@@ -222,3 +222,44 @@ def test_fit_a_mapped_group_claim_allocated_in_the_cycle_is_not_shared():
     workload = podgroup_workload(2)
     objs, prepared = fit.prepare(allocator.load_objects(mapped([*cluster(), TEMPLATE])), workload, group_claims=True)
     assert fit.place_sequential(objs, prepared, workload.roles, MAPPED, workload.ref).fits
+
+
+def test_a_podgroup_controller_outside_the_scheduling_api_group_is_not_the_owner():
+    # isForPodGroupByPod: kind PodGroup and the pod's group name, and the scheduling.k8s.io API group
+    # (any version); a look-alike kind of another group does not make the claim the pod's.
+    foreign = group_claim()
+    foreign["metadata"]["ownerReferences"][0]["apiVersion"] = "example.com/v1"
+    objs = allocator.load_objects([device_class(), node("n1"), node("n2"), gpus("n1", 2), gpus("n2", 4), foreign,
+                                   member("m-1")])
+    exp = explain_pod(objs, "default", "m-1", ON)
+    assert "(neither Pod nor PodGroup pg is the owner)" in exp.message
+    beta = group_claim()
+    beta["metadata"]["ownerReferences"][0]["apiVersion"] = "scheduling.k8s.io/v1beta1"
+    objs = allocator.load_objects([device_class(), node("n1"), node("n2"), gpus("n1", 2), gpus("n2", 4), beta,
+                                   member("m-1")])
+    assert node_of(explain_pod(objs, "default", "m-1", ON), "n1").verdict == "Fits"
+
+
+def test_fit_binds_to_the_group_only_a_pod_claim_matching_the_groups_by_name_and_source():
+    # resourceclaim.BindTo: same name and the same claim or template; a pod claim of another name
+    # from the same template is the pod's own, made per pod and reserved for the pod.
+    from kubectl_dra.scheduling import fit
+    from kubectl_dra.workloads import expand
+
+    group = {"apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "PodGroup",
+             "metadata": {"name": "pg", "namespace": "default"},
+             "spec": {"resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "two-gpus"}]}}
+    one = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+           "metadata": {"name": "two-gpus", "namespace": "default"}, "spec": {"spec": claim("x", count=1)["spec"]}}
+    pods = [pod(f"m-{i}", claims=[{"name": "accel", "resourceClaimTemplateName": "two-gpus"}],
+                schedulingGroup={"podGroupName": "pg"}) for i in range(2)]
+    workload = expand(group, pods)
+    objs, prepared = fit.prepare(allocator.load_objects([device_class(), node("n1"), gpus("n1", 4), one]), workload,
+                                 group_claims=True)
+    assert [p["spec"]["resourceClaims"] for p in prepared] == [[{"name": "accel", "resourceClaimTemplateName": "two-gpus"}]] * 2
+    plan = fit.place_sequential(objs, prepared, workload.roles, ON, workload.ref)
+    assert plan.fits and len({d["device"] for p in plan.placements for d in p.devices}) == 2
+    reserved = {name: c["status"].get("reservedFor") for (_, name), c in plan.objs_after.claims.items()}
+    assert reserved == {"pg-gpus": None,  # the group's own claim, made by the controller and used by no member
+                        "m-0-accel": [{"resource": "pods", "name": "m-0", "uid": "uid-m-0"}],
+                        "m-1-accel": [{"resource": "pods", "name": "m-1", "uid": "uid-m-1"}]}
