@@ -46,6 +46,18 @@ COMMANDS = {
 class LazyGroup(click.Group):
     """Imports a command's module the first time the command is looked up."""
 
+    invoked: str | None = None
+    """The command that ran to its end (for kubectl_dra.fast_exit)."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            result = super().invoke(ctx)
+        except click.exceptions.Exit:  # ctx.exit(status): the command's own exit status
+            LazyGroup.invoked = ctx.invoked_subcommand
+            raise
+        LazyGroup.invoked = ctx.invoked_subcommand
+        return result
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
 
@@ -95,10 +107,16 @@ def main() -> None:
     undecodable = undecodable_argument(sys.argv[1:])
     if undecodable is not None:
         _fail(f"argument '{undecodable}' is not UTF-8 text; give file names, names and selectors in UTF-8")
+    LazyGroup.invoked = None
     try:
         status = cli.main(prog_name="kubectl-dra" if completing else PROG_NAME,
                           complete_var="_KUBECTL_DRA_COMPLETE", standalone_mode=False)
-        sys.exit(status if isinstance(status, int) else 0)
+        status = status if isinstance(status, int) else 0
+        if LazyGroup.invoked is not None:
+            from kubectl_dra.fast_exit import leave
+
+            leave(status, LazyGroup.invoked)  # one-shot commands: no heap teardown at exit
+        sys.exit(status)
     except click.UsageError as error:
         hint = f" (see '{error.ctx.command_path} --help')" if error.ctx else ""
         _fail(error.format_message() + hint)
