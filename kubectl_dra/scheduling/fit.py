@@ -162,6 +162,7 @@ class Placer:
         # (podGroupStateData.pendingAllocations): {(namespace, claim): (PodGroup, pod name)}.
         self.group_cycles = bool(features.gates.get("GenericWorkload", False))
         self.pending: dict[tuple[str, str], tuple[str, str]] = {}
+        self._any_mapped: bool | None = None
         self.order = list(node_names) if node_names is not None else sorted(objs.nodes)
         self._position = {n: i for i, n in enumerate(self.order)}
         self._bases: dict[int, ObjectSet] = {}
@@ -418,10 +419,11 @@ class Placer:
                 devices.append({"claim": outcome.name, "request": result["request"], "driver": result["driver"],
                                 "pool": result["pool"], "device": result["device"]})
         bound["status"] = {"phase": "Pending", "resourceClaimStatuses": statuses}
-        if self.node_allocatable and verdict is not None:
+        if self.node_allocatable and verdict is not None and self._maps_devices():
+            base = self._bases.get(self._chunk_of(node))  # the slices the node's judgement saw
             footprints = node_allocatable.pod_footprints(
-                pod, [(c.name, c.pod_claim_name, c.allocation) for c in verdict.claims], self.objs.slices,
-                self.objs.nodes[node])
+                pod, [(c.name, c.pod_claim_name, c.allocation) for c in verdict.claims],
+                base.slices if base is not None else self.objs.slices, self.objs.nodes[node])
             if footprints:  # PreBind patches the pod's status only when some claim maps
                 bound["status"]["nodeAllocatableResourceClaimStatuses"] = node_allocatable.status_entries(footprints)
         previous = self.objs
@@ -436,6 +438,13 @@ class Placer:
         self._touched.setdefault(node, []).append(self.depth)
         placement = PodPlacement(namespace, meta["name"], "", node, devices, names)
         return previous, {"node": node, "pod": added, "pending": pending}, placement
+
+    def _maps_devices(self) -> bool:
+        """Whether any device maps onto node resources (else no pod has a footprint to record)."""
+        if self._any_mapped is None:
+            self._any_mapped = any(d.get("nodeAllocatableResources") for s in self.objs.slices
+                                   for d in s["spec"].get("devices") or ())
+        return self._any_mapped
 
     def undo(self, previous, change: dict) -> None:
         self.objs = previous
