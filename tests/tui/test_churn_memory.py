@@ -122,3 +122,27 @@ def test_the_dashboard_walks_the_whole_heap_only_when_nobody_types(monkeypatch):
     finally:
         collector.stop()
     assert gc.get_threshold() == thresholds and sys.getswitchinterval() == switch
+
+
+async def test_switching_tabs_keeps_no_removed_footer_keys(store):
+    """Textual's Footer composes its keys again on every tab switch and kept each removed key alive
+    through a watcher of its own `compact` reactive (about fourteen keys per switch, for good)."""
+    from textual.widgets._footer import FooterKey
+
+    from tui.app import DraApp
+    from tui_helpers import DEMO_SIZE, settle
+
+    def removed_keys() -> int:
+        gc.collect()
+        return sum(1 for obj in gc.get_objects() if isinstance(obj, FooterKey) and not obj.is_attached)
+
+    app = DraApp(store)
+    async with app.run_test(size=DEMO_SIZE) as pilot:
+        await settle(app, pilot)
+        for _ in range(3):
+            for number in range(1, len(VIEWS) + 1):
+                await pilot.press(str(number))
+                await pilot.pause(0.05)
+        assert removed_keys() == 0
+        footer_keys = sum(1 for obj in gc.get_objects() if isinstance(obj, FooterKey) and obj.is_attached)
+        assert footer_keys > 0  # the footer does show keys

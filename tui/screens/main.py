@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Input, Static, TabbedContent, TabPane
 
 from tui.dashboard import Dashboard
 from tui.messages import ExplainRequested, Navigate
@@ -16,6 +16,7 @@ from tui.views import VIEWS
 from tui.views.base import View
 from tui.widgets.cluster_header import ClusterHeader
 from tui.widgets.filter_bar import FilterBar, table_title
+from tui.widgets.footer import DashboardFooter
 from tui.widgets.virtual_table import VirtualTable
 
 
@@ -74,7 +75,7 @@ class DashboardScreen(Screen):
                     # Right above the table, where the eyes are when `/` is pressed.
                     yield FilterBar(id=f"{view_id(view)}-filter")
                     yield view(id=f"{view_id(view)}-view")
-        yield Footer()
+        yield DashboardFooter()
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.focus_current_table)
