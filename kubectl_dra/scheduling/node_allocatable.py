@@ -287,7 +287,7 @@ def status_footprints(pod: dict) -> list[ClaimFootprint]:
 def status_entries(footprints: list[ClaimFootprint]) -> list[dict]:
     """The pod's status.nodeAllocatableResourceClaimStatuses as the scheduler's PreBind writes
     them (buildNodeAllocatableDRAInfo: per claim by name, containers in order, mapping and
-    overhead sorted by resource name); status_footprints reads them back unchanged."""
+    overhead sorted by resource name, empty lists left out); status_footprints reads them back."""
     entries = []
     for footprint in sorted(footprints, key=lambda f: f.claim):
         overhead = []
@@ -298,10 +298,12 @@ def status_entries(footprints: list[ClaimFootprint]) -> list[dict]:
             if name in footprint.per_container:
                 item["perContainer"] = quantity_text(footprint.per_container[name])
             overhead.append(item)
-        entries.append({"resourceClaimName": footprint.claim, "containers": list(footprint.containers),
-                        "mapping": [{"name": name, "quantity": quantity_text(amount)}
-                                    for name, amount in sorted(footprint.mapping.items())],
-                        "overhead": overhead})
+        entry = {"resourceClaimName": footprint.claim, "containers": list(footprint.containers),
+                 "mapping": [{"name": name, "quantity": quantity_text(amount)}
+                             for name, amount in sorted(footprint.mapping.items())],
+                 "overhead": overhead}
+        # as the API server stores it: empty lists left out (omitempty)
+        entries.append({key: value for key, value in entry.items() if value or key == "resourceClaimName"})
     return entries
 
 

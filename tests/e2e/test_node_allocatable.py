@@ -188,6 +188,78 @@ def test_cpu_mapped_by_devices_rejects_and_admits_like_the_scheduler(gated, tmp_
     assert decide(kube, "third")["spec"]["nodeName"] == "cpu-node"
 
 
+def test_fit_records_the_footprint_the_scheduler_writes_and_counts_it(gated, tmp_path):
+    """fit plans two replicas (1 cpu + 2 mapped cores each, 5 cpus): one fits, the second is refused
+    with Insufficient cpu because of the first one's footprint; the real scheduler binds one of the
+    two pods, leaves the other Pending with Insufficient cpu, and writes into the bound pod's status
+    the footprint fit recorded for its placed pod."""
+    from kubectl_dra.scheduling import fit
+    from kubectl_dra.workloads import expand
+
+    kube = gated.client()
+    create_node(kube, "fit-node", "5")
+    ensure_class(kube)
+    create_cores(kube, "fit-node", 4)
+    template = {"apiVersion": RESOURCE, "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "two-cores", "namespace": NAMESPACE},
+                "spec": {"spec": {"devices": {"requests": [{"name": "cpus", "exactly": {"deviceClassName": DRIVER,
+                                                                                       "count": 2}}]}}}}
+    kube.create(template)
+    pod_spec = {"nodeSelector": {"kubernetes.io/hostname": "fit-node"},
+                "resourceClaims": [{"name": "cpus", "resourceClaimTemplateName": "two-cores"}],
+                "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10",
+                                "resources": {"requests": {"cpu": "1"}, "claims": [{"name": "cpus"}]}}]}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "fitted", "namespace": NAMESPACE},
+                  "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "fitted"}},
+                           "template": {"metadata": {"labels": {"app": "fitted"}}, "spec": pod_spec}}}
+    path = tmp_path / "fitted.yaml"
+    path.write_text(json.dumps(deployment))
+    planned = subprocess.run([*CLI, "--kubeconfig", str(gated.kubeconfig), "fit", "-f", str(path), "--feature-gates",
+                              GATES, "-o", "json"], capture_output=True, text=True, timeout=120)
+    plan = json.loads(planned.stdout)
+    assert (plan["placed"], plan["total"]) == (1, 2), planned.stderr
+    assert "Insufficient cpu" in json.dumps(plan["firstFailure"])
+
+    # What fit records for the placed pod, on the objects as the API server returns them.
+    objects = [kube.get("v1", "Node", "fit-node"), kube.get(RESOURCE, "DeviceClass", DRIVER),
+               kube.get(RESOURCE, "ResourceSlice", "fit-node-cores"),
+               kube.get(RESOURCE, "ResourceClaimTemplate", "two-cores", NAMESPACE)]
+    for obj, kind, version in zip(objects, ("Node", "DeviceClass", "ResourceSlice", "ResourceClaimTemplate"),
+                                  ("v1", RESOURCE, RESOURCE, RESOURCE)):
+        obj.setdefault("kind", kind)
+        obj.setdefault("apiVersion", version)
+    features = allocator.Features.from_flags(37, dict.fromkeys(GATES.replace("=true", "").split(","), True))
+    workload = expand(deployment)
+    objs, pods = fit.prepare(allocator.load_objects(objects), workload)
+    ours = fit.place_sequential(objs, pods, workload.roles, features, workload.ref)
+    recorded = ours.objs_after.pods[(NAMESPACE, "fitted-0")]["status"]["nodeAllocatableResourceClaimStatuses"]
+
+    for i in range(2):
+        kube.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"fitted-{i}", "namespace": NAMESPACE},
+                     "spec": pod_spec})
+    outcomes = [wait_for(lambda i=i: decided(kube, f"fitted-{i}"), timeout=30, what=f"the scheduler to decide about "
+                         f"fitted-{i}") for i in range(2)]
+    bound = [o for o in outcomes if o["spec"].get("nodeName")]
+    assert len(bound) == 1
+    pending = next(o for o in outcomes if not o["spec"].get("nodeName"))
+    assert "Insufficient cpu" in first_failed_scheduling(kube, pending["metadata"]["name"])
+    written = wait_for(lambda: kube.get("v1", "Pod", bound[0]["metadata"]["name"], NAMESPACE)["status"].get(
+        "nodeAllocatableResourceClaimStatuses"), timeout=10, what="the footprint in the bound pod's status")
+    # The claim's name is the controller's (generated); everything else as fit wrote it.
+    assert [{k: v for k, v in e.items() if k != "resourceClaimName"} for e in written] == \
+        [{k: v for k, v in e.items() if k != "resourceClaimName"} for e in recorded]
+
+
+def decided(kube: KubeClient, pod: str) -> dict | None:
+    current = kube.get("v1", "Pod", pod, NAMESPACE)
+    if current["spec"].get("nodeName"):
+        return current
+    for condition in current.get("status", {}).get("conditions", []):
+        if condition["type"] == "PodScheduled" and condition["status"] == "False":
+            return current
+    return None
+
+
 def test_pod_level_requests_must_cover_what_claims_add(gated, tmp_path):
     kube = gated.client()
     create_node(kube, "level-node", "8")
