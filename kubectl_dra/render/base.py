@@ -163,8 +163,22 @@ def use_color(out: TextIO) -> bool:
 
 
 def to_json(document) -> str:
-    """JSON as kubectl writes it; the characters a terminal would act on are \\u escapes."""
-    return json_escaped(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
+    """JSON as kubectl writes it; the characters a terminal would act on are \\u escapes.
+
+    Byte for byte what json.dumps(document, indent=2, ensure_ascii=False) writes, faster: with an
+    indent Python's json encodes in pure Python (9 s and ~0.9 GB of pieces for `pools -o json` at a
+    million devices), without one in C. So the compact C encoding (Python's own float, key and
+    string spelling) is re-indented by msgspec.json.format, which copies every token verbatim and
+    lays out "key": value, [] and {} as json.dumps does. What msgspec cannot read (Infinity, NaN,
+    a lone surrogate) takes json.dumps' own indenting path."""
+    import msgspec
+
+    compact = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text = msgspec.json.format(compact, indent=2)
+    except (msgspec.DecodeError, UnicodeEncodeError):
+        text = json.dumps(document, indent=2, ensure_ascii=False)
+    return json_escaped(text) + "\n"
 
 
 def to_yaml(document) -> str:
