@@ -1417,13 +1417,47 @@ def _semver_literals(expression: str) -> dict[str, set[str]]:
     return witness
 
 
-def _device_versions(device: Any) -> dict[str, set[str]]:
+def _device_versions(device: Any, names: frozenset[str] | None) -> dict[str, set[str]]:
+    """The versions of the device's attributes the expression can read (`names`, None: any)."""
     witness: dict[str, set[str]] = {}
-    for value in (getattr(device, "attributes", None) or {}).values():
+    for key, value in (getattr(device, "attributes", None) or {}).items():
+        if names is not None and key not in names and str(key).rpartition("/")[2] not in names:
+            continue
         for one in value if isinstance(value, (list, tuple)) else (value,):
             if isinstance(one, Semver):
                 _witness(witness, one)
     return witness
+
+
+_MACROS = frozenset(("all", "exists", "exists_one", "map", "filter"))
+
+
+def _attribute_names(expression: str) -> frozenset[str] | None:
+    """The identifiers and string literals of an expression: the only attribute names it can read,
+    unless it iterates a map or indexes with something else than a literal (None: any). A
+    version the expression cannot read must not lend its build metadata to the result
+    (semver("1.2.3+build.1") beside a device at 1.2.3+build.2 keeps +build.1, as upstream)."""
+    tokens = _tokenize(expression)
+    if tokens is None:
+        return None
+    names = set()
+    for i, token in enumerate(tokens):
+        if token.kind == "ident":
+            if token.text in _MACROS and i and tokens[i - 1].text == ".":
+                return None
+            names.add(token.text)
+        elif token.kind == "string":
+            value = _string_value(token)
+            if value is None:
+                return None
+            names.add(value)
+        elif token.text == "[" and i and tokens[i - 1].kind in ("ident", "quoted") or \
+                token.text == "[" and i and tokens[i - 1].text in ("]", ")"):
+            if i + 1 >= len(tokens) or tokens[i + 1].kind != "string":
+                return None  # an index that is not a literal
+        elif token.kind == "quoted":
+            names.add(token.text.strip("`"))
+    return frozenset(names)
 
 
 class CompiledDerivedAttribute:
@@ -1438,10 +1472,11 @@ class CompiledDerivedAttribute:
         self.type_name = _cel_type_name(result_type)
         self.returns_list = result_type.name().startswith("LIST<")
         self._literals = _semver_literals(expression)
+        self._names = _attribute_names(expression)
 
     def evaluate(self, device: Any) -> dict:
         witness = {value: set(texts) for value, texts in self._literals.items()}
-        for value, texts in _device_versions(device).items():
+        for value, texts in _device_versions(device, self._names).items():
             witness.setdefault(value, set()).update(texts)
         token = _build_witness.set(witness)
         try:

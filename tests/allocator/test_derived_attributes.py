@@ -184,6 +184,9 @@ def test_gate_is_new_in_137():
     (("1.0.0+a", "1.0.0+a"), f"semver({GPU_ATTR}.v)", "Fits"),
     (("v:1.0.0+a", "v:1.0.0+b"), f"[{GPU_ATTR}.v]", "Unschedulable"),
     (("v:1.0.0+a", "v:1.0.0+b"), 'semver("2.0.0+x")', "Fits"),
+    # A literal keeps its own build beside a device version of the same precedence that the
+    # expression does not read (1.37 differential, seeds 316, 669, 701 with build metadata).
+    (("v:1.2.3+a", "v:1.0.0"), 'semver("1.2.3+build.1")', "Fits"),
 ])
 def test_derived_versions_keep_their_build_metadata(values, expression, verdict):
     gpus = [device(f"gpu-{i}", {"v": v}) for i, v in enumerate(values)]

@@ -634,14 +634,14 @@ class _Generator:
                                 derived["expression"] = self.build_expression(_driver_of(body["deviceClassName"]))
 
     def build_expression(self, driver: str) -> str:
-        """Only where one text per version precedence meets the evaluation: our runtime values
-        drop build metadata and allocator/cel.py recovers it from the texts the device and the
-        expression hold, so a result whose precedence a device's own version shares with another
-        build (semver("1.2.3+build.1") beside a device at 1.2.3+build.2, or two literals such as
-        c ? semver("1.5.0+new") : semver("1.5.0+old")) takes the wrong build (seeds 316, 489,
-        669 and 701 of 1.37 found it; see the report of this change)."""
+        """Left out: a result whose precedence the version it was read from shares with a literal
+        of another build (c ? semver("1.5.0+new") : semver("1.5.0+old"), or a device version
+        beside semver("1.2.3+x") in one expression). Our runtime values drop build metadata and
+        allocator/cel.py recovers it from the texts the expression and the versions it reads
+        hold, so there it may take the wrong one (1.37 seed 489 found it)."""
         a = f'device.attributes["{driver}"]'
-        choices = [f'semver("3.0.0{self.brng.choice(BUILDS)}")', f"{a}.driverVersion", f"{a}.driverVersion"]
+        choices = [f'semver("1.2.3{self.brng.choice(BUILDS)}")', f'semver("3.0.0{self.brng.choice(BUILDS)}")',
+                   f"{a}.driverVersion", f"{a}.driverVersion"]
         if not self.list_attributes:  # a list-valued driverVersion has no == or ordering
             choices += [f'{a}.driverVersion == semver("1.2.3+other") ? "1.2.3" : "not 1.2.3"',
                         f'{a}.driverVersion.isGreaterThan(semver("1.5.0")) ? {a}.driverVersion : semver("0.0.1+old")']
