@@ -8,6 +8,7 @@ for the revision. The CLI builds one with `from_store`; the dashboard gets one p
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable
@@ -25,6 +26,9 @@ from kubectl_dra.model.partitions import PartitionSummary, declares_partition_ty
 from kubectl_dra.model.states import EMPTY_COUNTS, StateCounts, device_state, device_state_why, state_text
 from kubectl_dra.model.taints import TaintGroup, taint_groups
 from kubectl_dra.store import KINDS, ConnectionInfo, KindStatus, Store
+
+# From this many devices a command's model leaves the collector's sight once analysed (from_store).
+FREEZE_ABOVE_DEVICES = 2_000
 
 PoolId = tuple[str, str]
 
@@ -68,8 +72,16 @@ class ClusterModel:
         """The whole cluster of a loaded store, analysed in one call (what a CLI command needs)."""
         objs = store.object_set()
         features = store.features()
+        with paused_gc():
+            pools = allocator.analyze_pools(objs, features)
+        if sum(len(pool.devices) for pool in pools) >= FREEZE_ABOVE_DEVICES:
+            # A command's model lives until the process leaves and holds no garbage worth finding:
+            # everything the analysis made (and the allocator's object set before it) would otherwise
+            # sit in the collector's youngest generation and be walked once per generation by the
+            # next collections, which cost more than the analysis at a million devices (issue 18).
+            gc.freeze()
         return cls(store.revision, features, dict(store.kind_status), store.connection,
-                   allocator.analyze_pools(objs, features), lambda: objs,
+                   pools, lambda: objs,
                    {kind: store.items(kind) for kind in KINDS}, errors=list(objs.errors),
                    load_all_objects=lambda: objs)
 
