@@ -33,6 +33,87 @@ def _counter_text(text: str) -> tuple[Quantity, object]:
     return q, amount(q)
 
 
+# Shared read-only views of capacity and consumed counters, by the values declared; bounded for a
+# long watch on a churning cluster (past the bound the table starts afresh).
+_SHARED_LIMIT = 1 << 14
+_capacities: dict[tuple, tuple[dict[str, Quantity], dict[str, dict], bool]] = {}
+_counters: dict[tuple, tuple[list, list, list]] = {}
+
+
+def _shared_capacity(capacity: dict | None) -> tuple[dict[str, Quantity], dict[str, dict], bool]:
+    """A device's capacity Quantities, request policies and whether a value is negative (the API
+    server accepts one; 1.37 aborts an allocation that would consume it). Shared between devices
+    declaring the same values; never to be changed by a reader."""
+    if not capacity:
+        return {}, {}, False
+    key = []
+    for name, cap in capacity.items():
+        value = cap["value"]
+        if value.__class__ is not str or cap.get("requestPolicy"):
+            # Rare (policies) or not what the API writes (a number: 1 and 1.0 would be one key):
+            # kept per device.
+            return _capacity(capacity)
+        key.append((name, value))
+    key = tuple(key)
+    shared = _capacities.get(key)
+    if shared is None:
+        if len(_capacities) >= _SHARED_LIMIT:
+            _capacities.clear()
+        shared = _capacities[key] = _capacity(capacity)
+    return shared
+
+
+def _capacity(capacity: dict) -> tuple[dict[str, Quantity], dict[str, dict], bool]:
+    quantities, policies, negative = {}, {}, False
+    for name, cap in capacity.items():
+        q, exact = _counter_value(cap["value"])
+        quantities[name] = q
+        if cap.get("requestPolicy"):
+            policies[name] = cap["requestPolicy"]
+        if exact < 0:
+            negative = True
+    return quantities, policies, negative
+
+
+def _shared_counters(consumes: list) -> tuple[list, list, list]:
+    """A device's consumed counters as (set, Quantities), the same with exact numbers for the
+    search's arithmetic (the Quantities are kept for messages), and per set its compatibility groups
+    (DRADeviceCompatibilityGroups: unset or empty means "no groups", compatibility_groups.go
+    compatibilityGroupSet). Shared between devices declaring the same; never to be changed."""
+    key = []
+    for c in consumes:
+        values = []
+        for name, v in (c.get("counters") or {}).items():
+            value = v["value"]
+            if value.__class__ is not str:  # not what the API writes: built for this device alone
+                return _counters_of(consumes)
+            values.append((name, value))
+        groups = c.get("compatibilityGroups")
+        key.append((c["counterSet"], tuple(values), tuple(groups) if groups else ()))
+    key = tuple(key)
+    try:
+        shared = _counters.get(key)
+    except TypeError:  # a group that is not a string (refused by validation): not shared
+        return _counters_of(consumes)
+    if shared is None:
+        if len(_counters) >= _SHARED_LIMIT:
+            _counters.clear()
+        shared = _counters[key] = _counters_of(consumes)
+    return shared
+
+
+def _counters_of(consumes: list) -> tuple[list, list, list]:
+    consumes_counters, counter_amounts = [], []
+    for c in consumes:
+        quantities, amounts = {}, {}
+        for name, v in (c.get("counters") or {}).items():
+            quantities[name], amounts[name] = _counter_value(v["value"])
+        consumes_counters.append((c["counterSet"], quantities))
+        counter_amounts.append((c["counterSet"], amounts))
+    groups = [(c["counterSet"], frozenset(c.get("compatibilityGroups") or ())) for c in consumes]
+    return consumes_counters, counter_amounts, groups
+
+
 def format_amount(value, like: Quantity) -> str:
     """A counter value printed the way the API prints quantities in `like`'s format."""
     if isinstance(value, int):
@@ -131,32 +212,15 @@ class Device:
         # Typed when first read: explaining a fleet of alike nodes reads those of a few only.
         self._attributes: dict | None = None
         self._list_attribute: str | None | bool = False
-        self.capacity: dict[str, Quantity] = {}
-        self.policies: dict[str, dict] = {}
-        # The API server accepts a negative capacity value; 1.37 aborts an allocation that would consume it.
-        self.negative_capacity = False
-        for name, cap in (raw.get("capacity") or {}).items():
-            q, exact = _counter_value(cap["value"])
-            self.capacity[name] = q
-            if cap.get("requestPolicy"):
-                self.policies[name] = cap["requestPolicy"]
-            if exact < 0:
-                self.negative_capacity = True
+        # Capacity and consumed counters are read-only once built (the search copies before adding
+        # up), so devices that declare the same values share one set of them (_shared_capacity,
+        # _shared_counters): a fleet of alike nodes repeats a few (issue 18).
+        self.capacity, self.policies, self.negative_capacity = _shared_capacity(raw.get("capacity"))
         consumes = raw.get("consumesCounters")
-        self.consumes_counters: list[tuple[str, dict[str, Quantity]]] = []
-        # Exact numbers for the search's counter arithmetic (Quantity objects are kept for messages).
-        self.counter_amounts: list[tuple[str, dict[str, object]]] = []
-        for c in consumes or ():
-            quantities, amounts = {}, {}
-            for name, v in (c.get("counters") or {}).items():
-                quantities[name], amounts[name] = _counter_value(v["value"])
-            self.consumes_counters.append((c["counterSet"], quantities))
-            self.counter_amounts.append((c["counterSet"], amounts))
-        # DRADeviceCompatibilityGroups: per counter set consumed, its groups; an unset or empty list
-        # means "no groups" (compatibility_groups.go compatibilityGroupSet).
-        self.compatibility_groups: list[tuple[str, frozenset[str]]] = [
-            (c["counterSet"], frozenset(c.get("compatibilityGroups") or ())) for c in consumes
-        ] if consumes else []
+        if consumes:
+            self.consumes_counters, self.counter_amounts, self.compatibility_groups = _shared_counters(consumes)
+        else:
+            self.consumes_counters, self.counter_amounts, self.compatibility_groups = [], [], []
         taints = raw.get("taints")
         self.taints: list[Taint] = [
             Taint(t["key"], t.get("value") or "", t["effect"], "slice", t.get("timeAdded")) for t in taints
