@@ -74,12 +74,14 @@ class ClusterModel:
         features = store.features()
         with paused_gc():
             pools = allocator.analyze_pools(objs, features)
-        if sum(len(pool.devices) for pool in pools) >= FREEZE_ABOVE_DEVICES:
-            # A command's model lives until the process leaves and holds no garbage worth finding:
-            # everything the analysis made (and the allocator's object set before it) would otherwise
-            # sit in the collector's youngest generation and be walked once per generation by the
-            # next collections, which cost more than the analysis at a million devices (issue 18).
-            gc.freeze()
+            if sum(len(pool.devices) for pool in pools) >= FREEZE_ABOVE_DEVICES:
+                # A command's model lives until the process leaves and holds no garbage worth
+                # finding: everything the analysis made (and the allocator's object set before it)
+                # would otherwise sit in the collector's youngest generation and be walked once per
+                # generation by the next collections (the first as soon as the collector is back),
+                # which cost more than the analysis at a million devices (issue 18). Frozen before
+                # the collector is back.
+                gc.freeze()
         return cls(store.revision, features, dict(store.kind_status), store.connection,
                    pools, lambda: objs,
                    {kind: store.items(kind) for kind in KINDS}, errors=list(objs.errors),
