@@ -146,13 +146,20 @@ def _semver_value(version: Semver) -> str:
     return _SEMVER_PREFIX + str(Semver(version.major, version.minor, version.patch, version.prerelease))
 
 
-def _to_cel(value: Any) -> Any:
+def _semver_full_value(version: Semver) -> str:
+    """A version with its build metadata: the runtime form in derived attributes (see
+    _DERIVED_CALLS), whose == compares by precedence in Python. Not memoised: Semver's own ==
+    and hash ignore build metadata."""
+    return _SEMVER_PREFIX + str(version)
+
+
+def _to_cel(value: Any, keep_build: bool = False) -> Any:
     if isinstance(value, Quantity):
         return _quantity_value(value.amount)
     if isinstance(value, Semver):
-        return _semver_value(value)
+        return _semver_full_value(value) if keep_build else _semver_value(value)
     if isinstance(value, (list, tuple)):
-        return [_to_cel(v) for v in value]
+        return [_to_cel(v, keep_build) for v in value]
     return value
 
 
@@ -202,17 +209,12 @@ def _is_quantity(text: str) -> bool:
     return True
 
 
-# Build metadata is no part of a runtime version value (so that == ignores it, as upstream's
-# Semver.Equal does), yet a derived attribute's version result keeps it: cel/compile.go
-# valToDeviceAttribute stores semver.Version.String(), and constraints compare those strings
-# exactly. While a derived attribute is evaluated, this maps each runtime value met to the full
-# texts it stood for (see CompiledDerivedAttribute.evaluate).
-_build_witness: contextvars.ContextVar[dict[str, set[str]] | None] = contextvars.ContextVar("build_witness",
-                                                                                           default=None)
-
-
-def _witness(witness: dict[str, set[str]], version: Semver) -> None:
-    witness.setdefault(_semver_value(version), set()).add(str(version))
+# In selectors a runtime version leaves its build metadata out, so that CEL's own == on the
+# strings ignores it as upstream's Semver.Equal does. A derived attribute's version result must
+# keep it (cel/compile.go valToDeviceAttribute stores semver.Version.String(), and constraints
+# compare those strings exactly), so while one is evaluated versions carry their full text and
+# ==, != and `in` compare them in Python by precedence (see CompiledDerivedAttribute).
+_keep_build: contextvars.ContextVar[bool] = contextvars.ContextVar("keep_build", default=False)
 
 
 def _semver(text: str, normalize: bool = False) -> Any:
@@ -220,10 +222,7 @@ def _semver(text: str, normalize: bool = False) -> Any:
         version = parse_semver(text, normalize)
     except SemverError as error:
         raise _EvalError(str(error)) from None
-    witness = _build_witness.get()
-    if witness is not None:
-        _witness(witness, version)
-    return _semver_value(version)
+    return _semver_full_value(version) if _keep_build.get() else _semver_value(version)
 
 
 def _is_semver(text: str, normalize: bool = False) -> bool:
@@ -280,7 +279,17 @@ def _cel_equal(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(_cel_equal(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_cel_equal(a[k], b[k]) for k in a)
-    return a == b
+    if a == b:
+        return True
+    # Versions with build metadata (derived attributes only): precedence, as Semver.Equal.
+    return isinstance(a, str) and _is_semver_value(a) and _is_semver_value(b) and _version(a) == _version(b)
+
+
+def _cel_in(element: Any, container: Any) -> bool:
+    """`in` of derived attributes (see _DERIVED_CALLS): list membership or map key, by _cel_equal."""
+    if isinstance(container, (list, dict)):
+        return any(_cel_equal(item, element) for item in container)
+    raise _no_overload()
 
 
 def _includes(target: Any, arg: Any) -> bool:
@@ -470,10 +479,19 @@ def _rewrite_substring(source: str) -> str:
     return "".join(out)
 
 
+# Derived attributes' ==, != and `in`, renamed in the parsed expression (same byte length, so the
+# protobuf needs no re-encoding) to these Python implementations; see _rename_calls.
+_DERIVED_CALLS = {"_==_": ("_eq_", _cel_equal), "_!=_": ("_ne_", lambda a, b: not _cel_equal(a, b)),
+                  "@in": ("_in", _cel_in)}
+assert all(len(old) == len(new) for old, (new, _impl) in _DERIVED_CALLS.items())
+
+
 def _runtime_env(list_attributes: bool) -> Any:
     declarations = [cel.FunctionDecl(_SUBSTRING, [
         cel.Overload(f"dra_runtime_substring_{arity}", _T.DYN, [_T.DYN] * arity, is_member=True, impl=_substring)
         for arity in (2, 3)])]
+    declarations += [cel.FunctionDecl(name, [cel.Overload(f"dra_runtime{name}", _T.DYN, [_T.DYN, _T.DYN], impl=impl)])
+                     for name, impl in _DERIVED_CALLS.values()]
     for name, overloads, impl in _overloads(list_attributes):
         arities = sorted({(len(params), member) for _oid, _result, params, member in overloads})
         declarations.append(
@@ -669,7 +687,7 @@ def _rewrite_domain_lookups(source: str) -> str:
     return "".join(out)
 
 
-def _fold_constant_calls(source: str) -> str:
+def _fold_constant_calls(source: str, keep_build: bool = False) -> str:
     """Replace quantity("..."), semver("...") and semver("...", bool) on valid literals by
     their runtime value, so evaluation does not call back into Python for constants."""
     tokens = _tokenize(source)
@@ -699,7 +717,7 @@ def _fold_constant_calls(source: str) -> str:
                     folded = (
                         _quantity_value(parse_quantity(text).amount)
                         if name.text == "quantity"
-                        else _semver_value(parse_semver(text, normalize))
+                        else (_semver_full_value if keep_build else _semver_value)(parse_semver(text, normalize))
                     )
                 except (QuantityError, SemverError):
                     folded = None
@@ -1246,13 +1264,13 @@ def _cel_type_name(cel_type: Any) -> str:
     return name.replace("<", "(").replace(">", ")")
 
 
-def _by_domain(values: dict[str, Any], driver: str) -> dict[str, dict[str, Any]]:
+def _by_domain(values: dict[str, Any], driver: str, keep_build: bool = False) -> dict[str, dict[str, Any]]:
     """{domain: {id: CEL value}}. Should a device spell one name both ways ("model" and
     "<driver>/model"), the qualified spelling wins, whatever the dict order."""
     grouped: dict[str, dict[str, Any]] = {}
     for name in sorted(values, key=lambda n: "/" in n):
         domain, ident = split_qualified_name(name, driver)
-        grouped.setdefault(domain, {})[ident] = _to_cel(values[name])
+        grouped.setdefault(domain, {})[ident] = _to_cel(values[name], keep_build)
     return grouped
 
 
@@ -1340,9 +1358,9 @@ class SelectorCompiler:
         self._device_cache[key] = (device, data)
         return data
 
-    def _convert(self, device: Any) -> dict[str, Any]:
+    def _convert(self, device: Any, keep_build: bool = False) -> dict[str, Any]:
         driver = device.driver
-        attributes = _by_domain(device.attributes, driver)
+        attributes = _by_domain(device.attributes, driver, keep_build)
         capacity = _by_domain(device.capacity, driver)
         fields: dict[str, Any] = {"driver": driver, "attributes": attributes, "capacity": capacity}
         if self.consumable_capacity:
@@ -1385,79 +1403,94 @@ _ELEMENT_KINDS = {"bool": ("bools", "bool"), "int64": ("ints", "int"), "string":
                   "semver.Version": ("versions", "semver")}
 
 
-def _derived_value(value: Any, witness: dict[str, set[str]]) -> Any:
-    """A plain element value: a version as its text (with the build metadata of what it came from),
-    everything else as is."""
+def _derived_value(value: Any) -> Any:
+    """A plain element value: a version as its full text (build metadata included), everything
+    else as is."""
     native = value.value()
     if isinstance(native, str) and _is_semver_value(native):
-        texts = witness.get(native)
-        if texts:
-            # Two texts of one version differing only in build metadata met in one evaluation
-            # cannot be told apart here; the smallest is taken (a known, rare limit).
-            return min(texts)
         return native[len(_SEMVER_PREFIX):]
     return native
 
 
-def _semver_literals(expression: str) -> dict[str, set[str]]:
-    """semver("...") and semver("...", bool) literals of an expression (folded into runtime
-    values before evaluation, so _semver never sees them), as a build witness."""
-    witness: dict[str, set[str]] = {}
-    tokens = _tokenize(expression) or []
-    for i in range(len(tokens) - 2):
-        name, paren, literal = tokens[i], tokens[i + 1], tokens[i + 2]
-        if name.kind != "ident" or name.text != "semver" or paren.text != "(" or literal.kind != "string":
-            continue
-        text = _string_value(literal)
-        normalize = i + 4 < len(tokens) and tokens[i + 3].text == "," and tokens[i + 4].text == "true"
-        try:
-            _witness(witness, parse_semver(text, normalize)) if text is not None else None
-        except SemverError:
-            continue
-    return witness
+def _varint(data: bytes | bytearray, i: int) -> tuple[int, int]:
+    shift = result = 0
+    while True:
+        byte = data[i]
+        i += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, i
+        shift += 7
 
 
-def _device_versions(device: Any, names: frozenset[str] | None) -> dict[str, set[str]]:
-    """The versions of the device's attributes the expression can read (`names`, None: any)."""
-    witness: dict[str, set[str]] = {}
-    for key, value in (getattr(device, "attributes", None) or {}).items():
-        if names is not None and key not in names and str(key).rpartition("/")[2] not in names:
-            continue
-        for one in value if isinstance(value, (list, tuple)) else (value,):
-            if isinstance(one, Semver):
-                _witness(witness, one)
-    return witness
+def _messages(data: bytes | bytearray, start: int, end: int) -> Iterable[tuple[int, int, int]]:
+    """(field number, start, end) of the length-delimited fields of the message at data[start:end]."""
+    i = start
+    while i < end:
+        key, i = _varint(data, i)
+        wire = key & 7
+        if wire == 0:
+            _value, i = _varint(data, i)
+        elif wire == 2:
+            length, i = _varint(data, i)
+            yield key >> 3, i, i + length
+            i += length
+        elif wire in (1, 5):
+            i += 8 if wire == 1 else 4
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wire}")
 
 
-_MACROS = frozenset(("all", "exists", "exists_one", "map", "filter"))
+# cel.expr.Expr: the fields holding Exprs, per kind of expression (select: operand; call: target,
+# args; list: elements; struct: entries (map_key, value); comprehension: range, init, condition,
+# step, result).
+_EXPR_CHILDREN = {5: {1}, 6: {1, 3}, 7: {1}, 9: {2, 4, 5, 6, 7}}
+_ENTRY_EXPRS = {3, 4}
 
 
-def _attribute_names(expression: str) -> frozenset[str] | None:
-    """The identifiers and string literals of an expression: the only attribute names it can read,
-    unless it iterates a map or indexes with something else than a literal (None: any). A
-    version the expression cannot read must not lend its build metadata to the result
-    (semver("1.2.3+build.1") beside a device at 1.2.3+build.2 keeps +build.1, as upstream)."""
-    tokens = _tokenize(expression)
-    if tokens is None:
-        return None
-    names = set()
-    for i, token in enumerate(tokens):
-        if token.kind == "ident":
-            if token.text in _MACROS and i and tokens[i - 1].text == ".":
-                return None
-            names.add(token.text)
-        elif token.kind == "string":
-            value = _string_value(token)
-            if value is None:
-                return None
-            names.add(value)
-        elif token.text == "[" and i and tokens[i - 1].kind in ("ident", "quoted") or \
-                token.text == "[" and i and tokens[i - 1].text in ("]", ")"):
-            if i + 1 >= len(tokens) or tokens[i + 1].kind != "string":
-                return None  # an index that is not a literal
-        elif token.kind == "quoted":
-            names.add(token.text.strip("`"))
-    return frozenset(names)
+def _uses_optionals(checked: bytes) -> bool:
+    """Whether a subexpression of the checked expression has an optional type: every optional value
+    at runtime comes from one. cel-expr-python cannot hand optional values to Python functions (it
+    crashes), so such expressions keep CEL's own == (see _compile_derived)."""
+    outer = _fields(checked)
+    body = _first(outer, 2, checked) if _first(outer, 1, b"").endswith(b"CheckedExpr") else checked
+    for number, entry in _fields(body):
+        if number == 3 and "optional_type" in _format_type(_first(_fields(entry), 2, b"")):
+            return True
+    return False
+
+
+def _rename_calls(serialized: bytes) -> bytes:
+    """The runtime's serialised ParsedExpr (in an Any) with every call of _DERIVED_CALLS renamed."""
+    data = bytearray(serialized)
+    renames = {old.encode(): new.encode() for old, (new, _impl) in _DERIVED_CALLS.items()}
+
+    def expr(start: int, end: int) -> None:
+        for kind, kstart, kend in _messages(data, start, end):
+            if kind == 8:  # struct: entries
+                for number, estart, eend in _messages(data, kstart, kend):
+                    if number == 2:
+                        for field, vstart, vend in _messages(data, estart, eend):
+                            if field in _ENTRY_EXPRS:
+                                expr(vstart, vend)
+                continue
+            children = _EXPR_CHILDREN.get(kind)
+            if children is None:
+                continue
+            for field, cstart, cend in _messages(data, kstart, kend):
+                if kind == 6 and field == 2:
+                    new = renames.get(bytes(data[cstart:cend]))
+                    if new is not None:
+                        data[cstart:cend] = new
+                elif field in children:
+                    expr(cstart, cend)
+
+    for number, astart, aend in _messages(data, 0, len(data)):
+        if number == 2:  # Any.value: the ParsedExpr
+            for field, pstart, pend in _messages(data, astart, aend):
+                if field == 2:  # ParsedExpr.expr
+                    expr(pstart, pend)
+    return bytes(data)
 
 
 class CompiledDerivedAttribute:
@@ -1465,24 +1498,22 @@ class CompiledDerivedAttribute:
     in the API's form ({"int": 1}, {"strings": [...]}, ...) like cel/compile.go
     EvaluateDerivedAttribute and valToDeviceAttribute."""
 
-    def __init__(self, compiler: SelectorCompiler, expression: str, program: Any, result_type: Any):
+    def __init__(self, compiler: SelectorCompiler, expression: str, program: Any, result_type: Any,
+                 keep_build: bool = True):
         self.expression = expression
         self._compiler = compiler
         self._program = program
         self.type_name = _cel_type_name(result_type)
         self.returns_list = result_type.name().startswith("LIST<")
-        self._literals = _semver_literals(expression)
-        self._names = _attribute_names(expression)
+        self._keep_build = keep_build
 
     def evaluate(self, device: Any) -> dict:
-        witness = {value: set(texts) for value, texts in self._literals.items()}
-        for value, texts in _device_versions(device, self._names).items():
-            witness.setdefault(value, set()).update(texts)
-        token = _build_witness.set(witness)
+        token = _keep_build.set(self._keep_build)
         try:
-            result = self._program.eval(data=self._compiler.device_data(device))
+            data = self._compiler._convert(device, keep_build=True) if self._keep_build else self._compiler.device_data(device)
+            result = self._program.eval(data=data)
         finally:
-            _build_witness.reset(token)
+            _keep_build.reset(token)
         kind = result.type().name().split("<", 1)[0]
         if kind == "ERROR":
             try:
@@ -1493,7 +1524,7 @@ class CompiledDerivedAttribute:
         go_type = _go_type(result)
         if go_type in ("bool", "int64", "string", "semver.Version"):
             key = {"bool": "bool", "int64": "int", "string": "string", "semver.Version": "version"}[go_type]
-            return {key: _derived_value(result, witness)}
+            return {key: _derived_value(result)}
         if kind != "LIST":
             raise CelRuntimeError(f"unsupported CEL return type: {go_type}")
         elements = list(result.value())
@@ -1508,7 +1539,7 @@ class CompiledDerivedAttribute:
             element_type = _go_type(element)
             if element_type != first:
                 raise CelRuntimeError(f"expected list element at index {i} to be {word}, got {element_type}")
-            values.append(_derived_value(element, witness))
+            values.append(_derived_value(element))
         return {key: values}
 
 
@@ -1530,9 +1561,16 @@ def _compile_derived(self: SelectorCompiler, expression: str) -> CompiledDerived
                 cached = CelCompileError("must evaluate to a primitive scalar (string, integer, boolean, semver) "
                                          f"or a list of these scalars, not {_cel_type_name(result_type)}")
             else:
-                runtime_source = _rewrite_substring(_fold_constant_calls(_rewrite_domain_lookups(expression)))
-                cached = CompiledDerivedAttribute(self, expression, self._runtime.compile(runtime_source, disable_check=True),
-                                                  result_type)
+                # Versions keep their build metadata, compared in Python by precedence; where the
+                # expression has optional values, which cel-expr-python cannot hand to Python, CEL's
+                # own == stays and versions lose their build (a known limit).
+                keep_build = not _uses_optionals(checked.serialize())
+                runtime_source = _rewrite_substring(_fold_constant_calls(_rewrite_domain_lookups(expression),
+                                                                         keep_build=keep_build))
+                program = self._runtime.compile(runtime_source, disable_check=True)
+                if keep_build:
+                    program = self._runtime.deserialize(_rename_calls(program.serialize()))
+                cached = CompiledDerivedAttribute(self, expression, program, result_type, keep_build)
         self._derived[expression] = cached
     if isinstance(cached, CelCompileError):
         raise cached

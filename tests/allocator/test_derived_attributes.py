@@ -209,3 +209,68 @@ def test_derived_version_value_is_the_string_with_build():
         "versions": ["3.0.0+meta", "1.0.0"]}
     # Equality still ignores build metadata, as upstream's Semver.Equal does.
     assert compiler.compile_derived(f'{GPU_ATTR}.v == semver("1.2.3-rc.1")').evaluate(gpu) == {"bool": True}
+
+
+def _gpu(attributes):
+    from allocator.cel import SelectorCompiler
+    from allocator.index import cluster_index
+
+    objs = allocator.load_objects(cluster([device("gpu-0", attributes)]))
+    gpu = next(d for s in cluster_index(objs, allocator.Features.for_version(37, GATE)).slices for d in s.devices)
+    return SelectorCompiler(list_attributes=True), gpu
+
+
+@pytest.mark.parametrize("flag, expected", [(True, "1.5.0+new"), (False, "1.5.0+old")])
+def test_two_literals_of_one_version_with_different_builds(flag, expected):
+    # Runtime versions carry their full text, so the branch taken decides the build (1.37 seed 489).
+    compiler, gpu = _gpu({"c": flag})
+    expression = f'{GPU_ATTR}.c ? semver("1.5.0+new") : semver("1.5.0+old")'
+    assert compiler.compile_derived(expression).evaluate(gpu) == {"version": expected}
+    # Comparing the two (equal: build ignored) does not mix them up either.
+    both = 'semver("1.5.0+new") == semver("1.5.0+old") ? [semver("1.5.0+old"), semver("1.5.0+new")] : []'
+    assert compiler.compile_derived(both).evaluate(gpu) == {"versions": ["1.5.0+old", "1.5.0+new"]}
+
+
+def test_a_device_version_read_beside_a_literal_of_the_same_version():
+    compiler, gpu = _gpu({"v": "v:1.2.3+dev"})
+    literal_first = f'{GPU_ATTR}.v == semver("1.2.3+lit") ? semver("1.2.3+lit") : {GPU_ATTR}.v'
+    device_first = f'{GPU_ATTR}.v == semver("1.2.3+lit") ? {GPU_ATTR}.v : semver("1.2.3+lit")'
+    assert compiler.compile_derived(literal_first).evaluate(gpu) == {"version": "1.2.3+lit"}
+    assert compiler.compile_derived(device_first).evaluate(gpu) == {"version": "1.2.3+dev"}
+    ordered = f'{GPU_ATTR}.v.compareTo(semver("1.2.3+lit")) == 0 ? semver("1.2.3+lit") : semver("0.0.0")'
+    assert compiler.compile_derived(ordered).evaluate(gpu) == {"version": "1.2.3+lit"}
+
+
+@pytest.mark.parametrize("expression, expected", [
+    ('semver("1.0.0+a") == semver("1.0.0+b")', True),
+    ('semver("1.0.0+a") != semver("1.0.0+b")', False),
+    ('semver("1.0.0+a") == semver("1.0.1+a")', False),
+    ('semver("1.0.0-rc.1+a") != semver("1.0.0+a")', True),
+    (f'{GPU_ATTR}.v == semver("1.2.3+other")', True),
+    ('semver("1.2.3+x") in [semver("0.1.0"), semver("1.2.3+y")]', True),
+    (f'{GPU_ATTR}.v in [semver("0.1.0"), semver("1.2.3+y")]', True),
+    (f'semver("1.2.4+dev") in [{GPU_ATTR}.v]', False),
+    (f'[{GPU_ATTR}.v] == [semver("1.2.3")]', True),
+    (f'{{"k": {GPU_ATTR}.v}} == {{"k": semver("1.2.3+b")}}', True),
+    (f'{GPU_ATTR}.v.compareTo(semver("1.2.3+zzz")) == 0', True),
+    (f'[{GPU_ATTR}.v].exists(x, x == semver("1.2.3"))', True),
+    # Optional values keep CEL's own == (cel-expr-python cannot hand them to Python).
+    (f'{GPU_ATTR}.?v.orValue(semver("1.0.0")) == semver("1.2.3+x") && optional.none() in [optional.none()]', True),
+    ('"a" in {"a": 1} && dyn(1) == 1.0 && ["x"] != ["y"] && !("b" in ["a"]) && !(2 in {1: "a"})', True),
+])
+def test_equality_ignores_build_metadata(expression, expected):
+    compiler, gpu = _gpu({"v": "v:1.2.3+dev"})
+    # In a derived attribute (full texts, compared in Python) and in a selector (texts without build).
+    assert compiler.compile_derived(expression).evaluate(gpu) == {"bool": expected}
+    assert compiler.compile(expression).matches(gpu) is expected
+
+
+@pytest.mark.parametrize("flags, verdict", [((True, False), "Unschedulable"), ((True, True), "Fits"),
+                                            ((False, False), "Fits")])
+def test_match_attribute_distinguishes_builds_of_one_version(flags, verdict):
+    # 1.5.0+new and 1.5.0+old are equal to CEL, yet as stored strings matchAttribute tells them apart.
+    gpus = [device(f"gpu-{i}", {"c": flag}) for i, flag in enumerate(flags)]
+    expression = f'{GPU_ATTR}.c ? semver("1.5.0+new") : semver("1.5.0+old")'
+    exp = run(cluster(gpus), [exact("g", "gpu", count=2, derivedAttributes=[derived("derived/x", expression)])],
+              [{"matchAttribute": "derived/x"}])
+    assert exp.verdict == verdict

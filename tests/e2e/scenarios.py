@@ -634,18 +634,32 @@ class _Generator:
                                 derived["expression"] = self.build_expression(_driver_of(body["deviceClassName"]))
 
     def build_expression(self, driver: str) -> str:
-        """Left out: a result whose precedence the version it was read from shares with a literal
-        of another build (c ? semver("1.5.0+new") : semver("1.5.0+old"), or a device version
-        beside semver("1.2.3+x") in one expression). Our runtime values drop build metadata and
-        allocator/cel.py recovers it from the texts the expression and the versions it reads
-        hold, so there it may take the wrong one (1.37 seed 489 found it)."""
+        """A derived version expression. Besides passing versions on, one in three (where
+        driverVersion is a scalar) holds several versions of one precedence that differ in build
+        metadata alone: two literals (c ? semver("1.2.3+build.1") : semver("1.2.3+build.2")), or a
+        device's version beside such a literal, so that only the value the expression returned
+        tells the build (1.37 seed 489 found where ours took the wrong one). Those come from a
+        stream of their own, so every other draw of a seed stays as it was."""
         a = f'device.attributes["{driver}"]'
         choices = [f'semver("1.2.3{self.brng.choice(BUILDS)}")', f'semver("3.0.0{self.brng.choice(BUILDS)}")',
                    f"{a}.driverVersion", f"{a}.driverVersion"]
         if not self.list_attributes:  # a list-valued driverVersion has no == or ordering
             choices += [f'{a}.driverVersion == semver("1.2.3+other") ? "1.2.3" : "not 1.2.3"',
                         f'{a}.driverVersion.isGreaterThan(semver("1.5.0")) ? {a}.driverVersion : semver("0.0.1+old")']
-        return self.brng.choice(choices)
+        chosen = self.brng.choice(choices)
+        if "_same_precedence_rng" not in self.__dict__:
+            self._same_precedence_rng = random.Random(self.seed * 1000 + self.minor + 700_000)
+        rng = self._same_precedence_rng
+        if self.list_attributes or rng.random() >= 1 / 3:
+            return chosen
+        v, one, two, three = (f'semver("1.2.3{rng.choice(BUILDS)}")' for _ in range(4))
+        return rng.choice((
+            f"{a}.driverVersion == {v} ? {one} : {two}",
+            f"{a}.driverVersion == {v} ? {a}.driverVersion : {one}",
+            f"{a}.driverVersion == {v} ? {one} : {a}.driverVersion",
+            f'{a}.driverVersion.isLessThan(semver("1.5.0")) ? {one} : {a}.driverVersion',
+            f"{one} == {two} ? [{two}, {one}, {three}] : [{a}.driverVersion]",
+        ))
 
     # -- extended resources backed by DRA ------------------------------------------------------
 
