@@ -48,14 +48,21 @@ def api_versions(ctx: Context) -> Finding:
     return Finding(OK, f"served: {versions}{extra}", details=details)
 
 
+def _taint_rule_gates(features) -> tuple[str, ...]:
+    """The gates under which DeviceTaintRules taint devices: DRADeviceTaints, and from 1.35 (where
+    kube_features.go adds it) DRADeviceTaintRules too; 1.34 has no DRADeviceTaintRules gate and
+    applies the rules whenever DRADeviceTaints is on (allocator Features.device_taint_rules)."""
+    return ("DRADeviceTaints",) if features.minor < 35 else ("DRADeviceTaints", "DRADeviceTaintRules")
+
+
 FEATURE_USE = (
-    # (gate, words, test over the model)
+    # (gate, or a function of the features giving the gates that must all be on; words; test over the model)
     ("DRAPartitionableDevices", "partitionable devices (shared counters)",
      lambda m: any(p.counter_sets for p in m.pools)),
     ("DRAConsumableCapacity", "consumable capacity",
      lambda m: any(d.allow_multiple_allocations for d in m.devices)),
     ("DRADeviceTaints", "device taints", lambda m: any(d.taints for d in m.devices)),
-    ("DRADeviceTaintRules", "DeviceTaintRules", lambda m: bool(m.raw.get("DeviceTaintRule"))),
+    (_taint_rule_gates, "DeviceTaintRules", lambda m: bool(m.raw.get("DeviceTaintRule"))),
     ("DRADeviceBindingConditions", "binding conditions", lambda m: any(d.binding_conditions for d in m.devices)),
     ("DRAExtendedResource", "extended resources",
      lambda m: any((c.get("spec") or {}).get("extendedResourceName") for c in m.raw.get("DeviceClass", ()))),
@@ -79,8 +86,11 @@ def api_features(ctx: Context) -> Finding:
         if not test(model):
             continue
         used.append(words)
-        if not features.gates.get(gate, True):
-            off.append(f"{words} ({gate} is off by default in 1.{features.minor})")
+        gates = gate(features) if callable(gate) else (gate,)
+        gates_off = [name for name in gates if not features.gates.get(name, True)]
+        if gates_off:
+            verb = "is" if len(gates_off) == 1 else "are"
+            off.append(f"{words} ({' and '.join(gates_off)} {verb} off by default in 1.{features.minor})")
     rules = f"allocator rules of Kubernetes 1.{features.minor} ({features.variant} allocator)"
     actual = model.connection.kubernetes_minor
     details = [f"in use: {', '.join(used) or 'no optional DRA feature'}"]

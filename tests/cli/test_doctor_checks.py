@@ -113,7 +113,7 @@ def healthy() -> list[dict]:
     ]
 
 
-def report(objects: list[dict], only=(), unreadable: dict | None = None):
+def report(objects: list[dict], only=(), unreadable: dict | None = None, minor: int = 37):
     store = Store()
     by_kind: dict[str, list[dict]] = {kind: [] for kind in KINDS}
     for obj in objects:
@@ -126,7 +126,7 @@ def report(objects: list[dict], only=(), unreadable: dict | None = None):
             store.set_kind_status(KindStatus(kind, "ok", "", "v1" if kind in ("Node", "Pod", "Namespace", "ResourceQuota") else RESOURCE))
         for kind, state in (unreadable or {}).items():
             store.set_kind_status(KindStatus(kind, state, f"{kind.lower()}s is {state}"))
-        store.set_connection(mode="live", kubernetes_minor=37, server_version="v1.37.2", context="test",
+        store.set_connection(mode="live", kubernetes_minor=minor, server_version=f"v1.{minor}.2", context="test",
                              resource_api_version=RESOURCE)
     return diagnose(ClusterModel.from_store(store), NOW, only=only)
 
@@ -178,6 +178,30 @@ def test_kubelet_skew():
 def test_api_rules_name_the_minor_and_the_features_in_use():
     finding = result(healthy(), "api.rules")
     assert finding.result == OK and "Kubernetes 1.37" in finding.message
+
+
+def taint_rule() -> dict:
+    return {"apiVersion": RESOURCE, "kind": "DeviceTaintRule",
+            "metadata": {"name": "drain-gpus", "uid": "uid-rule", "creationTimestamp": CREATED},
+            "spec": {"deviceSelector": {"driver": DRIVER},
+                     "taint": {"key": "example.com/maintenance", "effect": "NoSchedule"}}}
+
+
+@pytest.mark.parametrize("minor, off", [
+    # 1.34 has no DRADeviceTaintRules gate: DRADeviceTaints alone governs the rules (off by default).
+    (34, "DeviceTaintRules (DRADeviceTaints is off by default in 1.34)"),
+    (35, "DeviceTaintRules (DRADeviceTaints and DRADeviceTaintRules are off by default in 1.35)"),
+    (36, "DeviceTaintRules (DRADeviceTaintRules is off by default in 1.36)"),
+    (37, None),
+])
+def test_api_rules_name_the_gates_that_govern_device_taint_rules(minor, off):
+    finding = result([*healthy(), taint_rule()], "api.rules", minor=minor)
+    assert "DeviceTaintRules" in finding.details[0]
+    if off is None:
+        assert finding.result == OK
+    else:
+        assert finding.result == WARNING and off in finding.message, finding.message
+        assert minor != 34 or "DRADeviceTaintRules" not in finding.message
 
 
 def test_no_slices_at_all_is_a_warning():
