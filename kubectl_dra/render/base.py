@@ -99,7 +99,7 @@ def emit(view: ListView, fmt: str, *, no_headers: bool = False, out: TextIO | No
          color: bool | None = None) -> None:
     out = out or sys.stdout
     if fmt == "json":
-        out.write(to_json(view.document()))
+        write_json(view.document(), out)
     elif fmt == "yaml":
         out.write(to_yaml(view.document()))
     elif fmt == "name":
@@ -179,6 +179,29 @@ def to_json(document) -> str:
     except (msgspec.DecodeError, UnicodeEncodeError):
         text = json.dumps(document, indent=2, ensure_ascii=False)
     return json_escaped(text) + "\n"
+
+
+def write_json(document, out: TextIO) -> None:
+    """out.write(to_json(document)), without the text copies where it can: an all-ASCII document
+    (nothing to escape, the same bytes in any encoding) goes to out's byte stream as msgspec lays
+    it out (`pools -o json` at a million devices: ~120 MB written once instead of copied as text,
+    decoded, joined and encoded again)."""
+    import msgspec
+
+    compact = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+    buffer = getattr(out, "buffer", None)
+    if buffer is None or not compact.isascii() or "\x7f" in compact:
+        out.write(to_json(document))
+        return
+    try:
+        data = msgspec.json.format(compact.encode(), indent=2)
+    except msgspec.DecodeError:  # Infinity or NaN: json.dumps' own indenting path
+        out.write(to_json(document))
+        return
+    del compact
+    out.flush()
+    buffer.write(data)
+    buffer.write(b"\n")
 
 
 def to_yaml(document) -> str:

@@ -1,11 +1,12 @@
 """to_json re-indents the C encoder's compact JSON with msgspec (issue 18): it must stay byte for
 byte what json.dumps(indent=2, ensure_ascii=False) wrote, then terminal-escaped."""
 
+import io
 import json
 
 import pytest
 
-from kubectl_dra.render.base import to_json
+from kubectl_dra.render.base import to_json, write_json
 from kubectl_dra.terminal_text import json_escaped
 
 DOCUMENTS = [
@@ -22,3 +23,21 @@ DOCUMENTS = [
 @pytest.mark.parametrize("document", DOCUMENTS, ids=range(len(DOCUMENTS)))
 def test_to_json_writes_what_json_dumps_with_an_indent_writes(document):
     assert to_json(document) == json_escaped(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=range(len(DOCUMENTS)))
+def test_write_json_writes_what_to_json_returns(document):
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace")
+    out.write("before\n")
+    write_json(document, out)
+    out.write("after\n")
+    out.flush()
+    expected = ("before\n" + to_json(document) + "after\n").encode("utf-8", "backslashreplace")
+    assert raw.getvalue() == expected
+
+
+def test_write_json_to_a_text_stream_without_bytes():
+    out = io.StringIO()
+    write_json({"a": [1, "é"]}, out)
+    assert out.getvalue() == to_json({"a": [1, "é"]})
