@@ -30,6 +30,7 @@ import contextvars
 import dataclasses
 import functools
 import re
+import warnings
 from collections.abc import Hashable, Iterable
 from fractions import Fraction
 from typing import Any
@@ -661,6 +662,7 @@ def _rewrite_domain_lookups(source: str) -> str:
 
     ``device.attributes[k]`` becomes
     ``cel.bind(__dra_key, k, __dra_key in device.attributes ? device.attributes[__dra_key] : {})``
+    (``device.attributes[?"k"].orValue({})`` for a literal k)
     and ``optional.of(...)`` of that for ``[?k]`` / ``.?name``, which upstream always finds.
     ``has(device.attributes.name)`` is always true upstream.
     """
@@ -675,13 +677,21 @@ def _rewrite_domain_lookups(source: str) -> str:
         if lookup.kind == "has":
             out.append("true")
             continue
+        literal = lookup.kind == "select" or (lookup.key_first == lookup.key_last
+                                               and tokens[lookup.key_first].kind == "string")
         if lookup.kind == "select":
             key = '"' + lookup.name + '"'
         else:
             key_source = source[tokens[lookup.key_first].start : tokens[lookup.key_last].end]
             key = "(" + _rewrite_domain_lookups(key_source) + ")"
         target = f"device.{lookup.map_name}"
-        found = f"cel.bind({_KEY_VAR}, {key}, {_KEY_VAR} in {target} ? {target}[{_KEY_VAR}] : {{}})"
+        if literal:
+            # No cel.bind for a literal key: cel-cpp gives a cel.bind inside a comprehension's range
+            # and a later one the same slot, and the later reads the earlier's value
+            # (`[cel.bind(k, 1, k), 2].exists(o, true) && cel.bind(k, 5, k) == 5` is false).
+            found = f"{target}[?{key}].orValue({{}})"
+        else:
+            found = f"cel.bind({_KEY_VAR}, {key}, {_KEY_VAR} in {target} ? {target}[{_KEY_VAR}] : {{}})"
         out.append(f"(optional.of({found}))" if lookup.optional else f"({found})")
     out.append(source[pos:])
     return "".join(out)
@@ -1448,49 +1458,347 @@ _EXPR_CHILDREN = {5: {1}, 6: {1, 3}, 7: {1}, 9: {2, 4, 5, 6, 7}}
 _ENTRY_EXPRS = {3, 4}
 
 
-def _uses_optionals(checked: bytes) -> bool:
-    """Whether a subexpression of the checked expression has an optional type: every optional value
-    at runtime comes from one. cel-expr-python cannot hand optional values to Python functions (it
-    crashes), so such expressions keep CEL's own == (see _compile_derived)."""
+@dataclasses.dataclass
+class _Node:
+    """One cel.expr.Expr of a serialised AST: its id, kind (Expr field number), called function
+    (with its byte span, for renaming) and child Exprs with their role."""
+
+    id: int
+    kind: int
+    function: str = ""
+    span: tuple[int, int] = (0, 0)
+    children: list[tuple[str, _Node]] = dataclasses.field(default_factory=list)
+    ident: str = ""
+    accu: str = ""
+    start: int = 0
+    end: int = 0
+
+
+def _expr_node(data: bytes | bytearray, start: int, end: int) -> _Node:
+    node = _Node(0, 0, start=start, end=end)
+    i = start
+    while i < end:
+        key, i = _varint(data, i)
+        if key & 7 == 0:
+            value, i = _varint(data, i)
+            if key >> 3 == 2:
+                node.id = value
+            continue
+        if key & 7 != 2:
+            raise ValueError(f"unsupported protobuf wire type {key & 7}")
+        length, i = _varint(data, i)
+        kind, kstart, kend = key >> 3, i, i + length
+        i = kend
+        if kind < 3:
+            continue
+        node.kind = kind
+        if kind == 8:  # struct: entries (map_key, value)
+            for number, estart, eend in _messages(data, kstart, kend):
+                if number == 2:
+                    node.children += [("entry", _expr_node(data, vstart, vend))
+                                      for field, vstart, vend in _messages(data, estart, eend) if field in _ENTRY_EXPRS]
+            continue
+        for field, cstart, cend in _messages(data, kstart, kend):
+            if kind == 4 and field == 1:
+                node.ident = bytes(data[cstart:cend]).decode()
+            elif kind == 9 and field == 3:
+                node.accu = bytes(data[cstart:cend]).decode()
+            elif kind == 6 and field == 2:
+                node.function, node.span = bytes(data[cstart:cend]).decode(), (cstart, cend)
+            elif field in _EXPR_CHILDREN.get(kind, ()):
+                role = {(5, 1): "operand", (6, 1): "target", (9, 2): "range", (9, 4): "accu", (9, 6): "accu",
+                        (9, 7): "result"}.get((kind, field), "part")
+                node.children.append((role, _expr_node(data, cstart, cend)))
+    return node
+
+
+def _root_expr(data: bytes | bytearray, expr_field: int) -> _Node | None:
+    """The Expr of a serialised CheckedExpr (expr_field 4) or ParsedExpr (2), bare or in an Any."""
+    fields = _fields(bytes(data))
+    if _first(fields, 1, b"").startswith(b"type.googleapis.com/"):
+        offset = next(s for n, s, _e in _messages(data, 0, len(data)) if n == 2)
+        body = _first(fields, 2, b"")
+    else:
+        offset, body = 0, bytes(data)
+    for number, start, end in _messages(body, 0, len(body)):
+        if number == expr_field:
+            return _expr_node(data, offset + start, offset + end)
+    return None
+
+
+def _preorder(node: _Node) -> Iterable[_Node]:
+    yield node
+    for _role, child in node.children:
+        yield from _preorder(child)
+
+
+@dataclasses.dataclass(frozen=True)
+class _TypeTraits:
+    optional: bool = False  # an optional_type somewhere in the type
+    open: bool = False  # dyn, a type parameter, Any, a message with dyn fields: could hold anything
+    version: bool = False  # kubernetes.Semver somewhere in the type
+
+
+def _type_traits(data: bytes) -> _TypeTraits:
+    fields = _fields(data)
+    number, value = fields[0] if fields else (1, b"")
+    if number in (1, 8, 10, 12) or number == 5 and value == 1:
+        return _TypeTraits(open=True)
+    if number == 9:
+        name = value.decode()
+        return _TypeTraits(version=name == "kubernetes.Semver", open=name not in ("kubernetes.Semver", "kubernetes.Quantity"))
+    inner: list[bytes] = []
+    if number in (6, 7):
+        inner = [v for _f, v in _fields(value)]
+    elif number == 14:
+        inner = [v for f, v in _fields(value) if f == 2]
+    traits = [_type_traits(v) for v in inner]
+    return _TypeTraits(optional=number == 14 and _first(_fields(value), 1, b"") == b"optional_type"
+                       or any(t.optional for t in traits),
+                       open=any(t.open for t in traits), version=any(t.version for t in traits))
+
+
+# Calls whose result is an element of their first operand (target or first argument), typed by
+# that operand's own type: an optional there is not hidden in the result's dyn.
+_ELEMENT_CALLS = frozenset(("_?._", "_[?_]", "_[_]"))
+# Calls whose result, typed as one operand, is that operand's value.
+_IDENTITY_CALLS = frozenset(("_?_:_", "or", "orValue", "_+_"))
+
+
+def _derived_renames(checked: bytes) -> list[tuple[str, bool]] | None:
+    """Per ==, != and `in` of the checked expression, in pre-order: whether it may compare in Python
+    (_DERIVED_CALLS, build ignored) rather than with CEL's own == (build compared: versions carry it).
+
+    cel-expr-python crashes handing an optional value to a Python function, so a call whose operand
+    may hold one at runtime stays native: an operand typed with an optional, or an open (dyn) one
+    where the expression could have hidden an optional under dyn (dyn(o), [o, 1], c ? o : 1, ...:
+    a child typed with an optional under a parent typed with dyn, but for the parents known to
+    return the child itself, its value or an element of it). Native is only right where no operand can hold
+    a version (build metadata cannot matter there); None when some call is neither: the expression
+    must run without build metadata (see _compile_derived)."""
     outer = _fields(checked)
     body = _first(outer, 2, checked) if _first(outer, 1, b"").endswith(b"CheckedExpr") else checked
+    types: dict[int, bytes] = {}
     for number, entry in _fields(body):
-        if number == 3 and "optional_type" in _format_type(_first(_fields(entry), 2, b"")):
-            return True
-    return False
+        if number == 3:
+            fields = _fields(entry)
+            types[_first(fields, 1, 0)] = _first(fields, 2, b"")
+    root = _root_expr(checked, 4)
+    if root is None:
+        return None
+    traits = {expr_id: _type_traits(data) for expr_id, data in types.items()}
+    unknown = _TypeTraits(optional=True, open=True)
+    nodes = list(_preorder(root))
+    for node in nodes:
+        if node.kind == 3:  # a constant (o.?name's name has no type of its own)
+            traits.setdefault(node.id, _TypeTraits())
+    hidden = False
+    for parent in nodes:
+        parent_traits = traits.get(parent.id, unknown)
+        if not parent_traits.open:
+            continue
+        parent_key = _format_type(types.get(parent.id, b""))
+        for index, (role, child) in enumerate(parent.children):
+            if not traits.get(child.id, unknown).optional:
+                continue
+            child_type = types.get(child.id, b"")
+            if parent_key == _format_type(child_type) and (role == "result" or parent.function in _IDENTITY_CALLS):
+                continue  # the child itself (a branch, o.or(p), a.orValue(o)'s default, a comprehension's result)
+            if role == "accu" and all(_format_type(types.get(use.id, b"")) == _format_type(child_type)
+                                      for use in _preorder(parent) if use.kind == 4 and use.ident == parent.accu):
+                continue  # bound to a variable typed as itself (cel.bind, a macro's accumulator)
+            if (parent.function in ("value", "orValue") and role == "target"
+                    and parent_key == _format_type(_optional_element(child_type))):
+                continue  # the child's value
+            if parent.kind in (7, 8) and _format_type(child_type) in _element_types(types.get(parent.id, b"")):
+                continue  # an element of a list or map literal, in place typed as itself
+            if (role in ("operand", "range") or parent.function in _ELEMENT_CALLS and index == 0):
+                continue  # an element of the child (o.?x, l[0], m.x, a comprehension's variable)
+            hidden = True
+    renames: list[tuple[str, str]] = []
+    for node in nodes:
+        if node.kind != 6 or node.function not in _DERIVED_CALLS:
+            continue
+        operands = [traits.get(child.id, unknown) for _role, child in node.children]
+        values = [_optional_value(types.get(child.id, b"")) for _role, child in node.children]
+        if not any(t.optional for t in operands) and not (hidden and any(t.open for t in operands)):
+            renames.append((node.function, "python"))
+        elif not any(t.open or t.version for t in operands):
+            renames.append((node.function, "native"))
+        elif node.function != "@in" and all(
+                value is not None and not value.optional and not (hidden and value.open) for value in values):
+            renames.append((node.function, "optional"))
+        else:
+            return None
+    return renames
 
 
-def _rename_calls(serialized: bytes) -> bytes:
-    """The runtime's serialised ParsedExpr (in an Any) with every call of _DERIVED_CALLS renamed."""
+def _element_types(data: bytes) -> set[str]:
+    """The element type of a list type, the key and value types of a map type (formatted)."""
+    fields = _fields(data)
+    number, value = fields[0] if fields else (1, b"")
+    return {_format_type(v) for _f, v in _fields(value)} if number in (6, 7) else set()
+
+
+def _optional_value(data: bytes) -> _TypeTraits | None:
+    """The traits of T where data is optional_type(T); None for any other type."""
+    fields = _fields(data)
+    abstract = _first(fields, 14) if len(fields) == 1 else None
+    if abstract is None or _first(_fields(abstract), 1, b"") != b"optional_type":
+        return None
+    params = [v for f, v in _fields(abstract) if f == 2]
+    return _type_traits(params[0]) if len(params) == 1 else None
+
+
+def _rename_calls(serialized: bytes, renames: list[tuple[str, str]]) -> bytes | None:
+    """The runtime's serialised ParsedExpr (in an Any) with its ==, != and `in` made as `renames` (per
+    call of the checked expression, in pre-order) says: "python" renames the call to its
+    _DERIVED_CALLS implementation, "native" leaves it, "optional" (== or != of two optionals) spells
+    out cel-go's Optional.Equal (types/optional.go): `a.hasValue() ? b.hasValue() && a.value() ==
+    b.value() : !b.hasValue()`, with the inner == in Python, so the values' own Equal ignores build
+    metadata as upstream's Semver.Equal does, and no optional reaches Python. The domain lookups' own
+    `__dra_key in device.attributes` (see _rewrite_domain_lookups) are left as they are. None when
+    the calls do not pair up with the checked expression's."""
     data = bytearray(serialized)
-    renames = {old.encode(): new.encode() for old, (new, _impl) in _DERIVED_CALLS.items()}
+    root = _root_expr(data, 2)
+    if root is None:
+        return None
+    nodes = list(_preorder(root))
+    calls = [node for node in nodes if node.kind == 6 and node.function in _DERIVED_CALLS
+             and not (node.function == "@in" and node.children and node.children[0][1].ident == _KEY_VAR)]
+    if [node.function for node in calls] != [function for function, _how in renames]:
+        return None
+    optional_calls: dict[tuple[int, int], _Node] = {}
+    for node, (_function, how) in zip(calls, renames):
+        if how == "python":
+            start, end = node.span
+            data[start:end] = _DERIVED_CALLS[node.function][0].encode()
+        elif how == "optional":
+            if len(node.children) != 2:
+                return None
+            optional_calls[(node.start, node.end)] = node
+    if not optional_calls:
+        return bytes(data)
+    fresh = iter(range(max(node.id for node in nodes) + 1, 1 << 62))
+    return _rebuild_any(data, lambda start, end: _rebuild_expr(data, start, end, optional_calls, fresh))
 
-    def expr(start: int, end: int) -> None:
-        for kind, kstart, kend in _messages(data, start, end):
-            if kind == 8:  # struct: entries
-                for number, estart, eend in _messages(data, kstart, kend):
-                    if number == 2:
-                        for field, vstart, vend in _messages(data, estart, eend):
-                            if field in _ENTRY_EXPRS:
-                                expr(vstart, vend)
-                continue
-            children = _EXPR_CHILDREN.get(kind)
-            if children is None:
-                continue
-            for field, cstart, cend in _messages(data, kstart, kend):
-                if kind == 6 and field == 2:
-                    new = renames.get(bytes(data[cstart:cend]))
-                    if new is not None:
-                        data[cstart:cend] = new
-                elif field in children:
-                    expr(cstart, cend)
 
-    for number, astart, aend in _messages(data, 0, len(data)):
-        if number == 2:  # Any.value: the ParsedExpr
-            for field, pstart, pend in _messages(data, astart, aend):
-                if field == 2:  # ParsedExpr.expr
-                    expr(pstart, pend)
-    return bytes(data)
+def _enc_varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _enc_field(number: int, payload: bytes) -> bytes:
+    return _enc_varint(number << 3 | 2) + _enc_varint(len(payload)) + payload
+
+
+def _raw_fields(data: bytes | bytearray, start: int, end: int) -> Iterable[tuple[int, int, int, int, int]]:
+    """(field number, wire type, field start, payload start, end) of each field of a message."""
+    i = start
+    while i < end:
+        field_start = i
+        key, i = _varint(data, i)
+        wire = key & 7
+        if wire == 0:
+            payload, (_value, i) = i, _varint(data, i)
+        elif wire == 2:
+            length, payload = _varint(data, i)
+            i = payload + length
+        elif wire in (1, 5):
+            payload, i = i, i + (8 if wire == 1 else 4)
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wire}")
+        yield key >> 3, wire, field_start, payload, i
+
+
+def _rebuild_any(data: bytes | bytearray, expr: Any) -> bytes:
+    """The serialised Any(ParsedExpr) with ParsedExpr.expr replaced by expr(start, end)."""
+    out = bytearray()
+    for number, wire, field_start, payload, end in _raw_fields(data, 0, len(data)):
+        if number == 2 and wire == 2:
+            parsed = bytearray()
+            for field, fwire, fstart, fpayload, fend in _raw_fields(data, payload, end):
+                parsed += _enc_field(2, expr(fpayload, fend)) if field == 2 and fwire == 2 else data[fstart:fend]
+            out += _enc_field(2, bytes(parsed))
+        else:
+            out += data[field_start:end]
+    return bytes(out)
+
+
+def _rebuild_expr(data: bytes | bytearray, start: int, end: int, optional_calls: dict[tuple[int, int], _Node],
+                  fresh: Iterable[int], renumber: bool = False) -> bytes:
+    """The Expr at data[start:end] re-encoded, optional comparisons spelt out (see _rename_calls);
+    `renumber` gives every node a fresh id (a copy)."""
+    node = optional_calls.get((start, end))
+    if node is not None:
+        return _optional_equal(data, node, optional_calls, fresh)
+    out = bytearray()
+    for number, wire, field_start, payload, field_end in _raw_fields(data, start, end):
+        if number == 2 and wire == 0 and renumber:
+            out += _enc_varint(2 << 3) + _enc_varint(next(fresh))
+        elif wire == 2 and (number in _EXPR_CHILDREN or number == 8):
+            sub = bytearray()
+            for field, fwire, fstart, fpayload, fend in _raw_fields(data, payload, field_end):
+                if fwire == 2 and field in _EXPR_CHILDREN.get(number, ()):
+                    sub += _enc_field(field, _rebuild_expr(data, fpayload, fend, optional_calls, fresh, renumber))
+                elif number == 8 and field == 2 and fwire == 2:  # a struct entry
+                    entry = bytearray()
+                    for efield, ewire, estart, epayload, eend in _raw_fields(data, fpayload, fend):
+                        if efield in _ENTRY_EXPRS and ewire == 2:
+                            entry += _enc_field(efield, _rebuild_expr(data, epayload, eend, optional_calls, fresh,
+                                                                      renumber))
+                        elif efield == 1 and ewire == 0 and renumber:
+                            entry += _enc_varint(1 << 3) + _enc_varint(next(fresh))
+                        else:
+                            entry += data[estart:eend]
+                    sub += _enc_field(2, bytes(entry))
+                else:
+                    sub += data[fstart:fend]
+            out += _enc_field(number, bytes(sub))
+        else:
+            out += data[field_start:field_end]
+    return bytes(out)
+
+
+def _optional_equal(data: bytes | bytearray, node: _Node, optional_calls: dict[tuple[int, int], _Node],
+                    fresh: Any) -> bytes:
+    """`a == b` of two optionals as `a.hasValue() ? b.hasValue() && a.value() _eq_ b.value() :
+    !b.hasValue()` (`!=`: negated), each use of a and b a renumbered copy."""
+
+    def call(function: str, args: list[bytes], target: bytes | None = None) -> bytes:
+        body = (_enc_field(1, target) if target is not None else b"") + _enc_field(2, function.encode())
+        body += b"".join(_enc_field(3, arg) for arg in args)
+        return _enc_varint(2 << 3) + _enc_varint(next(fresh)) + _enc_field(6, body)
+
+    (_r, a), (_r2, b) = node.children
+
+    def copy(operand: _Node) -> bytes:
+        return _rebuild_expr(data, operand.start, operand.end, optional_calls, fresh, renumber=True)
+
+    equal = call("_?_:_", [
+        call("hasValue", [], copy(a)),
+        call("_&&_", [call("hasValue", [], copy(b)),
+                      call(_DERIVED_CALLS["_==_"][0], [call("value", [], copy(a)), call("value", [], copy(b))])]),
+        call("!_", [call("hasValue", [], copy(b))])])
+    return call("!_", [equal]) if node.function == "_!=_" else equal
+
+
+class DerivedBuildMetadataWarning(UserWarning):
+    """A derived version may lack build metadata Kubernetes would keep: its expression compares
+    optional values in a way that could not be evaluated with build metadata (see _derived_renames)."""
+
+
+def _may_lose_build(expression: str, device: Any) -> bool:
+    """Whether some version the expression can meet has build metadata: a device version or a
+    string literal with "+" (an upper bound: a semver("...") literal or text it parses)."""
+    for value in (getattr(device, "attributes", None) or {}).values():
+        if any(isinstance(one, Semver) and one.build for one in (value if isinstance(value, (list, tuple)) else (value,))):
+            return True
+    return any(token.kind == "string" and "+" in token.text for token in _tokenize(expression) or ())
 
 
 class CompiledDerivedAttribute:
@@ -1524,7 +1832,7 @@ class CompiledDerivedAttribute:
         go_type = _go_type(result)
         if go_type in ("bool", "int64", "string", "semver.Version"):
             key = {"bool": "bool", "int64": "int", "string": "string", "semver.Version": "version"}[go_type]
-            return {key: _derived_value(result)}
+            return self._checked_build({key: _derived_value(result)}, device)
         if kind != "LIST":
             raise CelRuntimeError(f"unsupported CEL return type: {go_type}")
         elements = list(result.value())
@@ -1540,7 +1848,18 @@ class CompiledDerivedAttribute:
             if element_type != first:
                 raise CelRuntimeError(f"expected list element at index {i} to be {word}, got {element_type}")
             values.append(_derived_value(element))
-        return {key: values}
+        return self._checked_build({key: values}, device)
+
+    def _checked_build(self, attribute: dict, device: Any) -> dict:
+        """The attribute, warned about (DerivedBuildMetadataWarning) when it holds versions this
+        expression produced without build metadata while some version it can meet has one."""
+        if not self._keep_build and ("version" in attribute or "versions" in attribute) \
+                and _may_lose_build(self.expression, device):
+            warnings.warn(DerivedBuildMetadataWarning(
+                f"derived attribute expression {self.expression!r} compares optional values that may hold versions "
+                f"in a way evaluated without build metadata; its result {attribute} may lack build metadata that "
+                "Kubernetes would keep"), stacklevel=3)
+        return attribute
 
 
 def _compile_derived(self: SelectorCompiler, expression: str) -> CompiledDerivedAttribute:
@@ -1561,15 +1880,22 @@ def _compile_derived(self: SelectorCompiler, expression: str) -> CompiledDerived
                 cached = CelCompileError("must evaluate to a primitive scalar (string, integer, boolean, semver) "
                                          f"or a list of these scalars, not {_cel_type_name(result_type)}")
             else:
-                # Versions keep their build metadata, compared in Python by precedence; where the
-                # expression has optional values, which cel-expr-python cannot hand to Python, CEL's
-                # own == stays and versions lose their build (a known limit).
-                keep_build = not _uses_optionals(checked.serialize())
-                runtime_source = _rewrite_substring(_fold_constant_calls(_rewrite_domain_lookups(expression),
-                                                                         keep_build=keep_build))
-                program = self._runtime.compile(runtime_source, disable_check=True)
+                # Versions keep their build metadata, compared in Python by precedence where an
+                # operand cannot be optional (cel-expr-python cannot hand those to Python), natively
+                # where no operand can hold a version. Failing that (an optional that may hold a
+                # version compared), CEL's own == on versions without build: results lose it.
+                renames = _derived_renames(checked.serialize())
+                program = renamed = None
+                if renames is not None:
+                    program = self._runtime.compile(_rewrite_substring(_fold_constant_calls(
+                        _rewrite_domain_lookups(expression), keep_build=True)), disable_check=True)
+                    renamed = _rename_calls(program.serialize(), renames)
+                keep_build = renamed is not None
                 if keep_build:
-                    program = self._runtime.deserialize(_rename_calls(program.serialize()))
+                    program = self._runtime.deserialize(renamed)
+                else:
+                    program = self._runtime.compile(_rewrite_substring(_fold_constant_calls(
+                        _rewrite_domain_lookups(expression))), disable_check=True)
                 cached = CompiledDerivedAttribute(self, expression, program, result_type, keep_build)
         self._derived[expression] = cached
     if isinstance(cached, CelCompileError):

@@ -4,6 +4,8 @@ name shadows the device's own attribute for that request only; CEL errors abort 
 (structured/internal/experimental/allocator_experimental.go lookupAttribute, validateDeviceRequest;
 cel/compile.go EvaluateDerivedAttribute, validateOutputType)."""
 
+import warnings
+
 import pytest
 from builders import DRIVER, claim, device, device_class, exact, first_available, node, resource_slice, sub
 from helpers import chosen, explain, node_verdict
@@ -274,3 +276,76 @@ def test_match_attribute_distinguishes_builds_of_one_version(flags, verdict):
     exp = run(cluster(gpus), [exact("g", "gpu", count=2, derivedAttributes=[derived("derived/x", expression)])],
               [{"matchAttribute": "derived/x"}])
     assert exp.verdict == verdict
+
+
+# Optional values in derived attributes. Every expected value was answered by draoracle-1.37 (the
+# upstream allocator: a request deriving derived/x from the expression, another deriving it from the
+# expected literal, matchAttribute over both Fits exactly when the two are the same version text).
+# Upstream keeps a derived version's build metadata (cel/compile.go valToDeviceAttribute), and
+# optional equality is the inner values' Equal (cel-go types/optional.go Optional.Equal), so build
+# metadata is ignored inside optionals too (apiserver pkg/cel/semver.go Semver.Equal, blang EQ).
+@pytest.mark.parametrize("expression, expected", [
+    (f'{GPU_ATTR}.?v.orValue(semver("1.0.0+x"))', {"version": "1.2.3+dev"}),
+    (f'{GPU_ATTR}.?zz.orValue(semver("1.0.0+x"))', {"version": "1.0.0+x"}),
+    (f'{GPU_ATTR}[?"v"].orValue(semver("1.0.0+x"))', {"version": "1.2.3+dev"}),
+    (f'{GPU_ATTR}.?v.value()', {"version": "1.2.3+dev"}),
+    (f'{GPU_ATTR}.?v.hasValue() ? {GPU_ATTR}.v : semver("0.0.0+n")', {"version": "1.2.3+dev"}),
+    ('optional.of(semver("1.5.0+lit")).value()', {"version": "1.5.0+lit"}),
+    (f'{GPU_ATTR}.?v.or(optional.of(semver("0.1.0+o"))).value()', {"version": "1.2.3+dev"}),
+    (f'{GPU_ATTR}.?zz.or(optional.of(semver("0.1.0+o"))).value()', {"version": "0.1.0+o"}),
+    (f'{GPU_ATTR}.?v.orValue(semver("1.0.0")) == semver("1.2.3+x") ? {GPU_ATTR}.v : semver("0.0.0+z")',
+     {"version": "1.2.3+dev"}),
+    (f'[{GPU_ATTR}.?v, {GPU_ATTR}.?zz].filter(o, o.hasValue()).map(o, o.value())', {"versions": ["1.2.3+dev"]}),
+    (f'{GPU_ATTR}.?v.optMap(x, x == semver("1.2.3") ? semver("3.0.0+m") : x).orValue(semver("0.0.0"))',
+     {"version": "3.0.0+m"}),
+    (f'cel.bind(o, {GPU_ATTR}.?v, o.hasValue() && o.value() == semver("1.2.3+zz") ? o.value() : semver("0.0.0"))',
+     {"version": "1.2.3+dev"}),
+    # Optional equality containing a version: the inner versions' precedence decides.
+    (f'optional.of(semver("1.2.3+lit")) == {GPU_ATTR}.?v ? semver("9.0.0+yes") : semver("9.0.0+no")',
+     {"version": "9.0.0+yes"}),
+    (f'{GPU_ATTR}.?v != optional.of(semver("1.2.3+other")) ? {GPU_ATTR}.v : semver("0.0.0+eq")',
+     {"version": "0.0.0+eq"}),
+    (f'{GPU_ATTR}.?zz == optional.none() ? semver("2.0.0+none") : {GPU_ATTR}.v', {"version": "2.0.0+none"}),
+    (f'{GPU_ATTR}.?v == optional.none() ? semver("2.0.0+none") : {GPU_ATTR}.v', {"version": "1.2.3+dev"}),
+    (f'{GPU_ATTR}.?zz == {GPU_ATTR}.?zz ? semver("4.0.0+zz") : {GPU_ATTR}.v', {"version": "4.0.0+zz"}),
+    (f'[{GPU_ATTR}.?v, {GPU_ATTR}.?zz].exists(o, o == optional.of(semver("1.2.3+q"))) ? {GPU_ATTR}.v : '
+     'semver("0.0.0")', {"version": "1.2.3+dev"}),
+    (f'optional.ofNonZeroValue({GPU_ATTR}.v) == optional.of(semver("1.2.3+w")) ? {GPU_ATTR}.v : semver("0.0.0")',
+     {"version": "1.2.3+dev"}),
+    ('optional.of(semver("1.2.3+a")) == optional.of(semver("1.2.4+a"))', {"bool": False}),
+])
+def test_optional_expressions_keep_build_metadata(expression, expected):
+    compiler, gpu = _gpu({"v": "v:1.2.3+dev"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert compiler.compile_derived(expression).evaluate(gpu) == expected
+
+
+@pytest.mark.parametrize("expression", [
+    # An optional that may hold a version in `in`, in an optional of an optional, or hidden under
+    # dyn: still compared by CEL's own == on versions without build (draoracle-1.37: 1.2.3+dev).
+    f'{GPU_ATTR}.?v in [optional.of(semver("1.2.3+x"))] ? {GPU_ATTR}.v : semver("0.0.0")',
+    f'dyn({GPU_ATTR}.?v) == dyn({GPU_ATTR}.?v) ? {GPU_ATTR}.v : {GPU_ATTR}.v',
+    f'optional.of({GPU_ATTR}.?v) == optional.of(optional.of(semver("1.2.3"))) ? {GPU_ATTR}.v : {GPU_ATTR}.v',
+])
+def test_a_derived_version_that_loses_its_build_is_warned_about(expression):
+    from allocator.cel import DerivedBuildMetadataWarning
+
+    compiler, gpu = _gpu({"v": "v:1.2.3+dev"})
+    with pytest.warns(DerivedBuildMetadataWarning, match="may lack build metadata"):
+        assert compiler.compile_derived(expression).evaluate(gpu) == {"version": "1.2.3"}
+    plain, plain_gpu = _gpu({"v": "v:1.2.3"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no build metadata anywhere: nothing lost, no warning
+        assert plain.compile_derived(expression.replace("+x", "")).evaluate(plain_gpu) == {"version": "1.2.3"}
+
+
+def test_domain_lookups_after_a_comprehension_over_lookups():
+    # cel-cpp gives a cel.bind in a comprehension's range and a later one the same slot; domain
+    # lookups with a literal domain use none (upstream: the third lookup finds n).
+    compiler, gpu = _gpu({"v": "v:1.2.3+dev", "n": 3})
+    expression = f'[{GPU_ATTR}.n, {GPU_ATTR}.n].exists(o, true) && {GPU_ATTR}.n == 3'
+    assert compiler.compile_derived(expression).evaluate(gpu) == {"bool": True}
+    assert compiler.compile(expression).matches(gpu) is True
+    ranged = f'[{GPU_ATTR}.?v, {GPU_ATTR}.?zz].exists(o, o.hasValue()) ? {GPU_ATTR}.v : semver("0.0.0")'
+    assert compiler.compile_derived(ranged).evaluate(gpu) == {"version": "1.2.3+dev"}
