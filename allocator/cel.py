@@ -582,7 +582,6 @@ def _string_value(token: _Token) -> str | None:
 
 
 _DOMAIN_MAPS = ("attributes", "capacity")
-_KEY_VAR = "__dra_key"
 
 
 def _matching_bracket(tokens: list[_Token], open_index: int) -> int | None:
@@ -660,10 +659,8 @@ def _domain_lookups(tokens: list[_Token]) -> Iterable[_Lookup]:
 def _rewrite_domain_lookups(source: str) -> str:
     """Give direct lookups on device.attributes/device.capacity upstream's default: {}.
 
-    ``device.attributes[k]`` becomes
-    ``cel.bind(__dra_key, k, __dra_key in device.attributes ? device.attributes[__dra_key] : {})``
-    (``device.attributes[?"k"].orValue({})`` for a literal k)
-    and ``optional.of(...)`` of that for ``[?k]`` / ``.?name``, which upstream always finds.
+    ``device.attributes[k]`` becomes ``device.attributes[?k].orValue({})`` (as upstream's mapper.Find
+    in cel/compile.go, a key of another type finds the default too) and ``optional.of(...)`` of that for ``[?k]`` / ``.?name``, which upstream always finds.
     ``has(device.attributes.name)`` is always true upstream.
     """
     tokens = _tokenize(source)
@@ -677,21 +674,16 @@ def _rewrite_domain_lookups(source: str) -> str:
         if lookup.kind == "has":
             out.append("true")
             continue
-        literal = lookup.kind == "select" or (lookup.key_first == lookup.key_last
-                                               and tokens[lookup.key_first].kind == "string")
         if lookup.kind == "select":
             key = '"' + lookup.name + '"'
         else:
             key_source = source[tokens[lookup.key_first].start : tokens[lookup.key_last].end]
             key = "(" + _rewrite_domain_lookups(key_source) + ")"
         target = f"device.{lookup.map_name}"
-        if literal:
-            # No cel.bind for a literal key: cel-cpp gives a cel.bind inside a comprehension's range
-            # and a later one the same slot, and the later reads the earlier's value
-            # (`[cel.bind(k, 1, k), 2].exists(o, true) && cel.bind(k, 5, k) == 5` is false).
-            found = f"{target}[?{key}].orValue({{}})"
-        else:
-            found = f"cel.bind({_KEY_VAR}, {key}, {_KEY_VAR} in {target} ? {target}[{_KEY_VAR}] : {{}})"
+        # Not cel.bind(k, key, k in target ? target[k] : {}): cel-cpp gives a cel.bind inside a
+        # comprehension's range and a later one the same slot, and the later reads the earlier's
+        # value (`[cel.bind(k, 1, k), 2].exists(o, true) && cel.bind(k, 5, k) == 5` is false).
+        found = f"{target}[?{key}].orValue({{}})"
         out.append(f"(optional.of({found}))" if lookup.optional else f"({found})")
     out.append(source[pos:])
     return "".join(out)
@@ -1656,16 +1648,14 @@ def _rename_calls(serialized: bytes, renames: list[tuple[str, str]]) -> bytes | 
     _DERIVED_CALLS implementation, "native" leaves it, "optional" (== or != of two optionals) spells
     out cel-go's Optional.Equal (types/optional.go): `a.hasValue() ? b.hasValue() && a.value() ==
     b.value() : !b.hasValue()`, with the inner == in Python, so the values' own Equal ignores build
-    metadata as upstream's Semver.Equal does, and no optional reaches Python. The domain lookups' own
-    `__dra_key in device.attributes` (see _rewrite_domain_lookups) are left as they are. None when
-    the calls do not pair up with the checked expression's."""
+    metadata as upstream's Semver.Equal does, and no optional reaches Python. None when the calls do
+    not pair up with the checked expression's (the runtime rewrites add none)."""
     data = bytearray(serialized)
     root = _root_expr(data, 2)
     if root is None:
         return None
     nodes = list(_preorder(root))
-    calls = [node for node in nodes if node.kind == 6 and node.function in _DERIVED_CALLS
-             and not (node.function == "@in" and node.children and node.children[0][1].ident == _KEY_VAR)]
+    calls = [node for node in nodes if node.kind == 6 and node.function in _DERIVED_CALLS]
     if [node.function for node in calls] != [function for function, _how in renames]:
         return None
     optional_calls: dict[tuple[int, int], _Node] = {}

@@ -342,10 +342,15 @@ def test_a_derived_version_that_loses_its_build_is_warned_about(expression):
 
 def test_domain_lookups_after_a_comprehension_over_lookups():
     # cel-cpp gives a cel.bind in a comprehension's range and a later one the same slot; domain
-    # lookups with a literal domain use none (upstream: the third lookup finds n).
+    # lookups use none (upstream, draoracle-1.37: the later lookup finds n).
     compiler, gpu = _gpu({"v": "v:1.2.3+dev", "n": 3})
     expression = f'[{GPU_ATTR}.n, {GPU_ATTR}.n].exists(o, true) && {GPU_ATTR}.n == 3'
     assert compiler.compile_derived(expression).evaluate(gpu) == {"bool": True}
     assert compiler.compile(expression).matches(gpu) is True
+    lookup = 'device.attributes[device.driver].n'
+    by_driver = f'[{lookup}, {lookup}].exists(o, true) && {lookup} == 3'
+    assert compiler.compile_derived(by_driver).evaluate(gpu) == {"bool": True}
+    assert compiler.compile(by_driver).matches(gpu) is True
+    assert compiler.compile_derived('device.attributes[device.driver + "x"].size()').evaluate(gpu) == {"int": 0}
     ranged = f'[{GPU_ATTR}.?v, {GPU_ATTR}.?zz].exists(o, o.hasValue()) ? {GPU_ATTR}.v : semver("0.0.0")'
     assert compiler.compile_derived(ranged).evaluate(gpu) == {"version": "1.2.3+dev"}
