@@ -1620,6 +1620,10 @@ def _derived_renames(checked: bytes) -> list[tuple[str, bool]] | None:
         elif node.function != "@in" and all(
                 value is not None and not value.optional and not (hidden and value.open) for value in values):
             renames.append((node.function, "optional"))
+        elif node.function == "@in" and len(values) == 2 and all(
+                value is not None and not value.optional and not (hidden and value.open)
+                for value in (values[0], _optional_value(_list_element(types.get(node.children[1][1].id, b""))))):
+            renames.append((node.function, "optional"))
         else:
             return None
     return renames
@@ -1630,6 +1634,12 @@ def _element_types(data: bytes) -> set[str]:
     fields = _fields(data)
     number, value = fields[0] if fields else (1, b"")
     return {_format_type(v) for _f, v in _fields(value)} if number in (6, 7) else set()
+
+
+def _list_element(data: bytes) -> bytes:
+    """T of list(T); b"" (dyn) for any other type."""
+    fields = _fields(data)
+    return _first(_fields(fields[0][1]), 1, b"") if len(fields) == 1 and fields[0][0] == 6 else b""
 
 
 def _optional_value(data: bytes) -> _TypeTraits | None:
@@ -1645,7 +1655,8 @@ def _optional_value(data: bytes) -> _TypeTraits | None:
 def _rename_calls(serialized: bytes, renames: list[tuple[str, str]]) -> bytes | None:
     """The runtime's serialised ParsedExpr (in an Any) with its ==, != and `in` made as `renames` (per
     call of the checked expression, in pre-order) says: "python" renames the call to its
-    _DERIVED_CALLS implementation, "native" leaves it, "optional" (== or != of two optionals) spells
+    _DERIVED_CALLS implementation, "native" leaves it, "optional" (==, != of two optionals, an optional
+    `in` a list of optionals) spells
     out cel-go's Optional.Equal (types/optional.go): `a.hasValue() ? b.hasValue() && a.value() ==
     b.value() : !b.hasValue()`, with the inner == in Python, so the values' own Equal ignores build
     metadata as upstream's Semver.Equal does, and no optional reaches Python. None when the calls do
@@ -1757,24 +1768,46 @@ def _rebuild_expr(data: bytes | bytearray, start: int, end: int, optional_calls:
 def _optional_equal(data: bytes | bytearray, node: _Node, optional_calls: dict[tuple[int, int], _Node],
                     fresh: Any) -> bytes:
     """`a == b` of two optionals as `a.hasValue() ? b.hasValue() && a.value() _eq_ b.value() :
-    !b.hasValue()` (`!=`: negated), each use of a and b a renumbered copy."""
+    !b.hasValue()` (`!=`: negated; `in`: see below), each use of a and b a renumbered copy."""
+
+    def expr(kind: int, body: bytes) -> bytes:
+        return _enc_varint(2 << 3) + _enc_varint(next(fresh)) + _enc_field(kind, body)
 
     def call(function: str, args: list[bytes], target: bytes | None = None) -> bytes:
         body = (_enc_field(1, target) if target is not None else b"") + _enc_field(2, function.encode())
-        body += b"".join(_enc_field(3, arg) for arg in args)
-        return _enc_varint(2 << 3) + _enc_varint(next(fresh)) + _enc_field(6, body)
+        return expr(6, body + b"".join(_enc_field(3, arg) for arg in args))
+
+    def ident(name: str) -> bytes:
+        return expr(4, _enc_field(1, name.encode()))
 
     (_r, a), (_r2, b) = node.children
 
-    def copy(operand: _Node) -> bytes:
-        return _rebuild_expr(data, operand.start, operand.end, optional_calls, fresh, renumber=True)
+    def copy(operand: _Node) -> Any:
+        return lambda: _rebuild_expr(data, operand.start, operand.end, optional_calls, fresh, renumber=True)
 
-    equal = call("_?_:_", [
-        call("hasValue", [], copy(a)),
-        call("_&&_", [call("hasValue", [], copy(b)),
-                      call(_DERIVED_CALLS["_==_"][0], [call("value", [], copy(a)), call("value", [], copy(b))])]),
-        call("!_", [call("hasValue", [], copy(b))])])
-    return call("!_", [equal]) if node.function == "_!=_" else equal
+    def equal(a: Any, b: Any) -> bytes:
+        return call("_?_:_", [
+            call("hasValue", [], a()),
+            call("_&&_", [call("hasValue", [], b()),
+                          call(_DERIVED_CALLS["_==_"][0], [call("value", [], a()), call("value", [], b())])]),
+            call("!_", [call("hasValue", [], b())])])
+
+    if node.function == "@in":
+        # e in list: `e.hasValue() ? list.exists(@x, @x == e) : <the same>`, e evaluated even for an
+        # empty list, as in cel-go's strict `in` (the branch only makes e's error the result).
+        # exists as cel-go's list Contains: true if any element equals, else an error met, else false.
+        def exists() -> bytes:
+            item, accu = "@dra_in_item", "@dra_in_found"
+            body = (_enc_field(1, item.encode()) + _enc_field(2, copy(b)()) + _enc_field(3, accu.encode())
+                    + _enc_field(4, expr(3, _enc_varint(2 << 3) + _enc_varint(0)))
+                    + _enc_field(5, call("@not_strictly_false", [call("!_", [ident(accu)])]))
+                    + _enc_field(6, call("_||_", [ident(accu), equal(lambda: ident(item), copy(a))]))
+                    + _enc_field(7, ident(accu)))
+            return expr(9, body)
+
+        return call("_?_:_", [call("hasValue", [], copy(a)()), exists(), exists()])
+    result = equal(copy(a), copy(b))
+    return call("!_", [result]) if node.function == "_!=_" else result
 
 
 class DerivedBuildMetadataWarning(UserWarning):

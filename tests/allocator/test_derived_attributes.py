@@ -313,18 +313,23 @@ def test_match_attribute_distinguishes_builds_of_one_version(flags, verdict):
     (f'optional.ofNonZeroValue({GPU_ATTR}.v) == optional.of(semver("1.2.3+w")) ? {GPU_ATTR}.v : semver("0.0.0")',
      {"version": "1.2.3+dev"}),
     ('optional.of(semver("1.2.3+a")) == optional.of(semver("1.2.4+a"))', {"bool": False}),
+    # `in` a list of optionals: an element's Optional.Equal.
+    (f'{GPU_ATTR}.?v in [optional.of(semver("1.2.3+x"))] ? {GPU_ATTR}.v : semver("0.0.0")', {"version": "1.2.3+dev"}),
+    (f'{GPU_ATTR}.?zz in [] ? {GPU_ATTR}.v : semver("0.0.0+n")', {"version": "0.0.0+n"}),
+    (f'optional.of(semver("1.2.3")) in [{GPU_ATTR}.?v].filter(o, o.hasValue()) ? {GPU_ATTR}.v : semver("0.0.0+n")',
+     {"version": "1.2.3+dev"}),
 ])
 def test_optional_expressions_keep_build_metadata(expression, expected):
-    compiler, gpu = _gpu({"v": "v:1.2.3+dev"})
+    compiler, gpu = _gpu({"v": "v:1.2.3+dev", "s": "x"})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert compiler.compile_derived(expression).evaluate(gpu) == expected
 
 
 @pytest.mark.parametrize("expression", [
-    # An optional that may hold a version in `in`, in an optional of an optional, or hidden under
-    # dyn: still compared by CEL's own == on versions without build (draoracle-1.37: 1.2.3+dev).
-    f'{GPU_ATTR}.?v in [optional.of(semver("1.2.3+x"))] ? {GPU_ATTR}.v : semver("0.0.0")',
+    # An optional that may hold a version in an optional of an optional, or hidden under dyn: still
+    # compared by CEL's own == on versions without build (draoracle-1.37: 1.2.3+dev).
+    f'dyn({GPU_ATTR}.?v) in [dyn(optional.of(semver("1.2.3+x")))] ? {GPU_ATTR}.v : semver("0.0.0")',
     f'dyn({GPU_ATTR}.?v) == dyn({GPU_ATTR}.?v) ? {GPU_ATTR}.v : {GPU_ATTR}.v',
     f'optional.of({GPU_ATTR}.?v) == optional.of(optional.of(semver("1.2.3"))) ? {GPU_ATTR}.v : {GPU_ATTR}.v',
 ])
@@ -338,6 +343,16 @@ def test_a_derived_version_that_loses_its_build_is_warned_about(expression):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no build metadata anywhere: nothing lost, no warning
         assert plain.compile_derived(expression.replace("+x", "")).evaluate(plain_gpu) == {"version": "1.2.3"}
+
+
+def test_an_optional_in_an_empty_list_is_still_evaluated():
+    # cel-go evaluates both operands of `in`: the element's error is the result (draoracle-1.37: Error).
+    from allocator.cel import CelRuntimeError
+
+    compiler, gpu = _gpu({"v": "v:1.2.3+dev", "s": "x"})
+    expression = f'optional.of(semver({GPU_ATTR}.s)) in [{GPU_ATTR}.?zz].filter(o, o.hasValue())'
+    with pytest.raises(CelRuntimeError):
+        compiler.compile_derived(expression).evaluate(gpu)
 
 
 def test_domain_lookups_after_a_comprehension_over_lookups():
