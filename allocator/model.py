@@ -38,6 +38,7 @@ def _counter_text(text: str) -> tuple[Quantity, object]:
 _SHARED_LIMIT = 1 << 14
 _capacities: dict[tuple, tuple[dict[str, Quantity], dict[str, dict], bool]] = {}
 _counters: dict[tuple, tuple[list, list, list]] = {}
+_NO_CONDITIONS: list[str] = []
 
 
 def _shared_capacity(capacity: dict | None) -> tuple[dict[str, Quantity], dict[str, dict], bool]:
@@ -225,8 +226,10 @@ class Device:
         self.taints: list[Taint] = [
             Taint(t["key"], t.get("value") or "", t["effect"], "slice", t.get("timeAdded")) for t in taints
         ] + extra_taints if taints else extra_taints
-        self.binding_conditions: list[str] = list(raw.get("bindingConditions") or [])
-        self.binding_failure_conditions: list[str] = list(raw.get("bindingFailureConditions") or [])
+        # Most devices have none: they share one empty list (read, never changed in place).
+        conditions, failures = raw.get("bindingConditions"), raw.get("bindingFailureConditions")
+        self.binding_conditions: list[str] = list(conditions) if conditions else _NO_CONDITIONS
+        self.binding_failure_conditions: list[str] = list(failures) if failures else _NO_CONDITIONS
         self.binds_to_node = bool(raw.get("bindsToNode"))
         self.allow_multiple_allocations = bool(raw.get("allowMultipleAllocations"))
         self.node_name = raw.get("nodeName") or None
