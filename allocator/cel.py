@@ -1323,6 +1323,8 @@ class SelectorCompiler:
         # Checked above; the runtime works over dyn and dispatches on values.
         runtime_source = _rewrite_substring(_fold_constant_calls(_rewrite_domain_lookups(expression)))
         program = self._runtime.compile(runtime_source, disable_check=True)
+        if "cel.bind" in runtime_source or "optMap" in runtime_source or "optFlatMap" in runtime_source:
+            program = self._runtime.deserialize(_eager_binds(program.serialize()))
         return CompiledSelector(self, expression, program, _reach(expression))
 
     def split_entries(self, device: Any) -> tuple:
@@ -1462,6 +1464,7 @@ class _Node:
     children: list[tuple[str, _Node]] = dataclasses.field(default_factory=list)
     ident: str = ""
     accu: str = ""
+    const: bytes = b""
     start: int = 0
     end: int = 0
 
@@ -1484,6 +1487,8 @@ def _expr_node(data: bytes | bytearray, start: int, end: int) -> _Node:
         if kind < 3:
             continue
         node.kind = kind
+        if kind == 3:
+            node.const = bytes(data[kstart:kend])
         if kind == 8:  # struct: entries (map_key, value)
             for number, estart, eend in _messages(data, kstart, kend):
                 if number == 2:
@@ -1498,8 +1503,8 @@ def _expr_node(data: bytes | bytearray, start: int, end: int) -> _Node:
             elif kind == 6 and field == 2:
                 node.function, node.span = bytes(data[cstart:cend]).decode(), (cstart, cend)
             elif field in _EXPR_CHILDREN.get(kind, ()):
-                role = {(5, 1): "operand", (6, 1): "target", (9, 2): "range", (9, 4): "accu", (9, 6): "accu",
-                        (9, 7): "result"}.get((kind, field), "part")
+                role = {(5, 1): "operand", (6, 1): "target", (9, 2): "range", (9, 4): "accu", (9, 5): "condition",
+                        (9, 6): "accu", (9, 7): "result"}.get((kind, field), "part")
                 node.children.append((role, _expr_node(data, cstart, cend)))
     return node
 
@@ -1669,7 +1674,8 @@ def _rename_calls(serialized: bytes, renames: list[tuple[str, str]]) -> bytes | 
     calls = [node for node in nodes if node.kind == 6 and node.function in _DERIVED_CALLS]
     if [node.function for node in calls] != [function for function, _how in renames]:
         return None
-    optional_calls: dict[tuple[int, int], _Node] = {}
+    fresh = iter(range(max(node.id for node in nodes) + 1, 1 << 62))
+    replacements: dict[tuple[int, int], Any] = _eager_bind_conditions(nodes, fresh)
     for node, (_function, how) in zip(calls, renames):
         if how == "python":
             start, end = node.span
@@ -1677,11 +1683,48 @@ def _rename_calls(serialized: bytes, renames: list[tuple[str, str]]) -> bytes | 
         elif how == "optional":
             if len(node.children) != 2:
                 return None
-            optional_calls[(node.start, node.end)] = node
-    if not optional_calls:
+            replacements[(node.start, node.end)] = functools.partial(_optional_equal, data, node, replacements, fresh)
+    if not replacements:
         return bytes(data)
+    return _rebuild_any(data, lambda start, end: _rebuild_expr(data, start, end, replacements, fresh))
+
+
+def _eager_bind_conditions(nodes: list[_Node], fresh: Any) -> dict[tuple[int, int], Any]:
+    """Replacements (see _rebuild_expr) of the `false` loop condition of every cel.bind (a comprehension
+    over [] whose condition is false) by `!true`. cel-cpp evaluates a cel.bind it recognises lazily, in
+    a slot that a later cel.bind reuses, and one met inside a comprehension leaves its value there:
+    `[1, 2].exists(o, cel.bind(k, 1, k) == 1) && cel.bind(k, 5, k) == 5` is false. Not recognised,
+    the binding is evaluated eagerly, as cel-go's comprehension evaluates its accumulator's init."""
+
+    def not_true() -> bytes:
+        true = _enc_varint(2 << 3) + _enc_varint(next(fresh)) + _enc_field(3, b"\x10\x01")
+        call = _enc_field(2, b"!_") + _enc_field(3, true)
+        return _enc_varint(2 << 3) + _enc_varint(next(fresh)) + _enc_field(6, call)
+
+    out = {}
+    for node in nodes:
+        if node.kind != 9:
+            continue
+        roles = {role: child for role, child in node.children if role in ("range", "condition")}
+        iter_range, condition = roles.get("range"), roles.get("condition")
+        if (iter_range is not None and iter_range.kind == 7 and not iter_range.children
+                and condition is not None and condition.kind == 3 and condition.const == b"\x10\x00"):
+            out[(condition.start, condition.end)] = not_true
+    return out
+
+
+def _eager_binds(serialized: bytes) -> bytes:
+    """A runtime program's serialised ParsedExpr with every cel.bind evaluated eagerly (see
+    _eager_bind_conditions)."""
+    root = _root_expr(serialized, 2)
+    if root is None:
+        return serialized
+    nodes = list(_preorder(root))
     fresh = iter(range(max(node.id for node in nodes) + 1, 1 << 62))
-    return _rebuild_any(data, lambda start, end: _rebuild_expr(data, start, end, optional_calls, fresh))
+    replacements = _eager_bind_conditions(nodes, fresh)
+    if not replacements:
+        return serialized
+    return _rebuild_any(serialized, lambda start, end: _rebuild_expr(serialized, start, end, replacements, fresh))
 
 
 def _enc_varint(value: int) -> bytes:
@@ -1730,13 +1773,14 @@ def _rebuild_any(data: bytes | bytearray, expr: Any) -> bytes:
     return bytes(out)
 
 
-def _rebuild_expr(data: bytes | bytearray, start: int, end: int, optional_calls: dict[tuple[int, int], _Node],
+def _rebuild_expr(data: bytes | bytearray, start: int, end: int, optional_calls: dict[tuple[int, int], Any],
                   fresh: Iterable[int], renumber: bool = False) -> bytes:
-    """The Expr at data[start:end] re-encoded, optional comparisons spelt out (see _rename_calls);
-    `renumber` gives every node a fresh id (a copy)."""
-    node = optional_calls.get((start, end))
-    if node is not None:
-        return _optional_equal(data, node, optional_calls, fresh)
+    """The Expr at data[start:end] re-encoded, those in `optional_calls` (by their span) replaced by
+    what its callable builds (see _rename_calls, _eager_bind_conditions); `renumber` gives every node a
+    fresh id (a copy)."""
+    replace = optional_calls.get((start, end))
+    if replace is not None:
+        return replace()
     out = bytearray()
     for number, wire, field_start, payload, field_end in _raw_fields(data, start, end):
         if number == 2 and wire == 0 and renumber:
@@ -1765,7 +1809,7 @@ def _rebuild_expr(data: bytes | bytearray, start: int, end: int, optional_calls:
     return bytes(out)
 
 
-def _optional_equal(data: bytes | bytearray, node: _Node, optional_calls: dict[tuple[int, int], _Node],
+def _optional_equal(data: bytes | bytearray, node: _Node, optional_calls: dict[tuple[int, int], Any],
                     fresh: Any) -> bytes:
     """`a == b` of two optionals as `a.hasValue() ? b.hasValue() && a.value() _eq_ b.value() :
     !b.hasValue()` (`!=`: negated; `in`: see below), each use of a and b a renumbered copy."""
@@ -1917,8 +1961,8 @@ def _compile_derived(self: SelectorCompiler, expression: str) -> CompiledDerived
                 if keep_build:
                     program = self._runtime.deserialize(renamed)
                 else:
-                    program = self._runtime.compile(_rewrite_substring(_fold_constant_calls(
-                        _rewrite_domain_lookups(expression))), disable_check=True)
+                    program = self._runtime.deserialize(_eager_binds(self._runtime.compile(_rewrite_substring(
+                        _fold_constant_calls(_rewrite_domain_lookups(expression))), disable_check=True).serialize()))
                 cached = CompiledDerivedAttribute(self, expression, program, result_type, keep_build)
         self._derived[expression] = cached
     if isinstance(cached, CelCompileError):

@@ -369,3 +369,24 @@ def test_domain_lookups_after_a_comprehension_over_lookups():
     assert compiler.compile_derived('device.attributes[device.driver + "x"].size()').evaluate(gpu) == {"int": 0}
     ranged = f'[{GPU_ATTR}.?v, {GPU_ATTR}.?zz].exists(o, o.hasValue()) ? {GPU_ATTR}.v : semver("0.0.0")'
     assert compiler.compile_derived(ranged).evaluate(gpu) == {"version": "1.2.3+dev"}
+
+
+@pytest.mark.parametrize("expression", [
+    "[1, 2].exists(o, cel.bind(k, 1, k) == 1) && cel.bind(k, 5, k) == 5",
+    "[1, 2].exists(o, cel.bind(k, 1, k) == 1) && cel.bind(j, 5, j) == 5",
+    f"[{GPU_ATTR}.n, {GPU_ATTR}.n].exists(o, optional.of(o).optMap(x, x).value() == 3) && "
+    "optional.of(5).optMap(x, x + 1).value() == 6",
+])
+def test_a_cel_bind_after_one_inside_a_comprehension(expression):
+    # cel-cpp evaluated the later cel.bind (optMap is one too) from the earlier's stale slot;
+    # draoracle-1.37: true, in a derived attribute as in a selector.
+    compiler, gpu = _gpu({"n": 3})
+    assert compiler.compile_derived(expression).evaluate(gpu) == {"bool": True}
+    assert compiler.compile(expression).matches(gpu) is True
+
+
+def test_a_version_bound_after_a_comprehension_keeps_its_build():
+    compiler, gpu = _gpu({"v": "v:1.2.3+dev"})
+    expression = ('cel.bind(k, semver("1.0.0+a"), [1].exists(o, cel.bind(j, k, j == k))) ? '
+                  f'cel.bind(k, semver("2.0.0+b"), k) : {GPU_ATTR}.v')
+    assert compiler.compile_derived(expression).evaluate(gpu) == {"version": "2.0.0+b"}
