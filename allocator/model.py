@@ -296,7 +296,7 @@ class Slice:
         self.per_device_node_selection = bool(spec.get("perDeviceNodeSelection"))
         self.skip_node_operations: list[str] = list(spec.get("skipNodeOperations") or [])
         self.shared_counters: list[tuple[str, dict[str, Quantity]]] = [
-            (cs["name"], {name: parse_quantity(c["value"]) for name, c in (cs.get("counters") or {}).items()})
+            (cs["name"], {name: _counter_value(c["value"])[0] for name, c in (cs.get("counters") or {}).items()})
             for cs in spec.get("sharedCounters") or []
         ]
         self.devices = [
