@@ -1607,6 +1607,9 @@ def _derived_renames(checked: bytes) -> list[tuple[str, bool]] | None:
             if (parent.function in ("value", "orValue") and role == "target"
                     and parent_key == _format_type(_optional_element(child_type))):
                 continue  # the child's value
+            if (parent.function in ("optional.of", "optional.ofNonZeroValue")
+                    and _format_type(_optional_element(types.get(parent.id, b""))) == _format_type(child_type)):
+                continue  # the child wrapped, typed as itself
             if parent.kind in (7, 8) and _format_type(child_type) in _element_types(types.get(parent.id, b"")):
                 continue  # an element of a list or map literal, in place typed as itself
             if (role in ("operand", "range") or parent.function in _ELEMENT_CALLS and index == 0):
@@ -1617,21 +1620,34 @@ def _derived_renames(checked: bytes) -> list[tuple[str, bool]] | None:
         if node.kind != 6 or node.function not in _DERIVED_CALLS:
             continue
         operands = [traits.get(child.id, unknown) for _role, child in node.children]
-        values = [_optional_value(types.get(child.id, b"")) for _role, child in node.children]
+        compared = [types.get(child.id, b"") for _role, child in node.children]
+        if node.function == "@in" and len(compared) == 2:
+            compared[1] = _list_element(compared[1])
+        depths = {_optional_depth(data, hidden) for data in compared}
         if not any(t.optional for t in operands) and not (hidden and any(t.open for t in operands)):
             renames.append((node.function, "python"))
         elif not any(t.open or t.version for t in operands):
             renames.append((node.function, "native"))
-        elif node.function != "@in" and all(
-                value is not None and not value.optional and not (hidden and value.open) for value in values):
-            renames.append((node.function, "optional"))
-        elif node.function == "@in" and len(values) == 2 and all(
-                value is not None and not value.optional and not (hidden and value.open)
-                for value in (values[0], _optional_value(_list_element(types.get(node.children[1][1].id, b""))))):
-            renames.append((node.function, "optional"))
+        elif len(compared) == 2 and len(depths) == 1 and 0 < min(depths) <= 3:
+            renames.append((node.function, f"optional:{min(depths)}"))
         else:
             return None
     return renames
+
+
+def _optional_depth(data: bytes, hidden: bool) -> int:
+    """n where the type is optional_type applied n times to a T that holds no optional at runtime
+    (none in its type, and no dyn where the expression may hide one); 0 otherwise."""
+    depth = 0
+    while True:
+        fields = _fields(data)
+        abstract = _first(fields, 14) if len(fields) == 1 else None
+        params = [v for f, v in _fields(abstract) if f == 2] if abstract is not None else []
+        if abstract is None or _first(_fields(abstract), 1, b"") != b"optional_type" or len(params) != 1:
+            break
+        depth, data = depth + 1, params[0]
+    traits = _type_traits(data)
+    return 0 if traits.optional or hidden and traits.open else depth
 
 
 def _element_types(data: bytes) -> set[str]:
@@ -1680,10 +1696,11 @@ def _rename_calls(serialized: bytes, renames: list[tuple[str, str]]) -> bytes | 
         if how == "python":
             start, end = node.span
             data[start:end] = _DERIVED_CALLS[node.function][0].encode()
-        elif how == "optional":
+        elif how.startswith("optional:"):
             if len(node.children) != 2:
                 return None
-            replacements[(node.start, node.end)] = functools.partial(_optional_equal, data, node, replacements, fresh)
+            replacements[(node.start, node.end)] = functools.partial(_optional_equal, data, node, replacements, fresh,
+                                                                     int(how.partition(":")[2]))
     if not replacements:
         return bytes(data)
     return _rebuild_any(data, lambda start, end: _rebuild_expr(data, start, end, replacements, fresh))
@@ -1810,9 +1827,10 @@ def _rebuild_expr(data: bytes | bytearray, start: int, end: int, optional_calls:
 
 
 def _optional_equal(data: bytes | bytearray, node: _Node, optional_calls: dict[tuple[int, int], Any],
-                    fresh: Any) -> bytes:
+                    fresh: Any, depth: int = 1) -> bytes:
     """`a == b` of two optionals as `a.hasValue() ? b.hasValue() && a.value() _eq_ b.value() :
-    !b.hasValue()` (`!=`: negated; `in`: see below), each use of a and b a renumbered copy."""
+    !b.hasValue()` (`!=`: negated; `in`: see below), each use of a and b a renumbered copy; for
+    optionals of optionals (depth > 1) the inner == is spelt out the same way."""
 
     def expr(kind: int, body: bytes) -> bytes:
         return _enc_varint(2 << 3) + _enc_varint(next(fresh)) + _enc_field(kind, body)
@@ -1829,11 +1847,12 @@ def _optional_equal(data: bytes | bytearray, node: _Node, optional_calls: dict[t
     def copy(operand: _Node) -> Any:
         return lambda: _rebuild_expr(data, operand.start, operand.end, optional_calls, fresh, renumber=True)
 
-    def equal(a: Any, b: Any) -> bytes:
+    def equal(a: Any, b: Any, depth: int = depth) -> bytes:
+        values = (lambda: call("value", [], a()), lambda: call("value", [], b()))
+        inner = equal(*values, depth=depth - 1) if depth > 1 else call(_DERIVED_CALLS["_==_"][0], [v() for v in values])
         return call("_?_:_", [
             call("hasValue", [], a()),
-            call("_&&_", [call("hasValue", [], b()),
-                          call(_DERIVED_CALLS["_==_"][0], [call("value", [], a()), call("value", [], b())])]),
+            call("_&&_", [call("hasValue", [], b()), inner]),
             call("!_", [call("hasValue", [], b())])])
 
     if node.function == "@in":

@@ -318,6 +318,14 @@ def test_match_attribute_distinguishes_builds_of_one_version(flags, verdict):
     (f'{GPU_ATTR}.?zz in [] ? {GPU_ATTR}.v : semver("0.0.0+n")', {"version": "0.0.0+n"}),
     (f'optional.of(semver("1.2.3")) in [{GPU_ATTR}.?v].filter(o, o.hasValue()) ? {GPU_ATTR}.v : semver("0.0.0+n")',
      {"version": "1.2.3+dev"}),
+    # Optionals of optionals: Optional.Equal all the way down.
+    (f'optional.of({GPU_ATTR}.?v) == optional.of(optional.of(semver("1.2.3"))) ? {GPU_ATTR}.v : semver("0.0.0")',
+     {"version": "1.2.3+dev"}),
+    (f'optional.of({GPU_ATTR}.?zz) == optional.of(optional.none()) ? semver("1.0.0+y") : {GPU_ATTR}.v',
+     {"version": "1.0.0+y"}),
+    (f'optional.of({GPU_ATTR}.?zz) == optional.none() ? semver("1.0.0+y") : {GPU_ATTR}.v', {"version": "1.2.3+dev"}),
+    (f'optional.of({GPU_ATTR}.?v) in [optional.of(optional.of(semver("1.2.3+z")))] ? {GPU_ATTR}.v : semver("0.0.0")',
+     {"version": "1.2.3+dev"}),
 ])
 def test_optional_expressions_keep_build_metadata(expression, expected):
     compiler, gpu = _gpu({"v": "v:1.2.3+dev", "s": "x"})
@@ -327,11 +335,12 @@ def test_optional_expressions_keep_build_metadata(expression, expected):
 
 
 @pytest.mark.parametrize("expression", [
-    # An optional that may hold a version in an optional of an optional, or hidden under dyn: still
-    # compared by CEL's own == on versions without build (draoracle-1.37: 1.2.3+dev).
+    # An optional that may hold a version hidden under dyn, or four optionals deep: still compared
+    # by CEL's own == on versions without build (draoracle-1.37: 1.2.3+dev).
     f'dyn({GPU_ATTR}.?v) in [dyn(optional.of(semver("1.2.3+x")))] ? {GPU_ATTR}.v : semver("0.0.0")',
     f'dyn({GPU_ATTR}.?v) == dyn({GPU_ATTR}.?v) ? {GPU_ATTR}.v : {GPU_ATTR}.v',
-    f'optional.of({GPU_ATTR}.?v) == optional.of(optional.of(semver("1.2.3"))) ? {GPU_ATTR}.v : {GPU_ATTR}.v',
+    f'optional.of(optional.of(optional.of({GPU_ATTR}.?v))) == '
+    f'optional.of(optional.of(optional.of(optional.of(semver("1.2.3"))))) ? {GPU_ATTR}.v : {GPU_ATTR}.v',
 ])
 def test_a_derived_version_that_loses_its_build_is_warned_about(expression):
     from allocator.cel import DerivedBuildMetadataWarning
