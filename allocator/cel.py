@@ -21,7 +21,9 @@ Known differences from Kubernetes: quantities inside CEL are exact values withou
 upstream's int64/inf.Dec representation, so ``isInteger()``/``asInteger()`` accept every
 integral value in int64 range (upstream refuses e.g. ``quantity("1.5Gi")`` and
 ``quantity("1000m")``); the Kubernetes lists, sets, URL, IP/CIDR, format and regex
-``find`` libraries are not declared.
+``find`` libraries are not declared. A derived attribute comparing optional values hidden under
+``dyn`` (``dyn(o) == ...``) or nested four deep evaluates without build metadata, so a version it
+returns may lack its build (DerivedBuildMetadataWarning says so; see _derived_renames).
 """
 
 from __future__ import annotations
