@@ -1293,6 +1293,8 @@ class SelectorCompiler:
         self._compiled: dict[str, CompiledSelector | CelCompileError] = {}
         self._derived: dict[str, Any] = {}
         self._device_cache: dict[int, tuple[Any, dict[str, Any]]] = {}
+        # The same with versions' build metadata, for derived attributes (see CompiledDerivedAttribute).
+        self._full_device_cache: dict[int, tuple[Any, dict[str, Any]]] = {}
         self._split_cache: dict[int, tuple[Any, tuple]] = {}
         self._split_names: dict[tuple[str, str], tuple[str, str]] = {}
 
@@ -1352,16 +1354,18 @@ class SelectorCompiler:
         self._split_cache[key] = (device, entries)
         return entries
 
-    def device_data(self, device: Any) -> dict[str, Any]:
-        """The CEL activation data for a device, converted once per device object."""
+    def device_data(self, device: Any, keep_build: bool = False) -> dict[str, Any]:
+        """The CEL activation data for a device, converted once per device object (keep_build:
+        versions with their build metadata)."""
+        cache = self._full_device_cache if keep_build else self._device_cache
         key = id(device)
-        cached = self._device_cache.get(key)
+        cached = cache.get(key)
         if cached is not None and cached[0] is device:
             return cached[1]
-        data = self._convert(device)
-        if len(self._device_cache) >= 200_000:
-            self._device_cache.clear()
-        self._device_cache[key] = (device, data)
+        data = self._convert(device, keep_build)
+        if len(cache) >= 200_000:
+            cache.clear()
+        cache[key] = (device, data)
         return data
 
     def _convert(self, device: Any, keep_build: bool = False) -> dict[str, Any]:
@@ -1906,7 +1910,7 @@ class CompiledDerivedAttribute:
     def evaluate(self, device: Any) -> dict:
         token = _keep_build.set(self._keep_build)
         try:
-            data = self._compiler._convert(device, keep_build=True) if self._keep_build else self._compiler.device_data(device)
+            data = self._compiler.device_data(device, keep_build=self._keep_build)
             result = self._program.eval(data=data)
         finally:
             _keep_build.reset(token)
