@@ -3,7 +3,9 @@ namespace it shows, and the warnings it must not hide. Knows nothing of click or
 
 from __future__ import annotations
 
+import functools
 import sys
+import warnings
 
 from kubectl_dra.errors import InputError
 from kubectl_dra.sources.base import Source, SourceConfig, source_for
@@ -35,6 +37,7 @@ class Session:
 
     def load(self) -> Store:
         """Fill the store from the chosen source. Raises InputError/ClusterError (exit 2)."""
+        self._route_allocator_warnings()
         source = source_for(self.config)
         store = source.open()
         self.source = source
@@ -59,6 +62,14 @@ class Session:
             if message not in self.warnings:
                 self.warnings.append(message)
                 _print_warning(message)
+
+    def _route_allocator_warnings(self) -> None:
+        """The allocator is pure and says what it could not mirror exactly through Python's warnings
+        (allocator.cel.DerivedBuildMetadataWarning); the latest session prints them as every other
+        warning, once, and keeps them for the JSON metadata instead of Python's file:line form."""
+        global _WARNINGS_SESSION
+        _WARNINGS_SESSION = self
+        _install_warning_route()
 
     def _collect_missing_nodes(self, store: Store) -> None:
         from kubectl_dra.model import missing_nodes
@@ -112,6 +123,24 @@ class Session:
         if self.config.all_namespaces:
             return None
         return self.config.namespace or self.context_namespace
+
+
+_WARNINGS_SESSION: Session | None = None
+
+
+@functools.cache
+def _install_warning_route() -> None:
+    from allocator.cel import DerivedBuildMetadataWarning
+
+    shown_before = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, DerivedBuildMetadataWarning) and _WARNINGS_SESSION is not None:
+            _WARNINGS_SESSION.report([str(message)])
+        else:
+            shown_before(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
 
 
 def _print_warning(message: str) -> None:

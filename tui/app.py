@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import gc
 import sys
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -168,6 +170,24 @@ class DashboardOptions:
     view: str = "pools"
 
 
+_WARNINGS_APP: "DraApp | None" = None
+
+
+@functools.cache
+def _install_warning_route() -> None:
+    from allocator.cel import DerivedBuildMetadataWarning
+
+    shown_before = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, DerivedBuildMetadataWarning) and _WARNINGS_APP is not None:
+            _WARNINGS_APP.allocator_warning(str(message))
+        else:
+            shown_before(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
 class DraApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "kubectl dra"
@@ -219,6 +239,26 @@ class DraApp(App):
         self.call_after_refresh(self._start)  # once the dashboard screen is composed
         self.set_interval(STALE_CLOCK_S, self._redraw_stale_age)
         self.set_interval(1.0, self._collector.collect_if_due)
+        self._route_allocator_warnings()
+
+    def _route_allocator_warnings(self) -> None:
+        """What the allocator warns about (allocator.cel.DerivedBuildMetadataWarning), raised on the
+        rebuild worker or the event loop, becomes one notification per message instead of text
+        written under the screen."""
+        global _WARNINGS_APP
+        _WARNINGS_APP = self
+        self._loop_thread = threading.get_ident()
+        self._warned: set[str] = set()
+        _install_warning_route()
+
+    def allocator_warning(self, message: str) -> None:
+        if message in self._warned:
+            return
+        self._warned.add(message)
+        if threading.get_ident() == self._loop_thread:
+            self.notify(message, severity="warning")
+        else:
+            self.call_from_thread(self.notify, message, severity="warning")
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.MouseDown)):
@@ -237,6 +277,9 @@ class DraApp(App):
             self._start_source(self.source.run(self.store))
 
     def on_unmount(self) -> None:
+        global _WARNINGS_APP
+        if _WARNINGS_APP is self:
+            _WARNINGS_APP = None
         self._collector.stop()
         if self._unsubscribe is not None:
             self._unsubscribe()

@@ -227,3 +227,22 @@ async def test_after_churn_every_tab_shows_the_last_revision(store):
         await pilot.press("2")
         await settle(app, pilot)
         assert cells(table(app, "devices-table"), ("device", "gpu.nvidia.com", "gpu-node-2", "gpu-2"))[3] == "Tainted"
+
+
+async def test_an_allocator_warning_is_one_notification():
+    """allocator.cel.DerivedBuildMetadataWarning raised while the dashboard runs (worker or event loop)
+    becomes a notification once per message, never text written under the screen."""
+    import warnings
+
+    import tui.app as tui_app
+    from allocator.cel import DerivedBuildMetadataWarning
+    from kubectl_dra.store import Store
+
+    app = tui_app.DraApp(Store())
+    async with app.run_test() as pilot:
+        for _ in range(2):
+            warnings.warn(DerivedBuildMetadataWarning("derived attribute expression 'x' may lack build metadata"))
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+        assert messages.count("derived attribute expression 'x' may lack build metadata") == 1
+    assert tui_app._WARNINGS_APP is None
