@@ -3,7 +3,6 @@ namespace it shows, and the warnings it must not hide. Knows nothing of click or
 
 from __future__ import annotations
 
-import functools
 import sys
 import warnings
 
@@ -128,11 +127,14 @@ class Session:
 _WARNINGS_SESSION: Session | None = None
 
 
-@functools.cache
 def _install_warning_route() -> None:
+    """Wraps warnings.showwarning unless it is already ours: installed again after anything that
+    restored it (a warnings.catch_warnings block ending), never twice in a row."""
     from allocator.cel import DerivedBuildMetadataWarning
 
     shown_before = warnings.showwarning
+    if getattr(shown_before, "routes_to_session", False):
+        return
 
     def show(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, DerivedBuildMetadataWarning) and _WARNINGS_SESSION is not None:
@@ -140,6 +142,7 @@ def _install_warning_route() -> None:
         else:
             shown_before(message, category, filename, lineno, file, line)
 
+    show.routes_to_session = True
     warnings.showwarning = show
 
 

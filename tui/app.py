@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import functools
 import gc
 import sys
 import threading
@@ -173,11 +172,14 @@ class DashboardOptions:
 _WARNINGS_APP: "DraApp | None" = None
 
 
-@functools.cache
 def _install_warning_route() -> None:
+    """Wraps warnings.showwarning unless it is already ours: installed again after anything that
+    restored it (a warnings.catch_warnings block ending), never twice in a row."""
     from allocator.cel import DerivedBuildMetadataWarning
 
     shown_before = warnings.showwarning
+    if getattr(shown_before, "routes_to_dashboard", False):
+        return
 
     def show(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, DerivedBuildMetadataWarning) and _WARNINGS_APP is not None:
@@ -185,6 +187,7 @@ def _install_warning_route() -> None:
         else:
             shown_before(message, category, filename, lineno, file, line)
 
+    show.routes_to_dashboard = True
     warnings.showwarning = show
 
 
