@@ -968,25 +968,14 @@ def _split_types(text: str) -> list[str]:
 def _fields(data: bytes) -> list[tuple[int, object]]:
     """(field number, value) pairs of one protobuf message: ints for varints, bytes otherwise."""
     out, i, n = [], 0, len(data)
-
-    def varint() -> int:
-        nonlocal i
-        shift = result = 0
-        while True:
-            byte = data[i]
-            i += 1
-            result |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                return result
-            shift += 7
-
     while i < n:
-        key = varint()
+        key, i = _varint(data, i)
         number, wire = key >> 3, key & 7
         if wire == 0:
-            out.append((number, varint()))
+            value, i = _varint(data, i)
+            out.append((number, value))
         elif wire == 2:
-            length = varint()
+            length, i = _varint(data, i)
             out.append((number, data[i:i + length]))
             i += length
         elif wire == 1:

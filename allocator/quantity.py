@@ -429,3 +429,13 @@ def is_quantity(text: str) -> bool:
     except QuantityError:
         return False
     return True
+
+
+def exact_amount(value):
+    """The exact amount of a quantity (an int when whole: much cheaper to add up than a Fraction),
+    None if unparsable."""
+    try:
+        amount = parse_quantity(value).amount
+    except QuantityError:
+        return None
+    return amount.numerator if amount.denominator == 1 else amount

@@ -4,8 +4,8 @@ namespace it shows, and the warnings it must not hide. Knows nothing of click or
 from __future__ import annotations
 
 import sys
-import warnings
 
+from kubectl_dra import allocator_warnings
 from kubectl_dra.errors import InputError
 from kubectl_dra.sources.base import Source, SourceConfig, source_for
 from kubectl_dra.store import Store
@@ -68,7 +68,7 @@ class Session:
         warning, once, and keeps them for the JSON metadata instead of Python's file:line form."""
         global _WARNINGS_SESSION
         _WARNINGS_SESSION = self
-        _install_warning_route()
+        allocator_warnings.route("session", _session_receiver)
 
     def _collect_missing_nodes(self, store: Store) -> None:
         from kubectl_dra.model import missing_nodes
@@ -127,23 +127,9 @@ class Session:
 _WARNINGS_SESSION: Session | None = None
 
 
-def _install_warning_route() -> None:
-    """Wraps warnings.showwarning unless it is already ours: installed again after anything that
-    restored it (a warnings.catch_warnings block ending), never twice in a row."""
-    from allocator.cel import DerivedBuildMetadataWarning
-
-    shown_before = warnings.showwarning
-    if getattr(shown_before, "routes_to_session", False):
-        return
-
-    def show(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, DerivedBuildMetadataWarning) and _WARNINGS_SESSION is not None:
-            _WARNINGS_SESSION.report([str(message)])
-        else:
-            shown_before(message, category, filename, lineno, file, line)
-
-    show.routes_to_session = True
-    warnings.showwarning = show
+def _session_receiver():
+    session = _WARNINGS_SESSION
+    return None if session is None else (lambda message: session.report([message]))
 
 
 def _print_warning(message: str) -> None:

@@ -16,7 +16,6 @@ import gc
 import sys
 import threading
 import time
-import warnings
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -26,6 +25,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from kubectl_dra import allocator_warnings
 from kubectl_dra.model.claims import is_pending, pod_state
 from kubectl_dra.model.incremental import ModelBuilder, take_snapshot
 from kubectl_dra.model.states import CLAIM_PENDING
@@ -172,23 +172,9 @@ class DashboardOptions:
 _WARNINGS_APP: "DraApp | None" = None
 
 
-def _install_warning_route() -> None:
-    """Wraps warnings.showwarning unless it is already ours: installed again after anything that
-    restored it (a warnings.catch_warnings block ending), never twice in a row."""
-    from allocator.cel import DerivedBuildMetadataWarning
-
-    shown_before = warnings.showwarning
-    if getattr(shown_before, "routes_to_dashboard", False):
-        return
-
-    def show(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, DerivedBuildMetadataWarning) and _WARNINGS_APP is not None:
-            _WARNINGS_APP.allocator_warning(str(message))
-        else:
-            shown_before(message, category, filename, lineno, file, line)
-
-    show.routes_to_dashboard = True
-    warnings.showwarning = show
+def _dashboard_receiver():
+    app = _WARNINGS_APP
+    return None if app is None else app.allocator_warning
 
 
 class DraApp(App):
@@ -252,7 +238,7 @@ class DraApp(App):
         _WARNINGS_APP = self
         self._loop_thread = threading.get_ident()
         self._warned: set[str] = set()
-        _install_warning_route()
+        allocator_warnings.route("dashboard", _dashboard_receiver)
 
     def allocator_warning(self, message: str) -> None:
         if message in self._warned:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from allocator.nodeselector import matches, node_matches
-from allocator.quantity import DECIMAL_SI, Quantity, QuantityError, parse_quantity
+from allocator.quantity import DECIMAL_SI, Quantity, exact_amount
 
 if TYPE_CHECKING:
     from .resources import NodeInfo, Resource
@@ -73,14 +73,6 @@ class ClaimFootprint:
 
 def _text(amount) -> str:
     return str(amount) if getattr(amount, "denominator", 1) == 1 else f"{float(amount):g}"
-
-
-def _exact(value):
-    try:
-        amount = parse_quantity(value).amount
-    except QuantityError:
-        return None
-    return amount.numerator if amount.denominator == 1 else amount
 
 
 # ---------------------------------------------------------------------------- devices
@@ -179,7 +171,7 @@ def claim_footprint(claim_name: str, allocation: dict, slices: list[dict], node:
             overhead = entry.get("overhead")
             if isinstance(overhead, dict):
                 for key, into in (("perPod", footprint.per_pod), ("perContainer", footprint.per_container)):
-                    amount = _exact(overhead[key]) if overhead.get(key) is not None else None
+                    amount = exact_amount(overhead[key]) if overhead.get(key) is not None else None
                     if amount is not None:
                         into[name] = into.get(name, 0) + amount
     if not (footprint.mapping or footprint.per_pod or footprint.per_container):
@@ -197,14 +189,14 @@ def _add_mapping(footprint: ClaimFootprint, name: str, mapping: dict, result: di
                                  f"but Capacity key '{key}' is set in NodeAllocatableResources for resource {name}")
         if key not in consumed:
             return  # the allocation consumed nothing of that capacity: the mapping does not apply
-        amount = _exact(consumed[key]) or 0
-        multiplier = _exact(mapping["capacityMultiplier"]) if mapping.get("capacityMultiplier") is not None else None
+        amount = exact_amount(consumed[key]) or 0
+        multiplier = exact_amount(mapping["capacityMultiplier"]) if mapping.get("capacityMultiplier") is not None else None
         if multiplier is not None:
             amount = amount * multiplier
         footprint.mapping[name] = footprint.mapping.get(name, 0) + amount
         return
     if mapping.get("deviceMultiplier") is not None:
-        amount = _exact(mapping["deviceMultiplier"])
+        amount = exact_amount(mapping["deviceMultiplier"])
         if amount is not None:
             footprint.mapping[name] = footprint.mapping.get(name, 0) + amount
 
@@ -270,14 +262,14 @@ def status_footprints(pod: dict) -> list[ClaimFootprint]:
         footprint = ClaimFootprint(str(entry.get("resourceClaimName") or ""),
                                    [str(c) for c in entry.get("containers") or []])
         for mapped in entry.get("mapping") or []:
-            amount = _exact(mapped.get("quantity")) if isinstance(mapped, dict) and mapped.get("quantity") is not None else None
+            amount = exact_amount(mapped.get("quantity")) if isinstance(mapped, dict) and mapped.get("quantity") is not None else None
             if amount is not None:
                 footprint.mapping[mapped["name"]] = footprint.mapping.get(mapped["name"], 0) + amount
         for overhead in entry.get("overhead") or []:
             if not isinstance(overhead, dict):
                 continue
             for key, into in (("perPod", footprint.per_pod), ("perContainer", footprint.per_container)):
-                amount = _exact(overhead[key]) if overhead.get(key) is not None else None
+                amount = exact_amount(overhead[key]) if overhead.get(key) is not None else None
                 if amount is not None:
                     into[overhead["name"]] = into.get(overhead["name"], 0) + amount
         footprints.append(footprint)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from allocator.quantity import QuantityError, parse_quantity
+from allocator.quantity import exact_amount as _exact
 
 from .node_allocatable import amounts_of, status_footprints
 
@@ -35,15 +35,6 @@ def is_scalar(name: str) -> bool:
     """schedutil.IsScalarResourceName: extended, hugepages, kubernetes.io/-prefixed, attachable volumes."""
     return (is_extended(name) or name.startswith("hugepages-") or "kubernetes.io/" in name
             or name.startswith("attachable-volumes-"))
-
-
-def _exact(value):
-    """The exact amount of a quantity (an int when whole: much cheaper to add), None if unparsable."""
-    try:
-        amount = parse_quantity(value).amount
-    except QuantityError:
-        return None
-    return amount.numerator if amount.denominator == 1 else amount
 
 
 _parsed = lru_cache(maxsize=4096)(_exact)

@@ -1,0 +1,33 @@
+"""Where the allocator's Python warnings go.
+
+The allocator is pure and says what it could not mirror exactly through Python's warnings
+(allocator.cel.DerivedBuildMetadataWarning). A command prints them as every other warning and the
+dashboard notifies; neither may let Python write its `file:line: Category:` form to the terminal.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Callable
+
+
+def route(name: str, receiver: Callable[[], Callable[[str], None] | None]) -> None:
+    """Sends allocator warnings to `receiver()` (the current session or dashboard; None: Python's
+    own handling). Installed again whenever something restored warnings.showwarning (a
+    catch_warnings block ending), never twice in a row for one `name`; a later route wraps an
+    earlier one and wins while its receiver is set."""
+    from allocator.cel import DerivedBuildMetadataWarning
+
+    shown_before = warnings.showwarning
+    if getattr(shown_before, "allocator_warning_route", None) == name:
+        return
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        receive = receiver() if issubclass(category, DerivedBuildMetadataWarning) else None
+        if receive is None:
+            shown_before(message, category, filename, lineno, file, line)
+        else:
+            receive(str(message))
+
+    show.allocator_warning_route = name
+    warnings.showwarning = show
