@@ -170,13 +170,21 @@ def wait_for(condition: Callable[[], Any], timeout: float, what: str, interval: 
 
 
 def scheduling_outcome(kube: "KubeClient", namespace: str, name: str, timeout: float) -> dict:
-    """The pod once the scheduler bound it or reported (PodScheduled=False) why it cannot."""
+    """The pod once the scheduler bound it or reported (PodScheduled=False) why it cannot; a pod
+    still held by its scheduling gates (reason SchedulingGated) is not a decision."""
     def decided():
         pod = kube.get("v1", "Pod", name, namespace)
         if pod["spec"].get("nodeName"):
             return pod
         for condition in pod.get("status", {}).get("conditions", []):
-            if condition["type"] == "PodScheduled" and condition["status"] == "False":
+            if condition["type"] == "PodScheduled" and condition["status"] == "False" and \
+                    condition.get("reason") != "SchedulingGated":
                 return pod
         return None
     return wait_for(decided, timeout=timeout, what=f"the scheduler to decide about pod {name}")
+
+
+def ungate_and_decide(kube: "KubeClient", namespace: str, name: str, timeout: float) -> dict:
+    """Removes the pod's scheduling gates and waits for the scheduler's decision (scheduling_outcome)."""
+    kube.patch("v1", "Pod", name, {"spec": {"schedulingGates": None}}, namespace)
+    return scheduling_outcome(kube, namespace, name, timeout)

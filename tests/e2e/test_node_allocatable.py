@@ -26,7 +26,7 @@ from allocator.validation import validate_object
 
 from . import harness
 from .controlplane import RUNTIME_CONFIG, ControlPlane, make_node
-from .kubeclient import KubeClient, KubeError, wait_for
+from .kubeclient import KubeClient, KubeError, ungate_and_decide, wait_for
 
 pytestmark = pytest.mark.realcluster
 
@@ -99,19 +99,7 @@ def explain(control_plane: ControlPlane, pod: str, tmp_path) -> dict:
 
 
 def decide(kube: KubeClient, pod: str) -> dict:
-    kube.patch("v1", "Pod", pod, {"spec": {"schedulingGates": None}}, NAMESPACE)
-
-    def decided():
-        current = kube.get("v1", "Pod", pod, NAMESPACE)
-        if current["spec"].get("nodeName"):
-            return current
-        for condition in current.get("status", {}).get("conditions", []):
-            if condition["type"] == "PodScheduled" and condition["status"] == "False" and \
-                    condition.get("reason") != "SchedulingGated":
-                return current
-        return None
-
-    return wait_for(decided, timeout=30, what=f"the scheduler to decide about pod {pod}")
+    return ungate_and_decide(kube, NAMESPACE, pod, timeout=30)
 
 
 def first_failed_scheduling(kube: KubeClient, pod: str) -> str:

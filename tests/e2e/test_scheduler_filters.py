@@ -20,7 +20,7 @@ import uuid
 import pytest
 
 from .controlplane import make_node
-from .kubeclient import KubeError, wait_for
+from .kubeclient import KubeError, ungate_and_decide, wait_for
 
 pytestmark = pytest.mark.realcluster
 
@@ -183,19 +183,7 @@ def verdicts(explanation: dict) -> dict[str, str]:
 
 def decide(kube, namespace: str, pod: str) -> dict:
     """Removes the gate and waits until the scheduler bound the pod or reported why it cannot."""
-    kube.patch("v1", "Pod", pod, {"spec": {"schedulingGates": None}}, namespace)
-
-    def decided():
-        current = kube.get("v1", "Pod", pod, namespace)
-        if current["spec"].get("nodeName"):
-            return current
-        for condition in current.get("status", {}).get("conditions", []):
-            if condition["type"] == "PodScheduled" and condition["status"] == "False" and \
-                    condition.get("reason") != "SchedulingGated":
-                return current
-        return None
-
-    return wait_for(decided, timeout=DECISION_TIMEOUT, what=f"the scheduler to decide about pod {pod}")
+    return ungate_and_decide(kube, namespace, pod, timeout=DECISION_TIMEOUT)
 
 
 def failed_scheduling_event(kube, namespace: str, pod: str) -> str:
