@@ -43,6 +43,10 @@ COMMANDS = {
 }
 
 
+class ReaderLeft(Exception):
+    """stdout's reader went away while a command wrote (`kubectl dra devices | head`)."""
+
+
 class LazyGroup(click.Group):
     """Imports a command's module the first time the command is looked up."""
 
@@ -55,6 +59,10 @@ class LazyGroup(click.Group):
         except click.exceptions.Exit:  # ctx.exit(status): the command's own exit status
             LazyGroup.invoked = ctx.invoked_subcommand
             raise
+        except BrokenPipeError as error:
+            # click's main turns an EPIPE into exit 1 even outside standalone mode; a reader that
+            # left is a quiet exit 0 (main), whenever during the command the pipe broke.
+            raise ReaderLeft from error
         LazyGroup.invoked = ctx.invoked_subcommand
         return result
 
@@ -126,7 +134,7 @@ def main() -> None:
         sys.exit(130)
     except CommandError as error:
         _fail(str(error))
-    except BrokenPipeError:
+    except (BrokenPipeError, ReaderLeft):
         # `kubectl dra devices | head`: the reader left; exit quietly like other CLI tools.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)

@@ -3,11 +3,14 @@ stdout and stderr and the same exit status as a normal interpreter exit, only wi
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
 
 import pytest
+
+F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)  # Linux
 
 # An atexit handler shows whether the interpreter's normal exit ran.
 ENTRY = ("import atexit, sys; atexit.register(lambda: sys.stderr.write('normal exit\\n')); "
@@ -57,18 +60,23 @@ def test_errors_and_other_commands_exit_normally(args, tmp_path):
 
 
 def test_a_reader_that_left_is_a_quiet_exit(tmp_path):
-    """`kubectl dra devices -o json | head -c 100`: exit 0 and nothing on stderr, as before."""
+    """`kubectl dra devices -o json | head -c 100`: exit 0 and nothing on stderr, with the fast exit and
+    without. The pipe holds 4 KiB, so the reader leaves while the command still writes (click alone
+    would make that exit 1)."""
     statuses = []
     for normal in (False, True):
         env = dict(os.environ, KUBECTL_DRA_NORMAL_EXIT="1") if normal else {
             key: value for key, value in os.environ.items() if key != "KUBECTL_DRA_NORMAL_EXIT"}
+        read_end, write_end = os.pipe()
+        fcntl.fcntl(write_end, F_SETPIPE_SZ, 4096)
         process = subprocess.Popen([sys.executable, "-c", "from kubectl_dra.cli import main; main()", "--demo",
-                                    "devices", "-o", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-        head = process.stdout.read(100)
-        process.stdout.close()
+                                    "devices", "-o", "json"], stdout=write_end, stderr=subprocess.PIPE, env=env)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as reader:
+            head = reader.read(100)
         err = process.stderr.read()
         statuses.append((process.wait(timeout=60), err, len(head)))
-    assert statuses[0] == statuses[1]
+    assert statuses == [(0, b"", 100), (0, b"", 100)]
 
 
 def test_a_run_inside_the_test_process_returns(run_cli):
