@@ -170,15 +170,18 @@ def wait_for(condition: Callable[[], Any], timeout: float, what: str, interval: 
 
 
 def scheduling_outcome(kube: "KubeClient", namespace: str, name: str, timeout: float) -> dict:
-    """The pod once the scheduler bound it or reported (PodScheduled=False) why it cannot; a pod
-    still held by its scheduling gates (reason SchedulingGated) is not a decision."""
+    """The pod once the scheduler bound it or reported (PodScheduled=False) why it cannot. Not a
+    decision: a pod still held by its scheduling gates (reason SchedulingGated), or one tried before
+    the resourceclaim controller made its template's claim ("ResourceClaim not created yet",
+    resourceclaim.ErrClaimNotFound: the scheduler tries again once the claim exists)."""
     def decided():
         pod = kube.get("v1", "Pod", name, namespace)
         if pod["spec"].get("nodeName"):
             return pod
         for condition in pod.get("status", {}).get("conditions", []):
             if condition["type"] == "PodScheduled" and condition["status"] == "False" and \
-                    condition.get("reason") != "SchedulingGated":
+                    condition.get("reason") != "SchedulingGated" and \
+                    "ResourceClaim not created yet" not in condition.get("message", ""):
                 return pod
         return None
     return wait_for(decided, timeout=timeout, what=f"the scheduler to decide about pod {name}")
