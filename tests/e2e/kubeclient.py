@@ -191,3 +191,16 @@ def ungate_and_decide(kube: "KubeClient", namespace: str, name: str, timeout: fl
     """Removes the pod's scheduling gates and waits for the scheduler's decision (scheduling_outcome)."""
     kube.patch("v1", "Pod", name, {"spec": {"schedulingGates": None}}, namespace)
     return scheduling_outcome(kube, namespace, name, timeout)
+
+
+def first_failed_scheduling(kube: "KubeClient", namespace: str, pod: str, timeout: float = 10) -> str:
+    """The message of the pod's first FailedScheduling event (later attempts may see a changed cluster)."""
+    def event():
+        events = [item for item in kube.list("v1", "Event", namespace)["items"]
+                  if item.get("reason") == "FailedScheduling" and item["involvedObject"].get("name") == pod]
+        if not events:
+            return None
+        first = min(events, key=lambda e: e.get("eventTime") or e.get("firstTimestamp") or "")
+        return first.get("message") or first.get("note")
+
+    return wait_for(event, timeout=timeout, what=f"the FailedScheduling event of {pod}")

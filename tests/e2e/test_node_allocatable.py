@@ -24,7 +24,7 @@ import pytest
 import allocator
 from allocator.validation import validate_object
 
-from . import harness
+from . import harness, kubeclient
 from .controlplane import RUNTIME_CONFIG, ControlPlane, make_node
 from .kubeclient import KubeClient, KubeError, ungate_and_decide, wait_for
 
@@ -103,15 +103,7 @@ def decide(kube: KubeClient, pod: str) -> dict:
 
 
 def first_failed_scheduling(kube: KubeClient, pod: str) -> str:
-    def event():
-        events = [e for e in kube.list("v1", "Event", NAMESPACE)["items"]
-                  if e.get("reason") == "FailedScheduling" and e["involvedObject"].get("name") == pod]
-        if not events:
-            return None
-        first = min(events, key=lambda e: e.get("eventTime") or e.get("firstTimestamp") or "")
-        return first.get("message") or first.get("note")
-
-    return wait_for(event, timeout=10, what=f"the FailedScheduling event of {pod}")
+    return kubeclient.first_failed_scheduling(kube, NAMESPACE, pod)
 
 
 def dynamic_resources_status(explanation: dict, node: str) -> dict:

@@ -19,6 +19,7 @@ import uuid
 
 import pytest
 
+from . import kubeclient
 from .controlplane import make_node
 from .kubeclient import KubeError, ungate_and_decide, wait_for
 
@@ -188,15 +189,7 @@ def decide(kube, namespace: str, pod: str) -> dict:
 
 def failed_scheduling_event(kube, namespace: str, pod: str) -> str:
     """The message of the first FailedScheduling event (later attempts may see a changed cluster)."""
-    def event():
-        events = [item for item in kube.list("v1", "Event", namespace)["items"]
-                  if item.get("reason") == "FailedScheduling" and item["involvedObject"].get("name") == pod]
-        if not events:
-            return None
-        first = min(events, key=lambda e: e.get("eventTime") or e.get("firstTimestamp") or "")
-        return first.get("message") or first.get("note")
-
-    return wait_for(event, timeout=10, what=f"the FailedScheduling event of {pod}")
+    return kubeclient.first_failed_scheduling(kube, namespace, pod)
 
 
 def judge(kube, cluster, scenario: Scenario, pod: str, tmp_path) -> tuple[dict, dict]:
