@@ -400,80 +400,143 @@ def _normalise_slice(obj: dict, version: str) -> None:
         _string(counter_set, "name", f"{cpath}.name")
         _counters(counter_set, f"{cpath}.counters")
     for d, device in enumerate(_list(spec, "devices", "spec.devices", store=False)):
-        dpath = f"spec.devices[{d}]"
-        if not isinstance(device, dict):
-            raise FieldError(dpath, "must be an object")
-        if version == "v1beta1" and "basic" in device:
-            basic = device.pop("basic") or {}
-            if not isinstance(basic, dict):
-                raise FieldError(f"{dpath}.basic", "must be an object")
-            for key in _BASIC_FIELDS:
-                if key in basic:
-                    device[key] = basic[key]
-        name = device.get("name")
-        if name.__class__ is not str or not name:
-            _string(device, "name", f"{dpath}.name")
-        # (Paths are spelled only for errors, and absent fields not looked into: a fleet has millions.)
-        attributes = device.get("attributes")
-        for name, attr in (_dict(device, "attributes", f"{dpath}.attributes", store=False).items()
-                           if attributes is not None else ()):
-            if attr.__class__ is dict and len(attr) == 1:
-                for kind, value in attr.items():
-                    if kind in _ATTRIBUTE_TYPE_SET and value is not None:
-                        break
-                else:
-                    kind = None
-                if kind is not None:
-                    continue
-            apath = f"{dpath}.attributes[{name}]"
-            if not isinstance(attr, dict):
-                raise FieldError(apath, "must be an object")
-            present = [t for t in _ATTRIBUTE_TYPES if attr.get(t) is not None]
-            if len(present) != 1:
-                raise FieldError(apath, f"exactly one of {', '.join(_ATTRIBUTE_TYPES)} must be set")
-        capacity = device.get("capacity")
-        for name, cap in (_dict(device, "capacity", f"{dpath}.capacity", store=False).items()
-                          if capacity is not None else ()):
-            if not isinstance(cap, dict) or "value" not in cap:
-                raise FieldError(f"{dpath}.capacity[{name}].value", "required")
-            value = cap["value"]
-            if value.__class__ is not str or value not in _VALID_QUANTITIES:
-                _quantity(value, f"{dpath}.capacity[{name}].value")
-            policy = cap.get("requestPolicy")
-            if policy is not None:
-                cpath = f"{dpath}.capacity[{name}]"
-                if not isinstance(policy, dict):
-                    raise FieldError(f"{cpath}.requestPolicy", "must be an object")
-                if policy.get("default") is not None:
-                    _quantity(policy["default"], f"{cpath}.requestPolicy.default")
-                for v, valid in enumerate(policy.get("validValues") or []):
-                    _quantity(valid, f"{cpath}.requestPolicy.validValues[{v}]")
-                valid_range = policy.get("validRange")
-                if valid_range is not None:
-                    if not isinstance(valid_range, dict):
-                        raise FieldError(f"{cpath}.requestPolicy.validRange", "must be an object")
-                    for key in ("min", "max", "step"):
-                        if valid_range.get(key) is not None:
-                            _quantity(valid_range[key], f"{cpath}.requestPolicy.validRange.{key}")
-        consumes = device.get("consumesCounters")
-        for c, consumption in enumerate(_list(device, "consumesCounters", f"{dpath}.consumesCounters", store=False)
-                                        if consumes is not None else ()):
-            cpath = f"{dpath}.consumesCounters[{c}]"
-            if not isinstance(consumption, dict):
-                raise FieldError(cpath, "must be an object")
-            _string(consumption, "counterSet", f"{cpath}.counterSet")
-            _counters(consumption, f"{cpath}.counters", store=False)
-            # DRADeviceCompatibilityGroups (1.37 alpha): opaque group names.
-            for g, group in enumerate(_list(consumption, "compatibilityGroups", f"{cpath}.compatibilityGroups", store=False)):
-                if not isinstance(group, str):
-                    raise FieldError(f"{cpath}.compatibilityGroups[{g}]", f"must be a string, not {type(group).__name__}")
-        if device.get("nodeSelector") is not None:
-            _node_selector(device["nodeSelector"], f"{dpath}.nodeSelector", store=False)
-        if device.get("taints") is not None:
-            _taints(device, f"{dpath}.taints", store=False)
-        for key in ("bindingConditions", "bindingFailureConditions"):
-            if device.get(key) is not None:
-                _list(device, key, f"{dpath}.{key}", store=False)
+        if version == "v1beta1" or not _plain_device(device):
+            _normalise_device(device, d, version)
+
+
+def _plain_device(device) -> bool:
+    """Whether `device` certainly passes _normalise_device unchanged: the common shape (a name,
+    one-value attributes, capacity and counters whose values are quantities already found valid,
+    no request policies, node scope, taints or binding conditions), checked without spelling a
+    single field path (a million devices; issue 18). False sends the device through
+    _normalise_device, which words the error or proves it fine; never True for one that fails."""
+    if device.__class__ is not dict:
+        return False
+    name = device.get("name")
+    if name.__class__ is not str or not name:
+        return False
+    attributes = device.get("attributes")
+    if attributes is not None:
+        if attributes.__class__ is not dict:
+            return False
+        for attr in attributes.values():
+            if attr.__class__ is not dict or len(attr) != 1:
+                return False
+            for kind, value in attr.items():
+                if kind not in _ATTRIBUTE_TYPE_SET or value is None:
+                    return False
+    capacity = device.get("capacity")
+    if capacity is not None:
+        if capacity.__class__ is not dict or not _plain_quantities(capacity, "requestPolicy"):
+            return False
+    consumes = device.get("consumesCounters")
+    if consumes is not None:
+        if consumes.__class__ is not list:
+            return False
+        for consumption in consumes:
+            if consumption.__class__ is not dict:
+                return False
+            counter_set = consumption.get("counterSet")
+            if counter_set.__class__ is not str or not counter_set:
+                return False
+            counters = consumption.get("counters")
+            if counters is not None and (counters.__class__ is not dict or not _plain_quantities(counters)):
+                return False
+            groups = consumption.get("compatibilityGroups")
+            if groups is not None and (groups.__class__ is not list or any(g.__class__ is not str for g in groups)):
+                return False
+    return (device.get("nodeSelector") is None and device.get("taints") is None
+            and device.get("bindingConditions") is None and device.get("bindingFailureConditions") is None)
+
+
+def _plain_quantities(values: dict, policy: str | None = None) -> bool:
+    """Every entry {"value": <a quantity string already found valid>} (and no `policy` set)."""
+    for entry in values.values():
+        if entry.__class__ is not dict:
+            return False
+        value = entry.get("value")
+        if value.__class__ is not str or value not in _VALID_QUANTITIES:
+            return False
+        if policy is not None and entry.get(policy) is not None:
+            return False
+    return True
+
+
+def _normalise_device(device, d: int, version: str) -> None:
+    dpath = f"spec.devices[{d}]"
+    if not isinstance(device, dict):
+        raise FieldError(dpath, "must be an object")
+    if version == "v1beta1" and "basic" in device:
+        basic = device.pop("basic") or {}
+        if not isinstance(basic, dict):
+            raise FieldError(f"{dpath}.basic", "must be an object")
+        for key in _BASIC_FIELDS:
+            if key in basic:
+                device[key] = basic[key]
+    name = device.get("name")
+    if name.__class__ is not str or not name:
+        _string(device, "name", f"{dpath}.name")
+    # (Paths are spelled only for errors, and absent fields not looked into: a fleet has millions.)
+    attributes = device.get("attributes")
+    for name, attr in (_dict(device, "attributes", f"{dpath}.attributes", store=False).items()
+                       if attributes is not None else ()):
+        if attr.__class__ is dict and len(attr) == 1:
+            for kind, value in attr.items():
+                if kind in _ATTRIBUTE_TYPE_SET and value is not None:
+                    break
+            else:
+                kind = None
+            if kind is not None:
+                continue
+        apath = f"{dpath}.attributes[{name}]"
+        if not isinstance(attr, dict):
+            raise FieldError(apath, "must be an object")
+        present = [t for t in _ATTRIBUTE_TYPES if attr.get(t) is not None]
+        if len(present) != 1:
+            raise FieldError(apath, f"exactly one of {', '.join(_ATTRIBUTE_TYPES)} must be set")
+    capacity = device.get("capacity")
+    for name, cap in (_dict(device, "capacity", f"{dpath}.capacity", store=False).items()
+                      if capacity is not None else ()):
+        if not isinstance(cap, dict) or "value" not in cap:
+            raise FieldError(f"{dpath}.capacity[{name}].value", "required")
+        value = cap["value"]
+        if value.__class__ is not str or value not in _VALID_QUANTITIES:
+            _quantity(value, f"{dpath}.capacity[{name}].value")
+        policy = cap.get("requestPolicy")
+        if policy is not None:
+            cpath = f"{dpath}.capacity[{name}]"
+            if not isinstance(policy, dict):
+                raise FieldError(f"{cpath}.requestPolicy", "must be an object")
+            if policy.get("default") is not None:
+                _quantity(policy["default"], f"{cpath}.requestPolicy.default")
+            for v, valid in enumerate(policy.get("validValues") or []):
+                _quantity(valid, f"{cpath}.requestPolicy.validValues[{v}]")
+            valid_range = policy.get("validRange")
+            if valid_range is not None:
+                if not isinstance(valid_range, dict):
+                    raise FieldError(f"{cpath}.requestPolicy.validRange", "must be an object")
+                for key in ("min", "max", "step"):
+                    if valid_range.get(key) is not None:
+                        _quantity(valid_range[key], f"{cpath}.requestPolicy.validRange.{key}")
+    consumes = device.get("consumesCounters")
+    for c, consumption in enumerate(_list(device, "consumesCounters", f"{dpath}.consumesCounters", store=False)
+                                    if consumes is not None else ()):
+        cpath = f"{dpath}.consumesCounters[{c}]"
+        if not isinstance(consumption, dict):
+            raise FieldError(cpath, "must be an object")
+        _string(consumption, "counterSet", f"{cpath}.counterSet")
+        _counters(consumption, f"{cpath}.counters", store=False)
+        # DRADeviceCompatibilityGroups (1.37 alpha): opaque group names.
+        for g, group in enumerate(_list(consumption, "compatibilityGroups", f"{cpath}.compatibilityGroups", store=False)):
+            if not isinstance(group, str):
+                raise FieldError(f"{cpath}.compatibilityGroups[{g}]", f"must be a string, not {type(group).__name__}")
+    if device.get("nodeSelector") is not None:
+        _node_selector(device["nodeSelector"], f"{dpath}.nodeSelector", store=False)
+    if device.get("taints") is not None:
+        _taints(device, f"{dpath}.taints", store=False)
+    for key in ("bindingConditions", "bindingFailureConditions"):
+        if device.get(key) is not None:
+            _list(device, key, f"{dpath}.{key}", store=False)
 
 
 def _counters(parent: dict, path: str, store: bool = True) -> None:

@@ -641,8 +641,10 @@ def _resource_slice(slice_: dict, features: Features, problems: _Problems) -> No
     if len(devices) > limit:
         problems.too_many("spec.devices", len(devices), limit)
     per_device = bool(spec.get("perDeviceNodeSelection"))
+    groups = features.compatibility_groups
     for d, device in enumerate(devices):
-        _device(device, f"spec.devices[{d}]", per_device, problems, features.compatibility_groups)
+        if per_device or not _plain_device(device, groups):
+            _device(device, f"spec.devices[{d}]", per_device, problems, groups)
         if features.node_allocatable_resources and device.get("nodeAllocatableResources"):
             # Without the gate the API server drops the field before validating.
             _node_allocatable_resources(device, f"spec.devices[{d}].nodeAllocatableResources", problems)
@@ -688,6 +690,32 @@ def _slice_scope(spec: dict, problems: _Problems) -> None:
         problems.required("spec", wanted)
     elif len(set_fields) > 1:
         problems.add("spec", f"Invalid value: \"{{{', '.join(set_fields)}}}\": {wanted}, but multiple fields are set")
+
+
+# Device names found to be DNS labels: a fleet repeats a few dozen names on every node (issue 18).
+_LABELS: set[str] = set()
+
+
+def _plain_device(device: dict, groups: bool) -> bool:
+    """Whether _device finds nothing wrong with `device` in a slice without per-device node
+    selection, known without spelling a field path: its name is a DNS label, every counter
+    consumption names its set and counters (and, with the gate on, no compatibility groups), and
+    no node scope of its own. False sends it through _device, which words what is wrong."""
+    name = device.get("name")
+    if name.__class__ is not str:
+        return False
+    if name not in _LABELS:
+        if len(name) > 63 or not _DNS_LABEL.fullmatch(name):
+            return False
+        if len(_LABELS) >= 65536:
+            _LABELS.clear()
+        _LABELS.add(name)
+    for consumption in device.get("consumesCounters") or ():
+        if not consumption.get("counterSet") or not consumption.get("counters"):
+            return False
+        if groups and consumption.get("compatibilityGroups"):
+            return False
+    return device.get("nodeName") is None and device.get("nodeSelector") is None and device.get("allNodes") is None
 
 
 def _device(device: dict, path: str, per_device: bool, problems: _Problems, groups: bool = False) -> None:
