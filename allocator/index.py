@@ -19,7 +19,8 @@ class ClusterIndex:
         self.objs = objs
         self.features = features
         lookup = rule_taint_lookup(objs.taint_rules.values(), features.device_taint_rules)
-        self.slices: list[Slice] = [Slice(raw, lookup) for raw in objs.slices]
+        seen: dict = {}  # the raw objects live and stay unchanged during this build (Device)
+        self.slices: list[Slice] = [Slice(raw, lookup, seen) for raw in objs.slices]
         self.slices_on_node: dict[str, list[Slice]] = defaultdict(list)
         self.slices_shared: list[Slice] = []
         self.slices_by_pool: dict[tuple[str, str], list[Slice]] = defaultdict(list)

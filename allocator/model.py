@@ -122,6 +122,10 @@ def format_amount(value, like: Quantity) -> str:
     return str(value)
 
 
+_new_tuple = tuple.__new__
+"""DeviceID(a, b, c) without the NamedTuple's Python-level __new__ (40,000 devices per build)."""
+
+
 class DeviceID(NamedTuple):
     driver: str
     pool: str
@@ -203,12 +207,16 @@ class Device:
         "counter_amounts", "negative_capacity", "_list_attribute", "compatibility_groups",
     )
 
-    def __init__(self, raw: dict, slice_: "Slice", position: int, extra_taints: list[Taint]):
+    def __init__(self, raw: dict, slice_: "Slice", position: int, extra_taints: list[Taint], seen: dict | None = None):
+        """`seen`: {id(capacity dict or counter list): (it, its shared view)} for one build of many
+        devices, whose raw objects live and stay unchanged throughout it: a source that shares
+        whole capacities and counter lists between devices (kubectl_dra.objects.Interner) then
+        has each looked up once, not re-keyed per device (issue 18)."""
         self.raw = raw
         self.name = raw["name"]
         self.slice = slice_
         self.position = position
-        self.id = DeviceID(slice_.driver, slice_.pool, self.name)
+        self.id = _new_tuple(DeviceID, (slice_.driver, slice_.pool, self.name))
         self.raw_attributes: dict = raw.get("attributes") or {}
         # Typed when first read: explaining a fleet of alike nodes reads those of a few only.
         self._attributes: dict | None = None
@@ -216,10 +224,24 @@ class Device:
         # Capacity and consumed counters are read-only once built (the search copies before adding
         # up), so devices that declare the same values share one set of them (_shared_capacity,
         # _shared_counters): a fleet of alike nodes repeats a few (issue 18).
-        self.capacity, self.policies, self.negative_capacity = _shared_capacity(raw.get("capacity"))
+        capacity = raw.get("capacity")
+        if seen is None or not capacity:
+            self.capacity, self.policies, self.negative_capacity = _shared_capacity(capacity)
+        else:
+            known = seen.get(id(capacity))
+            if known is None or known[0] is not capacity:
+                known = seen[id(capacity)] = (capacity, _shared_capacity(capacity))
+            self.capacity, self.policies, self.negative_capacity = known[1]
         consumes = raw.get("consumesCounters")
         if consumes:
-            self.consumes_counters, self.counter_amounts, self.compatibility_groups = _shared_counters(consumes)
+            if seen is None:
+                shared = _shared_counters(consumes)
+            else:
+                known = seen.get(id(consumes))
+                if known is None or known[0] is not consumes:
+                    known = seen[id(consumes)] = (consumes, _shared_counters(consumes))
+                shared = known[1]
+            self.consumes_counters, self.counter_amounts, self.compatibility_groups = shared
         else:
             self.consumes_counters, self.counter_amounts, self.compatibility_groups = [], [], []
         taints = raw.get("taints")
@@ -282,7 +304,8 @@ class Slice:
         "skip_node_operations",
     )
 
-    def __init__(self, raw: dict, rule_taints):
+    def __init__(self, raw: dict, rule_taints, seen: dict | None = None):
+        """`seen`: shared between the Slices of one build (see Device)."""
         spec = raw["spec"]
         self.raw = raw
         self.name = raw["metadata"]["name"]
@@ -300,7 +323,7 @@ class Slice:
             for cs in spec.get("sharedCounters") or []
         ]
         self.devices = [
-            Device(d, self, i, rule_taints(self.driver, self.pool, d["name"]))
+            Device(d, self, i, rule_taints(self.driver, self.pool, d["name"]), seen)
             for i, d in enumerate(spec.get("devices") or [])
         ]
         self.uses_compatibility_groups = any(

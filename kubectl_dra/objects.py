@@ -63,22 +63,33 @@ def keep(kind: str, obj: dict, shared: Interner | None = None) -> dict | None:
 class Interner:
     """Shares what repeats across devices: every attribute, capacity and counter value that equals
     one seen before (`{"string": "NVIDIA H100 80GB HBM3"}`, `{"value": "80Gi"}`) becomes that same
-    dict, and device names are interned strings. A fleet of identical nodes repeats almost every
-    value, so a device costs a third of what the decoded JSON holds (bench/RESULTS.md, issue 18:
-    4,984 -> 1,507 bytes per device on bench/fleet.py's node).
+    dict, a device's whole capacity and whole consumesCounters list and a slice's whole
+    sharedCounters list that equal ones seen before become those, and device names are interned
+    strings. A fleet of identical nodes repeats almost every value, so a device costs a fraction of
+    what the decoded JSON holds (bench/RESULTS.md, issue 18: 4,984 -> 1,507 bytes per device on
+    bench/fleet.py's node with leaves shared; whole lists and capacities shared too: see the
+    fourth round there).
 
     Objects in the store are read, never written (Store.items), which is what makes sharing safe:
-    a reader that changed a shared value would change it on every device holding it. Only leaves
-    are shared (a one-key dict holding a string, number or bool); anything else stays as decoded.
-    A source keeps one Interner per load (and its watch events); `limit` bounds the table for a
-    long watch on a churning cluster: past it the table starts afresh (values already shared stay
+    a reader that changed a shared value would change it on every device holding it. Leaves are
+    one-key dicts holding a string, number or bool; capacities and counter lists are shared when
+    their JSON spelling (msgspec's encoding, the table's key) and their value (==) both equal those
+    of one seen before, so a YAML file's NaN, bytes, sets or non-string keys, which JSON cannot
+    spell apart, are never taken for another value. Anything else stays as decoded.
+    A source keeps one Interner per load (and its watch events); `limit` bounds the tables for a
+    long watch on a churning cluster: past it they start afresh (values already shared stay
     shared)."""
 
-    __slots__ = ("_by_type", "_size", "limit")
+    __slots__ = ("_shared", "_wholes", "_encode", "limit")
 
     def __init__(self, limit: int = 1 << 21) -> None:
-        self._by_type: dict[tuple[str, type], dict] = {}
-        self._size = 0
+        self._shared: dict[tuple, dict] = {}
+        """(value type, leaf) for a string leaf, ((value type, leaf), Python type) for any other
+        -> the one dict holding it: {"int": 1}, {"int": True} and {"int": 1.0} are equal as dict
+        keys but not as API values."""
+        self._wholes: dict[bytes, object] = {}
+        """JSON spelling -> the one capacity dict or counter list spelt so."""
+        self._encode = _json_encoder()
         self.limit = limit
 
     def slice(self, obj: dict) -> None:
@@ -87,54 +98,88 @@ class Interner:
         spec = obj.get("spec")
         if not isinstance(spec, dict):
             return
-        if self._size > self.limit:
-            self._by_type.clear()
-            self._size = 0
-        leaves, intern = self._leaves, sys.intern
+        if len(self._shared) + len(self._wholes) > self.limit:
+            self._shared, self._wholes = {}, {}
+        leaves, whole, intern = self._leaves, self._whole, sys.intern
         devices = spec.get("devices")
         if isinstance(devices, list):
             for device in devices:
-                if not isinstance(device, dict):
+                if device.__class__ is not dict:
                     continue
                 name = device.get("name")
-                if type(name) is str:
+                if name.__class__ is str:
                     device["name"] = intern(name)
-                for part in ("attributes", "capacity"):
-                    values = device.get(part)
-                    if type(values) is dict:
-                        leaves(values)
+                values = device.get("attributes")
+                if values.__class__ is dict:
+                    leaves(values)
+                values = device.get("capacity")
+                if values.__class__ is dict and values:
+                    found = whole(values)
+                    if found is not values:
+                        device["capacity"] = found
                 consumes = device.get("consumesCounters")
-                if type(consumes) is list:
-                    for entry in consumes:
-                        if type(entry) is dict and type(entry.get("counters")) is dict:
-                            leaves(entry["counters"])
+                if consumes.__class__ is list and consumes:
+                    found = whole(consumes)
+                    if found is not consumes:
+                        device["consumesCounters"] = found
         counter_sets = spec.get("sharedCounters")
-        if type(counter_sets) is list:
-            for entry in counter_sets:
-                if type(entry) is dict and type(entry.get("counters")) is dict:
-                    leaves(entry["counters"])
+        if counter_sets.__class__ is list and counter_sets:
+            found = whole(counter_sets)
+            if found is not counter_sets:
+                spec["sharedCounters"] = found
+
+    def _whole(self, value):
+        """The capacity dict or counter list seen before that equals `value`, else `value` itself
+        with its leaves shared (and kept for the next one)."""
+        encode = self._encode
+        if encode is not None:
+            try:
+                key = encode(value)
+            except Exception:  # noqa: BLE001 - what msgspec cannot spell is shared leaf by leaf
+                key = None
+            if key is not None:
+                found = self._wholes.get(key)
+                if found is not None and found == value:
+                    return found
+                if found is None:
+                    self._wholes[key] = value
+        leaves = self._leaves
+        if value.__class__ is dict:
+            leaves(value)
+        else:
+            for entry in value:
+                if entry.__class__ is dict:
+                    counters = entry.get("counters")
+                    if counters.__class__ is dict:
+                        leaves(counters)
+        return value
 
     def _leaves(self, values: dict) -> None:
-        by_type = self._by_type
+        # The (value type, leaf) pair that iterating a one-key dict yields is itself the key of a
+        # string leaf (the common case): one lookup and no tuple built per value.
+        shared = self._shared
         for name, value in values.items():
-            if type(value) is not dict or len(value) != 1:
+            if value.__class__ is not dict or len(value) != 1:
                 continue
-            for value_type, leaf in value.items():
+            for key in value.items():
                 pass
-            leaf_type = type(leaf)
-            if leaf_type is not str and leaf_type is not int and leaf_type is not bool and leaf_type is not float:
-                continue
-            # One table per value type and Python type: {"int": 1}, {"int": True} and
-            # {"int": 1.0} are equal as dict keys but not as API values.
-            table = by_type.get((value_type, leaf_type))
-            if table is None:
-                table = by_type[(value_type, leaf_type)] = {}
-            shared = table.get(leaf)
-            if shared is None:
-                table[leaf] = value
-                self._size += 1
-            elif shared is not value:
-                values[name] = shared
+            leaf_type = key[1].__class__
+            if leaf_type is not str:
+                if leaf_type is not int and leaf_type is not bool and leaf_type is not float:
+                    continue
+                key = (key, leaf_type)
+            found = shared.setdefault(key, value)
+            if found is not value:
+                values[name] = found
+
+
+def _json_encoder():
+    """msgspec's JSON encoder (the Interner's keys), or None in an install without msgspec."""
+    try:
+        import msgspec
+    except ImportError:
+        return None
+    return msgspec.json.Encoder().encode
 
 
 def _without_noise(obj: dict) -> dict:
