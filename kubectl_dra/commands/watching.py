@@ -13,7 +13,6 @@ kubectl does for sources it cannot watch.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import dataclasses
 import datetime
@@ -59,10 +58,14 @@ def watch(ctx: click.Context, session, view: ListView, output: str, no_headers: 
         from kubectl_dra.errors import InputError
 
         raise InputError("--watch cannot be used with -o jsonpath-as-json (one JSON list cannot grow)")
+    import asyncio  # here, not at the top: every list command imports this module (~40 ms with ssl)
+
     asyncio.run(_follow(ctx, session, view, output))
 
 
 async def _follow(ctx: click.Context, session, view: ListView, output: str) -> None:
+    import asyncio
+
     store = session.store
     changed = asyncio.Event()
     freshness = _Freshness(store)
