@@ -145,11 +145,22 @@ _CLUSTER_STORES = {"DeviceClass": "device_classes", "DeviceTaintRule": "taint_ru
                    "Namespace": "namespaces"}
 
 
-Prepared = dict
-"""id(obj) -> (obj, kind, normalised): objects validate_object has normalised already (ResourceSlices
-and DeviceClasses), so load_objects over the same objects does not walk every device again. Fill
-one with validate_object(..., prepared=) and hand it to load_objects while the objects are alive;
-an entry counts only for the very object it was made from."""
+class Prepared(dict):
+    """id(obj) -> (obj, kind, normalised): objects validate_object has normalised already (ResourceSlices
+    and DeviceClasses), so load_objects over the same objects does not walk every device again. Fill
+    one with validate_object(..., prepared=) and hand it to load_objects while the objects are alive
+    and unchanged; an entry counts only for the very object it was made from. (A plain dict works too,
+    without `plain`.)
+
+    `plain`: id -> the capacity dict or counter list that normalisation found plain (_plain_device)
+    while this was filled: a source that shares whole values between devices
+    (kubectl_dra.objects.Interner) has each one checked once, not once per device (issue 18)."""
+
+    __slots__ = ("plain",)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.plain: dict[int, object] = {}
 
 
 def load_objects(objects: Iterable[Any], prepared: Prepared | None = None) -> ObjectSet:
@@ -171,8 +182,9 @@ def _kind_of(obj: dict) -> str:
     return kind if isinstance(kind, str) and kind else "<no kind>"
 
 
-def normalise(obj: dict) -> tuple[str | None, dict]:
-    """Returns (kind, v1-shaped deep copy) or (None, obj) for kinds we do not use."""
+def normalise(obj: dict, plain: dict | None = None) -> tuple[str | None, dict]:
+    """Returns (kind, v1-shaped deep copy) or (None, obj) for kinds we do not use. `plain`: see
+    Prepared.plain."""
     kind = obj.get("kind")
     if not isinstance(kind, str) or not kind:
         raise FieldError("kind", "missing")
@@ -205,7 +217,7 @@ def normalise(obj: dict) -> tuple[str | None, dict]:
         raise FieldError("metadata.name", "missing")
     obj["apiVersion"] = "v1" if kind in CORE_KINDS else f"{RESOURCE_GROUP}/v1"
     if kind == "ResourceSlice":
-        _normalise_slice(obj, version)
+        _normalise_slice(obj, version, plain)
     elif kind == "DeviceClass":
         spec = _dict(obj, "spec", "spec", default={})
         _selectors(spec, "spec.selectors")
@@ -376,7 +388,7 @@ _ATTRIBUTE_TYPES = ("int", "bool", "string", "version", "ints", "bools", "string
 _ATTRIBUTE_TYPE_SET = frozenset(_ATTRIBUTE_TYPES)
 
 
-def _normalise_slice(obj: dict, version: str) -> None:
+def _normalise_slice(obj: dict, version: str, plain: dict | None = None) -> None:
     # Read-only for v1/v1beta2 (see normalise): nothing may be stored into spec.
     spec = _dict(obj, "spec", "spec")
     _string(spec, "driver", "spec.driver")
@@ -400,16 +412,17 @@ def _normalise_slice(obj: dict, version: str) -> None:
         _string(counter_set, "name", f"{cpath}.name")
         _counters(counter_set, f"{cpath}.counters")
     for d, device in enumerate(_list(spec, "devices", "spec.devices", store=False)):
-        if version == "v1beta1" or not _plain_device(device):
+        if version == "v1beta1" or not _plain_device(device, plain):
             _normalise_device(device, d, version)
 
 
-def _plain_device(device) -> bool:
+def _plain_device(device, plain: dict | None = None) -> bool:
     """Whether `device` certainly passes _normalise_device unchanged: the common shape (a name,
     one-value attributes, capacity and counters whose values are quantities already found valid,
     no request policies, node scope, taints or binding conditions), checked without spelling a
     single field path (a million devices; issue 18). False sends the device through
-    _normalise_device, which words the error or proves it fine; never True for one that fails."""
+    _normalise_device, which words the error or proves it fine; never True for one that fails.
+    `plain` (Prepared.plain) remembers the capacity dicts and counter lists found plain."""
     if device.__class__ is not dict:
         return False
     name = device.get("name")
@@ -426,11 +439,13 @@ def _plain_device(device) -> bool:
                 if kind not in _ATTRIBUTE_TYPE_SET or value is None:
                     return False
     capacity = device.get("capacity")
-    if capacity is not None:
+    if capacity is not None and (plain is None or plain.get(id(capacity)) is not capacity):
         if capacity.__class__ is not dict or not _plain_quantities(capacity, "requestPolicy"):
             return False
+        if plain is not None:
+            plain[id(capacity)] = capacity
     consumes = device.get("consumesCounters")
-    if consumes is not None:
+    if consumes is not None and (plain is None or plain.get(id(consumes)) is not consumes):
         if consumes.__class__ is not list:
             return False
         for consumption in consumes:
@@ -445,6 +460,8 @@ def _plain_device(device) -> bool:
             groups = consumption.get("compatibilityGroups")
             if groups is not None and (groups.__class__ is not list or any(g.__class__ is not str for g in groups)):
                 return False
+        if plain is not None:
+            plain[id(consumes)] = consumes
     return (device.get("nodeSelector") is None and device.get("taints") is None
             and device.get("bindingConditions") is None and device.get("bindingFailureConditions") is None)
 

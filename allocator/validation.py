@@ -878,8 +878,10 @@ def _internal_attribute(attribute: Any) -> str:
 
 
 def _has_list_attribute(device: dict) -> bool:
-    return any(isinstance(a, dict) and any(k in a for k in ("bools", "ints", "strings", "versions"))
-               for a in (device.get("attributes") or {}).values())
+    for a in (device.get("attributes") or {}).values():
+        if isinstance(a, dict) and ("bools" in a or "ints" in a or "strings" in a or "versions" in a):
+            return True
+    return False
 
 
 def _pool_name(name: str, path: str, problems: _Problems) -> None:
@@ -963,7 +965,7 @@ def validate_object(obj: Any, features: Features, prepared: dict | None = None) 
         _pod(obj, problems)
     elif kind in ("ResourceSlice", "DeviceClass"):
         try:
-            normalised_kind, normalised = normalise(obj)
+            normalised_kind, normalised = normalise(obj, getattr(prepared, "plain", None))
         except FieldError as error:
             problems.add(error.field, error.message)
         else:

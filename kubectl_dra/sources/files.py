@@ -107,9 +107,10 @@ class FileSource(Source):
         field: objects the allocator cannot read, and ResourceSlices and DeviceClasses that break the
         API server's rules (allocator.validate_object), so none is judged as if it were valid."""
         import allocator
+        from allocator.objects import Prepared
 
         features = store.features()
-        prepared: dict = {}  # the object set takes the slices and classes as validation normalised them
+        prepared = Prepared()  # the object set takes the slices and classes as validation normalised them
         errors = [error for kind in VALIDATED_KINDS for obj in store.items(kind)
                   for error in allocator.validate_object(obj, features, prepared)]
         errors.extend(error for error in store.object_set(prepared).errors if error.kind not in VALIDATED_KINDS)

@@ -126,7 +126,7 @@ def test_fast_paths_change_no_outcome(case, per_device, version, features, monke
         del obj["spec"]["nodeName"]
         obj["spec"]["perDeviceNodeSelection"] = True
     fast = outcome(copy.deepcopy(obj), features)
-    monkeypatch.setattr(objects_module, "_plain_device", lambda device: False)
+    monkeypatch.setattr(objects_module, "_plain_device", lambda device, plain=None: False)
     monkeypatch.setattr(validation_module, "_plain_device", lambda device, groups: False)
     slow = outcome(copy.deepcopy(obj), features)
     assert fast == slow
@@ -200,3 +200,23 @@ def test_whole_values_equal_are_shared():
         assert a["spec"]["devices"][0][key] is b["spec"]["devices"][0][key]
     assert a["spec"]["sharedCounters"] is b["spec"]["sharedCounters"]
     assert a["spec"]["devices"][0]["attributes"]["type"] is b["spec"]["devices"][0]["attributes"]["type"]
+
+
+def test_values_shared_between_slices_are_checked_once_and_still_judged():
+    """With a Prepared, a capacity or counter list shared by many devices (objects.Interner) is
+    found plain once; one that is broken is reported wherever it is used, as without sharing."""
+    from allocator.objects import Prepared
+
+    def slices(capacity):
+        consumes = [{"counterSet": "gpu-0-counters", "counters": {"memory": {"value": "1Gi"}}}]
+        return [resource_slice([device(f"gpu-{n}-a", capacity=capacity, consumesCounters=consumes),
+                                device(f"gpu-{n}-b", capacity=capacity, consumesCounters=consumes)])
+                for n in range(2)]
+
+    for capacity in ({"memory": {"value": "40Gi"}}, {"memory": {"value": "40Gx"}}):
+        shared, alone = slices(capacity), copy.deepcopy(slices(capacity))
+        prepared = Prepared()
+        with_memo = [[str(e) for e in validate_object(s, F37, prepared)] for s in shared]
+        without = [[str(e) for e in validate_object(s, F37, {})] for s in alone]
+        assert with_memo == without
+        assert bool(prepared.plain) == (capacity["memory"]["value"] == "40Gi")
