@@ -154,13 +154,18 @@ class Prepared(dict):
 
     `plain`: id -> the capacity dict or counter list that normalisation found plain (_plain_device)
     while this was filled: a source that shares whole values between devices
-    (kubectl_dra.objects.Interner) has each one checked once, not once per device (issue 18)."""
+    (kubectl_dra.objects.Interner) has each one checked once, not once per device (issue 18).
 
-    __slots__ = ("plain",)
+    `plain_attributes`: id -> a slice's spec every device of which has only plain attributes (see
+    ATTRIBUTE_TYPES), told by the caller who already walked every attribute (the Interner, while
+    sharing them): normalisation then does not walk them again. Same lifetime rule."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    __slots__ = ("plain", "plain_attributes")
+
+    def __init__(self, *args, plain_attributes: dict[int, dict] | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.plain: dict[int, object] = {}
+        self.plain_attributes: dict[int, dict] = plain_attributes if plain_attributes is not None else {}
 
 
 def load_objects(objects: Iterable[Any], prepared: Prepared | None = None) -> ObjectSet:
@@ -182,9 +187,9 @@ def _kind_of(obj: dict) -> str:
     return kind if isinstance(kind, str) and kind else "<no kind>"
 
 
-def normalise(obj: dict, plain: dict | None = None) -> tuple[str | None, dict]:
-    """Returns (kind, v1-shaped deep copy) or (None, obj) for kinds we do not use. `plain`: see
-    Prepared.plain."""
+def normalise(obj: dict, known: Prepared | None = None) -> tuple[str | None, dict]:
+    """Returns (kind, v1-shaped deep copy) or (None, obj) for kinds we do not use. `known`: what a
+    Prepared knows to be plain (Prepared.plain, Prepared.plain_attributes)."""
     kind = obj.get("kind")
     if not isinstance(kind, str) or not kind:
         raise FieldError("kind", "missing")
@@ -217,7 +222,7 @@ def normalise(obj: dict, plain: dict | None = None) -> tuple[str | None, dict]:
         raise FieldError("metadata.name", "missing")
     obj["apiVersion"] = "v1" if kind in CORE_KINDS else f"{RESOURCE_GROUP}/v1"
     if kind == "ResourceSlice":
-        _normalise_slice(obj, version, plain)
+        _normalise_slice(obj, version, known)
     elif kind == "DeviceClass":
         spec = _dict(obj, "spec", "spec", default={})
         _selectors(spec, "spec.selectors")
@@ -386,11 +391,17 @@ def _tolerations(parent: dict, path: str) -> None:
 
 _ATTRIBUTE_TYPES = ("int", "bool", "string", "version", "ints", "bools", "strings", "versions")
 _ATTRIBUTE_TYPE_SET = frozenset(_ATTRIBUTE_TYPES)
+ATTRIBUTE_TYPES = _ATTRIBUTE_TYPE_SET
+"""The value types of a device attribute: an attribute is plain when it is a one-key dict with
+one of these keys and a value that is not null (what _plain_device and Prepared.plain_attributes
+mean by it)."""
 
 
-def _normalise_slice(obj: dict, version: str, plain: dict | None = None) -> None:
+def _normalise_slice(obj: dict, version: str, known: Prepared | None = None) -> None:
     # Read-only for v1/v1beta2 (see normalise): nothing may be stored into spec.
     spec = _dict(obj, "spec", "spec")
+    plain = getattr(known, "plain", None)
+    attributes_known = known is not None and plain is not None and known.plain_attributes.get(id(spec)) is spec
     _string(spec, "driver", "spec.driver")
     pool = _dict(spec, "pool", "spec.pool")
     _string(pool, "name", "spec.pool.name")
@@ -412,24 +423,25 @@ def _normalise_slice(obj: dict, version: str, plain: dict | None = None) -> None
         _string(counter_set, "name", f"{cpath}.name")
         _counters(counter_set, f"{cpath}.counters")
     for d, device in enumerate(_list(spec, "devices", "spec.devices", store=False)):
-        if version == "v1beta1" or not _plain_device(device, plain):
+        if version == "v1beta1" or not _plain_device(device, plain, attributes_known):
             _normalise_device(device, d, version)
 
 
-def _plain_device(device, plain: dict | None = None) -> bool:
+def _plain_device(device, plain: dict | None = None, attributes_known: bool = False) -> bool:
     """Whether `device` certainly passes _normalise_device unchanged: the common shape (a name,
     one-value attributes, capacity and counters whose values are quantities already found valid,
     no request policies, node scope, taints or binding conditions), checked without spelling a
     single field path (a million devices; issue 18). False sends the device through
     _normalise_device, which words the error or proves it fine; never True for one that fails.
-    `plain` (Prepared.plain) remembers the capacity dicts and counter lists found plain."""
+    `plain` (Prepared.plain) remembers the capacity dicts and counter lists found plain;
+    `attributes_known`: the device's attributes are known to be plain (Prepared.plain_attributes)."""
     if device.__class__ is not dict:
         return False
     name = device.get("name")
     if name.__class__ is not str or not name:
         return False
     attributes = device.get("attributes")
-    if attributes is not None:
+    if attributes is not None and not attributes_known:
         if attributes.__class__ is not dict:
             return False
         for attr in attributes.values():

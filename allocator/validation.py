@@ -32,7 +32,7 @@ from typing import Any, Callable
 from .cel import CelCompileError, SelectorCompiler
 from .errors import FieldError, ObjectError
 from .features import Features
-from .objects import RESOURCE_GROUP, RESOURCE_VERSIONS, normalise
+from .objects import RESOURCE_GROUP, RESOURCE_VERSIONS, Prepared, normalise
 from .quantity import QuantityError, parse_quantity
 
 # k8s.io/api resource/v1 types.go limits.
@@ -965,7 +965,7 @@ def validate_object(obj: Any, features: Features, prepared: dict | None = None) 
         _pod(obj, problems)
     elif kind in ("ResourceSlice", "DeviceClass"):
         try:
-            normalised_kind, normalised = normalise(obj, getattr(prepared, "plain", None))
+            normalised_kind, normalised = normalise(obj, prepared if isinstance(prepared, Prepared) else None)
         except FieldError as error:
             problems.add(error.field, error.message)
         else:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import sys
 
+from allocator.objects import ATTRIBUTE_TYPES
+
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 _POD_SPEC_FIELDS = (
@@ -80,9 +82,9 @@ class Interner:
     long watch on a churning cluster: past it they start afresh (values already shared stay
     shared)."""
 
-    __slots__ = ("_shared", "_wholes", "_encode", "limit")
+    __slots__ = ("_shared", "_wholes", "_encode", "limit", "plain_attributes")
 
-    def __init__(self, limit: int = 1 << 21) -> None:
+    def __init__(self, limit: int = 1 << 21, record_plain: bool = False) -> None:
         self._shared: dict[tuple, dict] = {}
         """(value type, leaf) for a string leaf, ((value type, leaf), Python type) for any other
         -> the one dict holding it: {"int": 1}, {"int": True} and {"int": 1.0} are equal as dict
@@ -91,6 +93,11 @@ class Interner:
         """JSON spelling -> the one capacity dict or counter list spelt so."""
         self._encode = _json_encoder()
         self.limit = limit
+        self.plain_attributes: dict[int, dict] | None = {} if record_plain else None
+        """With `record_plain` (a file source, which validates what it loaded once, at once):
+        id -> the spec of each slice whose devices' attributes are all plain
+        (allocator.objects.ATTRIBUTE_TYPES), found while sharing them, for
+        allocator.objects.Prepared.plain_attributes: validation then need not walk them again."""
 
     def slice(self, obj: dict) -> None:
         """Share the repeated values of one ResourceSlice, in place (it was just decoded and is
@@ -100,18 +107,24 @@ class Interner:
             return
         if len(self._shared) + len(self._wholes) > self.limit:
             self._shared, self._wholes = {}, {}
-        leaves, whole, intern = self._leaves, self._whole, sys.intern
+        whole, intern = self._whole, sys.intern
+        attributes = self._leaves if self.plain_attributes is None else self._attributes
+        plain = True
         devices = spec.get("devices")
         if isinstance(devices, list):
             for device in devices:
                 if device.__class__ is not dict:
+                    plain = False
                     continue
                 name = device.get("name")
                 if name.__class__ is str:
                     device["name"] = intern(name)
                 values = device.get("attributes")
                 if values.__class__ is dict:
-                    leaves(values)
+                    if attributes(values) is False:
+                        plain = False
+                elif values is not None:
+                    plain = False
                 values = device.get("capacity")
                 if values.__class__ is dict and values:
                     found = whole(values)
@@ -122,6 +135,8 @@ class Interner:
                     found = whole(consumes)
                     if found is not consumes:
                         device["consumesCounters"] = found
+            if plain and self.plain_attributes is not None:
+                self.plain_attributes[id(spec)] = spec
         counter_sets = spec.get("sharedCounters")
         if counter_sets.__class__ is list and counter_sets:
             found = whole(counter_sets)
@@ -171,6 +186,30 @@ class Interner:
             found = shared.setdefault(key, value)
             if found is not value:
                 values[name] = found
+
+
+    def _attributes(self, values: dict) -> bool:
+        """_leaves for a device's attributes, telling whether all are plain (one-key dicts of a
+        known value type, the value not null; allocator.objects.ATTRIBUTE_TYPES)."""
+        shared, types, plain = self._shared, ATTRIBUTE_TYPES, True
+        for name, value in values.items():
+            if value.__class__ is not dict or len(value) != 1:
+                plain = False
+                continue
+            for key in value.items():
+                pass
+            leaf = key[1]
+            if leaf is None or key[0] not in types:
+                plain = False
+            leaf_type = leaf.__class__
+            if leaf_type is not str:
+                if leaf_type is not int and leaf_type is not bool and leaf_type is not float:
+                    continue
+                key = (key, leaf_type)
+            found = shared.setdefault(key, value)
+            if found is not value:
+                values[name] = found
+        return plain
 
 
 def _json_encoder():

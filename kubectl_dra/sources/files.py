@@ -36,6 +36,8 @@ class FileSource(Source):
         self.kept_kinds: collections.Counter[str] = collections.Counter()
         self.missing_kinds: list = []
         """[KindStatus] of the kinds a snapshot's cluster could not read: Unknown again here."""
+        self.plain_attributes: dict[int, dict] = {}
+        """What loading found of the slices' attributes, for validation (objects.Interner)."""
 
     def open(self) -> Store:
         connection = {"mode": self.mode, "source": "built-in demo" if self.mode == "demo" else self.path}
@@ -59,7 +61,8 @@ class FileSource(Source):
         return store
 
     def _collect(self, by_kind: dict[str, list[dict]], connection: dict) -> None:
-        shared = objects.Interner()
+        shared = objects.Interner(record_plain=True)
+        self.plain_attributes = shared.plain_attributes
         for document in read_documents(self.path, each=shared.slice):
             kind = document.obj["kind"]
             if kind == snapshot.SNAPSHOT_KIND:
@@ -110,10 +113,12 @@ class FileSource(Source):
         from allocator.objects import Prepared
 
         features = store.features()
-        prepared = Prepared()  # the object set takes the slices and classes as validation normalised them
+        # The object set takes the slices and classes as validation normalised them.
+        prepared = Prepared(plain_attributes=self.plain_attributes)
         errors = [error for kind in VALIDATED_KINDS for obj in store.items(kind)
                   for error in allocator.validate_object(obj, features, prepared)]
         errors.extend(error for error in store.object_set(prepared).errors if error.kind not in VALIDATED_KINDS)
+        self.plain_attributes = {}  # told once: a later check walks every attribute again
         if not errors:
             return
         order = {key: index for index, key in enumerate(self.origins)}  # the order of the file(s)

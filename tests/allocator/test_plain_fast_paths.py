@@ -126,8 +126,8 @@ def test_fast_paths_change_no_outcome(case, per_device, version, features, monke
         del obj["spec"]["nodeName"]
         obj["spec"]["perDeviceNodeSelection"] = True
     fast = outcome(copy.deepcopy(obj), features)
-    monkeypatch.setattr(objects_module, "_plain_device", lambda device, plain=None: False)
-    monkeypatch.setattr(validation_module, "_plain_device", lambda device, groups: False)
+    monkeypatch.setattr(objects_module, "_plain_device", lambda *args: False)
+    monkeypatch.setattr(validation_module, "_plain_device", lambda *args: False)
     slow = outcome(copy.deepcopy(obj), features)
     assert fast == slow
 
@@ -220,3 +220,20 @@ def test_values_shared_between_slices_are_checked_once_and_still_judged():
         without = [[str(e) for e in validate_object(s, F37, {})] for s in alone]
         assert with_memo == without
         assert bool(prepared.plain) == (capacity["memory"]["value"] == "40Gi")
+
+
+@pytest.mark.parametrize("version", ["v1", "v1beta1"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_attributes_the_interner_found_plain_are_judged_the_same(case, version):
+    """A file source's Interner tells validation which slices' attributes are all plain
+    (Prepared.plain_attributes); the errors are those of a validation told nothing."""
+    from allocator.objects import Prepared
+
+    told = resource_slice(copy.deepcopy(CASES[case]), version=version)
+    interner = Interner(record_plain=True)
+    interner.slice(told)
+    errors = [str(e) for e in validate_object(told, F37, Prepared(plain_attributes=interner.plain_attributes))]
+    untold = resource_slice(copy.deepcopy(CASES[case]), version=version)
+    assert errors == [str(e) for e in validate_object(untold, F37, Prepared())]
+    broken = (case.startswith("attribute") and case != "attribute list") or case == "device not an object"
+    assert (id(told["spec"]) in interner.plain_attributes) == (not broken)
