@@ -235,16 +235,26 @@ def _analyze(index: ClusterIndex, features: Features) -> list[PoolReport]:
                                   counter_shortage(d, available) if available and not allocated_state.is_allocated(d.id) else None,
                                   scopes_of[id(s)])
                    for s in current for d in s.devices]
-        counts = DeviceCounts(
-            total=len(devices),
-            allocated=sum(1 for d in devices if d.allocated),
-            free=sum(1 for d in devices if d.free),
-            tainted=sum(1 for d in devices if d.tainted),
-        )
+        counts = _counts(devices)
         counter_sets = _counter_usage(current, devices, usage)
         reports.append(PoolReport(pool_id[0], pool_id[1], generation, len(current), expected, state, reason, scope,
                                   [s.name for s in current], stale, devices, counts, counter_sets))
     return reports
+
+
+def _counts(devices: list[DeviceReport]) -> DeviceCounts:
+    """The pool's DeviceCounts in one pass (DeviceReport.allocated, .tainted and .free, each read
+    once per device; a device without holders or taints skips the property)."""
+    allocated = tainted = free = 0
+    for d in devices:
+        held = bool(d.allocated_by) and d.allocated
+        blocked = bool(d.taints) and d.tainted
+        allocated += held
+        tainted += blocked
+        if (d.usable and not blocked and not d.counters_blocked and not d.capacity_blocked
+                and (not held or d.allow_multiple_allocations)):
+            free += 1
+    return DeviceCounts(total=len(devices), allocated=allocated, free=free, tainted=tainted)
 
 
 def capacity_exhausted(capacity: dict[str, Quantity], consumed: dict[str, Quantity]) -> str | None:

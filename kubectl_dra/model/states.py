@@ -104,6 +104,22 @@ def device_state_why(device: allocator.DeviceReport, blind: Blind = SEES_ALL) ->
     return FREE, None
 
 
+def _state_seeing_all(device: allocator.DeviceReport) -> str:
+    """device_state(device) when every input is readable, spelt out for counting a million devices
+    (the same order of rules)."""
+    if not device.usable:
+        return UNAVAILABLE
+    if device.allocated_by and device.allocated:
+        if not device.allow_multiple_allocations:
+            return ALLOCATED
+        return BLOCKED_BY_CAPACITY if device.capacity_blocked else SHARED
+    if device.taints and device.tainted:
+        return TAINTED
+    if device.counters_blocked:
+        return BLOCKED_BY_COUNTERS
+    return FREE
+
+
 def state_text(device: allocator.DeviceReport, blind: Blind = SEES_ALL) -> str:
     """A device's STATE cell: the word, and for Unknown why (`Unknown (claims not readable)`)."""
     state, missing = device_state_why(device, blind)
@@ -124,7 +140,7 @@ class StateCounts:
     @classmethod
     def of(cls, devices: Iterable[allocator.DeviceReport], blind: Blind = SEES_ALL) -> StateCounts:
         if not blind:
-            return cls.from_states(device_state(device) for device in devices)
+            return cls.from_states(map(_state_seeing_all, devices))
         whys = [device_state_why(device, blind) for device in devices]
         return cls.from_states((state for state, _ in whys), frozenset(kind for _, kind in whys if kind))
 
