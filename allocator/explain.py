@@ -10,7 +10,9 @@ The JSON form is documented in docs/EXPLANATION.md.
 
 from __future__ import annotations
 
+import marshal
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import capacity as capacity_rules
@@ -547,7 +549,7 @@ class _Explainer:
                 shared = self.sharing.judged.get(signature[0])
                 if shared is not None:
                     self.shared_nodes += 1
-                    return self._finish(verdict, unavailable, specs, *self.sharing.mapped(shared, node_name, signature[1]))
+                    return self._finish(verdict, unavailable, specs, shared, _Renaming(shared, node_name, signature[1]))
         if specs:
             try:
                 if gather_error is not None:
@@ -576,23 +578,23 @@ class _Explainer:
                 requests.append(outcome.requests)
             verdict.claims.append(outcome)
         if signature is not None and search_verdict != ERROR and search_message in _SHAREABLE_MESSAGES:
-            self.sharing.judged[signature[0]] = _Judged(node_name, signature[1], search_verdict, search_message,
-                                                        results, trace.allocate_one_calls, requests)
+            self.sharing.remember(signature, node_name, search_verdict, search_message, results,
+                                  trace.allocate_one_calls, requests)
         return verdict
 
-    def _finish(self, verdict: NodeVerdict, unavailable: list[str], specs: list[ClaimSpec], search_verdict: str,
-                search_message: str, results: list[dict] | None, steps: int,
-                requests: list[list[RequestOutcome]]) -> NodeVerdict:
-        """A node's verdict from a search shared with an equivalent node (mapped to this one)."""
-        verdict.verdict, verdict.message, verdict.search_steps = search_verdict, search_message, steps
+    def _finish(self, verdict: NodeVerdict, unavailable: list[str], specs: list[ClaimSpec], judged: "_Judged",
+                renaming: "_Renaming") -> NodeVerdict:
+        """A node's verdict from a search shared with an alike node, mapped to this one when read."""
+        verdict.verdict, verdict.message, verdict.search_steps = judged.verdict, judged.message, judged.steps
         _settle_message(verdict, unavailable, specs)
+        holder = self.sharing.holder
         to_allocate = [s for s in self.slots if s.state in ("ToAllocate", "WhatIf")]
         for ci, slot in enumerate(to_allocate):
             outcome = self._claim_outcome(slot)
-            if results is not None:
-                outcome.allocation = results[ci]
+            if judged.results is not None:
+                outcome = _SharedClaimOutcome(outcome, judged.results[ci], renaming)
             if self.diagnose:
-                outcome.requests = requests[ci]
+                outcome.requests = [_SharedRequestOutcome(o, renaming, holder) for o in judged.requests[ci]]
             verdict.claims.append(outcome)
         return verdict
 
@@ -745,17 +747,30 @@ class _Diagnoser:
 
 def _holder(objs: ObjectSet, device: DeviceID) -> str:
     """Who holds an allocated device, for an InUse rejection."""
-    cache = objs._cache.setdefault("holder-text", {})
-    text = cache.get(device)
-    if text is None:
-        holders = [h for h in _usage(objs).get(device, []) if not h.admin_access]
-        if not holders:
-            text = "allocated"
-        else:
-            pods = ", ".join(f"{ns}/{n}" for h in holders for ns, n in h.pods)
-            text = f"allocated to claim {holders[0].claim_ref}" + (f" (pod {pods})" if pods else "")
-        cache[device] = text
-    return text
+    return _holder_texts(objs)(device)
+
+
+def _holder_texts(objs: ObjectSet) -> Callable[[DeviceID], str]:
+    """_holder for `objs` as they are now: the texts come from the usage read at the first call
+    (an explanation's shared verdicts name holders when first read, after the search)."""
+    texts = objs._cache.get("holder-text")
+    if texts is None:
+        usage, known = _usage(objs), {}
+
+        def texts(device: DeviceID) -> str:
+            text = known.get(device)
+            if text is None:
+                holders = [h for h in usage.get(device, ()) if not h.admin_access]
+                if not holders:
+                    text = "allocated"
+                else:
+                    pods = ", ".join(f"{ns}/{n}" for h in holders for ns, n in h.pods)
+                    text = f"allocated to claim {holders[0].claim_ref}" + (f" (pod {pods})" if pods else "")
+                known[device] = text
+            return text
+
+        objs._cache["holder-text"] = texts
+    return texts
 
 
 # ---------------------------------------------------------------------------- nodes sharing a search
@@ -772,7 +787,90 @@ class _Judged:
     message: str
     results: list[dict] | None
     steps: int
-    requests: list[list[RequestOutcome]]
+    requests: list[list["_JudgedRequest"]]
+
+
+@dataclass(frozen=True)
+class _JudgedRequest:
+    """A request's outcome on a judged node, as it was when judged (callers may change the node's own
+    RequestOutcome later): what alike nodes map device by device when their outcome is read."""
+
+    name: str
+    device_class: str | None
+    wanted: int | str
+    candidates: int
+    selected: bool
+    chosen: tuple[DeviceID, ...]
+    # (device, reason, message, whether the message is the device's holder text: InUse)
+    rejected: tuple[tuple[DeviceID, str, str, bool], ...]
+    counts: Counter
+
+    @classmethod
+    def of(cls, outcome: RequestOutcome, holder: Callable[[DeviceID], str] | None) -> "_JudgedRequest":
+        rejected = tuple((r.device, r.code, r.message, r.code == IN_USE and r.message == holder(r.device))
+                         for r in outcome.rejected)
+        return cls(outcome.name, outcome.device_class, outcome.wanted, outcome.candidates, outcome.selected,
+                   tuple(outcome.chosen), rejected, outcome.reason_counts())
+
+
+class _SharedRequestOutcome(RequestOutcome):
+    """A request's outcome on a node that shares an alike node's search: its chosen and rejected
+    devices are the judged node's renamed pool by pool, InUse reasons naming each device's own
+    holder, made when first read (nothing reads them for most nodes of a fleet unless every
+    node is printed). Counts and reasons are the judged node's."""
+
+    def __init__(self, judged: _JudgedRequest, rename: Callable[[DeviceID], DeviceID],
+                 holder: Callable[[DeviceID], str] | None):
+        self.name, self.device_class, self.wanted = judged.name, judged.device_class, judged.wanted
+        self.candidates, self.selected = judged.candidates, judged.selected
+        self._judged, self._rename, self._holder = judged, rename, holder
+        self._chosen: list[DeviceID] | None = None
+        self._rejected: list[DeviceRejection] | None = None
+
+    @property
+    def chosen(self) -> list[DeviceID]:
+        if self._chosen is None:
+            self._chosen = [self._rename(d) for d in self._judged.chosen]
+        return self._chosen
+
+    @chosen.setter
+    def chosen(self, value: list[DeviceID]) -> None:
+        self._chosen = value
+
+    @property
+    def rejected(self) -> list[DeviceRejection]:
+        if self._rejected is None:
+            rename, holder, rejected = self._rename, self._holder, []
+            for device, code, message, holds in self._judged.rejected:
+                new = rename(device)
+                if holds and new != device:
+                    message = holder(new)
+                rejected.append(DeviceRejection(new, code, message))
+            self._rejected = rejected
+        return self._rejected
+
+    @rejected.setter
+    def rejected(self, value: list[DeviceRejection]) -> None:
+        self._rejected = value
+
+    def reason_counts(self) -> Counter:
+        if self._rejected is None:
+            return Counter(self._judged.counts)
+        return super().reason_counts()
+
+    def __eq__(self, other):
+        if not isinstance(other, RequestOutcome):
+            return NotImplemented
+        return _request_fields(self) == _request_fields(other)
+
+    __hash__ = None  # like the dataclass's
+
+    def __repr__(self) -> str:
+        return "RequestOutcome" + super().__repr__()[len(type(self).__qualname__):]
+
+
+def _request_fields(o: RequestOutcome) -> tuple:
+    return (o.name, o.device_class, o.wanted, o.candidates, o.chosen, o.rejected, o.selected)
 
 
 class _NodeSharing:
@@ -797,7 +895,9 @@ class _NodeSharing:
         self.names = names            # attribute identifiers the pod can read; None: all of them
         self.judged: dict[tuple, _Judged] = {}
         self.list_values = list_values   # whether CEL takes list attributes (else they fail every selector)
-        self._idents: dict[str, str] = {}
+        self._readable: dict[tuple, tuple] = {}   # a device's attribute names -> those the pod can read
+        self._pool_states: dict | None = None
+        self.holder: Callable[[DeviceID], str] | None = None   # holder texts, once an InUse reason is shared
 
     @classmethod
     def prepare(cls, explainer: "_Explainer", specs: list[ClaimSpec], state: AllocatedState,
@@ -861,70 +961,164 @@ class _NodeSharing:
             local.append((pool.driver, pool.name))
             slice_keys = []
             for s in slices:
-                devices = []
-                for device in s.devices:
-                    key = self._device(device)
-                    if key is None:
-                        return None
-                    devices.append(key)
-                slice_keys.append((repr(s.raw["spec"].get("sharedCounters")), tuple(devices)))
-            parts.append((pool.driver, same_name, pool.has_binding_conditions, tuple(slice_keys)))
+                key = self._slice_key(s)
+                if key is None:
+                    return None
+                slice_keys.append(key)
+            parts.append((pool.driver, same_name, pool.has_binding_conditions, tuple(slice_keys),
+                          self._pool_state(pool, slices)))
         if len({name for _, name in local} & {part[1] for part in parts if isinstance(part[1], str)}):
             return None  # a pool of the node's own named like a shared one
         return tuple(parts), tuple(local)
 
-    def _device(self, device: Device) -> tuple | None:
-        raw = device.raw
-        if raw.get("allowMultipleAllocations"):
+    def _slice_key(self, s) -> tuple | None:
+        """What the search and the diagnosis can tell about a slice of a node's own, apart from its
+        node and pool names: its counter sets, and device by device the published data (without
+        the attributes the pod cannot read), taints, and the list attribute that fails every
+        selector where CEL cannot take lists; None if a device may be allocated more than once.
+        Built with one repr per slice (40,000 devices per explanation at fleet scale, issue 18)."""
+        names, readable_of, list_values = self.names, self._readable, self.list_values
+        published: list = []
+        taints: list | None = None
+        lists: list | None = None
+        for position, device in enumerate(s.devices):
+            raw = device.raw
+            if raw.get("allowMultipleAllocations"):
+                return None
+            if device.taints:
+                if taints is None:
+                    taints = []
+                taints.append((position, tuple(device.taints)))
+            if not list_values:
+                # A list attribute fails every selector on releases without list values, read or not.
+                if lists is None:
+                    lists = []
+                lists.append(device.list_attribute)
+            attributes = raw.get("attributes") if names is not None else None
+            if not attributes:
+                published.append(raw)
+                continue
+            keys = tuple(attributes)
+            readable = readable_of.get(keys)
+            if readable is None:
+                readable = readable_of[keys] = tuple(
+                    name for name in keys if (name.partition("/")[2] or name) in names)
+            rest = raw.copy()
+            del rest["attributes"]
+            published.append((rest, readable, [attributes[name] for name in readable]))
+        return (_dump(s.raw["spec"].get("sharedCounters")), _dump(published),
+                None if taints is None else tuple(taints), None if lists is None else tuple(lists))
+
+    def _state_by_pool(self) -> dict[tuple[str, str], tuple[set, dict, set]]:
+        """Per pool (driver, name), from the allocation state: the names of its devices allocated,
+        their aggregated consumed capacity (repr, by name) and those shared; computed once."""
+        by_pool = self._pool_states
+        if by_pool is None:
+            state = self.state
+            by_pool = self._pool_states = {}
+            for which, ids in enumerate((state.devices, state.aggregated_capacity, state.shared_devices)):
+                for id_ in ids:
+                    group = by_pool.get((id_.driver, id_.pool))
+                    if group is None:
+                        group = by_pool[(id_.driver, id_.pool)] = (set(), {}, set())
+                    if which == 1:
+                        group[1][id_.device] = repr(ids[id_])
+                    else:
+                        group[which].add(id_.device)
+        return by_pool
+
+    def _pool_state(self, pool, slices) -> str | None:
+        """The allocation state of the pool's devices (those in `slices`), by device name: with the
+        slices' keys naming every device, equal texts mean equal states device by device."""
+        group = self._state_by_pool().get((pool.driver, pool.name))
+        if group is None:
             return None
-        attributes = device.raw_attributes
-        if self.names is None:
-            published = repr(raw)
-        else:
-            published = repr([item for item in raw.items() if item[0] != "attributes"])
-            idents, names = self._idents, self.names
-            readable = []
-            for name, value in attributes.items():
-                ident = idents.get(name)
-                if ident is None:
-                    ident = idents[name] = name.partition("/")[2] or name
-                if ident in names:
-                    readable.append((name, repr(value)))
-            published = (published, tuple(readable))
-        state, id_ = self.state, device.id
-        aggregated = state.aggregated_capacity.get(id_)
-        # A list attribute fails every selector on releases without list values, read or not.
-        list_attribute = None if self.list_values else device.list_attribute
-        return (published, list_attribute, tuple(device.taints) if device.taints else (),
-                id_ in state.devices, None if aggregated is None else repr(aggregated), id_ in state.shared_devices)
+        present = {device.name for s in slices for device in s.devices}
+        allocated, aggregated, shared = group
+        state = (sorted(allocated & present), sorted((name, text) for name, text in aggregated.items() if name in present),
+                 sorted(shared & present))
+        return repr(state) if any(state) else None
 
-    def mapped(self, judged: _Judged, node_name: str, local: tuple):
-        """The judged node's outcome for an alike node: (verdict, message, results, steps, requests)."""
-        pools = {old: new for old, new in zip(judged.local_pools, local)}
-        objs = self.e.objs
+    def remember(self, signature: tuple[tuple, tuple], node_name: str, verdict: str, message: str,
+                 results: list[dict] | None, steps: int, requests: list[list[RequestOutcome]]) -> None:
+        """Keeps a judged node's outcome for the alike nodes that follow."""
+        if self.holder is None and any(r.code == IN_USE for outcomes in requests for o in outcomes for r in o.rejected):
+            # The texts of the allocation state searched (not of objects changed before a read).
+            self.holder = _holder_texts(self.e.objs)
+        frozen = [[_JudgedRequest.of(o, self.holder) for o in outcomes] for outcomes in requests]
+        # A copy: alike nodes map it when read, whatever happens to the judged node's own later.
+        results = None if results is None else [json_copy(a) for a in results]
+        self.judged[signature[0]] = _Judged(node_name, signature[1], verdict, message, results, steps, frozen)
 
-        def device_id(device: DeviceID) -> DeviceID:
-            new = pools.get((device.driver, device.pool))
-            return DeviceID(device.driver, new[1], device.device) if new is not None else device
 
-        results = None
-        if judged.results is not None:
-            results = [_mapped_allocation(a, pools, judged.node, node_name) for a in judged.results]
-        requests = []
-        for outcomes in judged.requests:
-            mapped = []
-            for o in outcomes:
-                rejected = []
-                for r in o.rejected:
-                    new = device_id(r.device)
-                    message = r.message
-                    if r.code == IN_USE and new != r.device and message == _holder(objs, r.device):
-                        message = _holder(objs, new)
-                    rejected.append(DeviceRejection(new, r.code, message))
-                mapped.append(RequestOutcome(o.name, o.device_class, o.wanted, o.candidates,
-                                             [device_id(d) for d in o.chosen], rejected, o.selected))
-            requests.append(mapped)
-        return judged.verdict, judged.message, results, judged.steps, requests
+class _Renaming:
+    """A judged node's devices and allocations as an alike node's: its own pools renamed."""
+
+    __slots__ = ("judged", "node", "local", "_pools")
+
+    def __init__(self, judged: _Judged, node: str, local: tuple):
+        self.judged, self.node, self.local = judged, node, local
+        self._pools: dict | None = None
+
+    @property
+    def pools(self) -> dict:
+        if self._pools is None:
+            self._pools = {old: new for old, new in zip(self.judged.local_pools, self.local)}
+        return self._pools
+
+    def __call__(self, device: DeviceID) -> DeviceID:
+        new = self.pools.get((device.driver, device.pool))
+        return DeviceID(device.driver, new[1], device.device) if new is not None else device
+
+    def allocation(self, allocation: dict) -> dict:
+        return _mapped_allocation(allocation, self.pools, self.judged.node, self.node)
+
+
+class _SharedClaimOutcome(ClaimOutcome):
+    """A claim's outcome on a node that shares an alike node's search: the allocation is the judged
+    node's mapped to this node (devices renamed, the node selector naming it) when first read."""
+
+    def __init__(self, outcome: ClaimOutcome, judged: dict, renaming: _Renaming):
+        self.namespace, self.name, self.pod_claim_name = outcome.namespace, outcome.name, outcome.pod_claim_name
+        self.state, self.requests, self.message = outcome.state, outcome.requests, outcome.message
+        self._judged, self._renaming = judged, renaming
+        self._allocation: dict | None = None
+        self._mapped = False
+
+    @property
+    def allocation(self) -> dict | None:
+        if not self._mapped:
+            self._allocation, self._mapped = self._renaming.allocation(self._judged), True
+        return self._allocation
+
+    @allocation.setter
+    def allocation(self, value: dict | None) -> None:
+        self._allocation, self._mapped = value, True
+
+    def __eq__(self, other):
+        if not isinstance(other, ClaimOutcome):
+            return NotImplemented
+        return _claim_fields(self) == _claim_fields(other)
+
+    __hash__ = None  # like the dataclass's
+
+    def __repr__(self) -> str:
+        return "ClaimOutcome" + super().__repr__()[len(type(self).__qualname__):]
+
+
+def _claim_fields(o: ClaimOutcome) -> tuple:
+    return (o.namespace, o.name, o.pod_claim_name, o.state, o.requests, o.allocation, o.message)
+
+
+def _dump(value) -> bytes | str:
+    """`value` (published data: JSON values, tuples) as one string that only an equal value, of the
+    same types throughout (1, 1.0 and True differ), has: marshal's version 2 (no references
+    between equal objects, nothing of which strings are interned, so equal values dump alike)
+    where it takes every part (3x faster than repr at fleet scale, issue 18), else repr."""
+    try:
+        return marshal.dumps(value, 2)
+    except ValueError:  # a type marshal does not write (a subclass, a datetime from YAML)
+        return repr(value)
 
 
 def _node_name_selector(node_name: str) -> dict:

@@ -147,3 +147,40 @@ def test_nodes_share_only_if_their_pools_are_named_alike(minor):
     shared, alone, count = both_ways(objects, "bench", "bench", features)
     assert shared == alone
     assert count == 1
+
+
+@pytest.mark.parametrize("case", ["plain", "realistic"])
+def test_shared_verdicts_are_equal_objects_to_those_judged_alone(case):
+    # Alike nodes' outcomes are mapped when first read: as objects they still compare equal to
+    # (and print like) those of a node judged on its own.
+    objects = oracle_bench.snapshot(4, case)
+    features = allocator.Features.for_version(37)
+    shared = allocator.explain_pod(allocator.load_objects(copy.deepcopy(objects)), "bench", "bench", features)
+    alone = allocator.explain_pod(allocator.load_objects(copy.deepcopy(objects)), "bench", "bench", features,
+                                  share=False)
+    assert shared.shared_nodes == 3
+    assert shared.nodes == alone.nodes
+    assert alone.nodes == shared.nodes
+    assert [repr(n) for n in shared.nodes] == [repr(n) for n in alone.nodes]
+    for mine, theirs in zip(shared.nodes, alone.nodes):
+        for claim, other in zip(mine.claims, theirs.claims):
+            for request, expected in zip(claim.requests, other.requests):
+                assert request.reason_counts() == expected.reason_counts()
+
+
+def test_a_shared_verdict_read_late_is_the_one_the_search_gave():
+    # What a caller does to the judged node's outcome before reading an alike node's does not
+    # reach the alike node: the judged outcome is kept as it was when judged.
+    objects = oracle_bench.snapshot(3, "partitionable")
+    features = allocator.Features.for_version(37)
+    alone = allocator.explain_pod(allocator.load_objects(copy.deepcopy(objects)), "bench", "bench", features,
+                                  share=False).to_dict()
+    shared = allocator.explain_pod(allocator.load_objects(copy.deepcopy(objects)), "bench", "bench", features)
+    first = shared.nodes[0]
+    claim = first.claims[0]
+    claim.allocation["devices"]["results"][0]["device"] = "changed"
+    claim.requests[0].rejected.clear()
+    claim.requests[0].chosen.clear()
+    assert [n.to_dict() for n in shared.nodes[1:]] == alone["nodes"][1:]
+    in_use = [r for r in shared.nodes[1].claims[0].requests[0].rejected if r.code == "InUse"]
+    assert in_use and all(r.message == f"allocated to claim bench/held-{r.device.pool[-1]}" for r in in_use)
