@@ -156,15 +156,20 @@ class Prepared(dict):
     while this was filled: a source that shares whole values between devices
     (kubectl_dra.objects.Interner) has each one checked once, not once per device (issue 18).
 
+    `plain_counter_sets`: id -> a sharedCounters list found plain (apart from `plain`: a list that
+    is a device's consumesCounters is judged by other rules, and the Interner may share one list
+    between both places when they are spelt alike).
+
     `plain_attributes`: id -> a slice's spec every device of which has only plain attributes (see
     ATTRIBUTE_TYPES), told by the caller who already walked every attribute (the Interner, while
     sharing them): normalisation then does not walk them again. Same lifetime rule."""
 
-    __slots__ = ("plain", "plain_attributes")
+    __slots__ = ("plain", "plain_counter_sets", "plain_attributes")
 
     def __init__(self, *args, plain_attributes: dict[int, dict] | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.plain: dict[int, object] = {}
+        self.plain_counter_sets: dict[int, list] = {}
         self.plain_attributes: dict[int, dict] = plain_attributes if plain_attributes is not None else {}
 
 
@@ -416,12 +421,17 @@ def _normalise_slice(obj: dict, version: str, known: Prepared | None = None) -> 
     if count < 1:
         raise FieldError("spec.pool.resourceSliceCount", f"must be positive, not {count}")
     _node_selector(spec.get("nodeSelector"), "spec.nodeSelector", store=False)
-    for c, counter_set in enumerate(_list(spec, "sharedCounters", "spec.sharedCounters", store=False)):
-        cpath = f"spec.sharedCounters[{c}]"
-        if not isinstance(counter_set, dict):
-            raise FieldError(cpath, "must be an object")
-        _string(counter_set, "name", f"{cpath}.name")
-        _counters(counter_set, f"{cpath}.counters")
+    counter_sets = _list(spec, "sharedCounters", "spec.sharedCounters", store=False)
+    plain_sets = known.plain_counter_sets if known is not None and plain is not None else None
+    if plain_sets is None or plain_sets.get(id(counter_sets)) is not counter_sets:
+        for c, counter_set in enumerate(counter_sets):
+            cpath = f"spec.sharedCounters[{c}]"
+            if not isinstance(counter_set, dict):
+                raise FieldError(cpath, "must be an object")
+            _string(counter_set, "name", f"{cpath}.name")
+            _counters(counter_set, f"{cpath}.counters")
+        if plain_sets is not None and counter_sets:
+            plain_sets[id(counter_sets)] = counter_sets  # a list shared between slices (objects.Interner)
     for d, device in enumerate(_list(spec, "devices", "spec.devices", store=False)):
         if version == "v1beta1" or not _plain_device(device, plain, attributes_known):
             _normalise_device(device, d, version)

@@ -237,3 +237,22 @@ def test_attributes_the_interner_found_plain_are_judged_the_same(case, version):
     assert errors == [str(e) for e in validate_object(untold, F37, Prepared())]
     broken = (case.startswith("attribute") and case != "attribute list") or case == "device not an object"
     assert (id(told["spec"]) in interner.plain_attributes) == (not broken)
+
+
+def test_a_list_shared_as_counter_sets_and_as_consumed_counters_is_judged_in_each_place():
+    """The Interner shares lists spelt alike wherever they are; one found fine as a device's
+    consumesCounters is still judged by the rules of sharedCounters (a set needs a name)."""
+    from allocator.objects import Prepared
+
+    spelt_alike = [{"counterSet": "gpu-0-counters", "counters": {"memory": {"value": "1Gi"}}}]
+    consuming = resource_slice([device(consumesCounters=copy.deepcopy(spelt_alike))])
+    declaring = resource_slice([], sharedCounters=copy.deepcopy(spelt_alike))
+    del declaring["spec"]["devices"]
+    interner = Interner(record_plain=True)
+    interner.slice(consuming)
+    interner.slice(declaring)
+    assert declaring["spec"]["sharedCounters"] is consuming["spec"]["devices"][0]["consumesCounters"]
+    prepared = Prepared(plain_attributes=interner.plain_attributes)
+    assert validate_object(consuming, F37, prepared) == []
+    untold = copy.deepcopy(declaring)
+    assert [str(e) for e in validate_object(declaring, F37, prepared)] == [str(e) for e in validate_object(untold, F37)]
