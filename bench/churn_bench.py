@@ -170,11 +170,12 @@ async def measure(slices: int, devices: int, rate: float, seconds: float, warmup
     import tui.app as tui_app
     from tui.messages import DashboardReady
     from tui.screens.main import view_id
+    from textual.widgets import TabbedContent
     from tui.views import VIEWS
 
     store = fleet_store(slices, devices)
     with_temperatures(store)
-    frames: list[float] = []
+    frames: list[tuple[float, str]] = []
     ready: list[int] = []
 
     def hook(message) -> None:
@@ -184,7 +185,8 @@ async def measure(slices: int, devices: int, rate: float, seconds: float, warmup
     app = tui_app.DraApp(store)
     samples: list[dict] = []
     async with app.run_test(size=(160, 50), message_hook=hook) as pilot:
-        count_frames(app, frames)
+        tabs = app.main_screen.query_one("#views", TabbedContent)
+        count_frames(app, frames, state=lambda: tabs.active)
         while not ready:
             await asyncio.sleep(0.05)
 
@@ -192,17 +194,19 @@ async def measure(slices: int, devices: int, rate: float, seconds: float, warmup
         slow: list[dict] = []
 
         async def key_to_screen(number: int, name: str) -> float:
+            """From the key press to the end of the first frame drawn with the tab on screen. The
+            frame records which tab was active as it began: this coroutine runs on the same event
+            loop, so watching for the switch from here would see it only after that frame had been
+            drawn (and used to wait for the next one, counting one frame too many)."""
             if sampler is not None:
                 sampler.take()
                 sampler.active = True
+            frames.clear()  # (kept short: the list lives in the process whose memory is measured)
             start = time.perf_counter()
             press = asyncio.ensure_future(pilot.press(str(number)))
-            while app.main_screen.active_view_id != name:
+            while not any(tab == name and end > start for end, tab in frames):
                 await asyncio.sleep(0.001)
-            active = time.perf_counter()
-            while not frames or frames[-1] < active:
-                await asyncio.sleep(0.001)
-            shown = frames[-1] - start
+            shown = next(end for end, tab in frames if tab == name and end > start) - start
             await press
             if sampler is not None:
                 sampler.active = False

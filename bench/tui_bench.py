@@ -98,14 +98,17 @@ def claim_and_pod(index: int) -> tuple[dict, dict]:
     return claim, pod
 
 
-def count_frames(app, frames: list[float]) -> None:
+def count_frames(app, frames: list, state=None) -> None:
     """Appends the time of every frame the screen's compositor draws to `frames` (Textual offers no
-    public frame hook, so the bench wraps the refresh it calls)."""
+    public frame hook, so the bench wraps the refresh it calls); with `state`, a pair of the time and
+    what `state()` returned as the frame began: what that frame shows (the layout is redone just
+    before, in the same step of the event loop, so nothing can change in between)."""
     original_refresh = app.screen._compositor_refresh
 
     def counting_refresh(*args, **kwargs):
+        shown = state() if state is not None else None
         result = original_refresh(*args, **kwargs)
-        frames.append(time.perf_counter())
+        frames.append(time.perf_counter() if state is None else (time.perf_counter(), shown))
         return result
 
     app.screen._compositor_refresh = counting_refresh

@@ -40,6 +40,7 @@ from tui.screens.help import HelpScreen
 from tui.screens.main import DashboardScreen, view_id
 from tui.screens.picker import PickerScreen
 from tui.views import VIEWS
+from tui.views.base import RowCache
 
 ALL_NAMESPACES = "*"
 REFRESH_GAP_S = 0.5
@@ -61,14 +62,16 @@ FULL_GC_IDLE_S = 2.0
 FULL_GC_WINDOW_S = 4.0
 FULL_GC_UNATTENDED_S = 60.0
 FULL_GC_AT_LATEST_S = 90.0
-YOUNG_THRESHOLDS = (5000, 50)
+YOUNG_THRESHOLDS = (5000, 10)
 """The young generations' thresholds while the dashboard runs (Python's: 700, 10). Textual's strips
 refer to themselves through their caches and a pool analysis leaves its typed devices and slices
 in cycles: with Python's thresholds whatever lived past about 7,000 net allocations (a fraction
 of a second under churn) reached the oldest generation and waited there for the next full pass:
 14-48 MB of garbage per pass at 50 slice updates/s, filling arenas that later stay part used. At
-these, about 250,000 allocations: the young passes take most of it (4-6 MB left per pass), with
-about the same young-collection time in all, in ten times fewer, longer passes (bench/RESULTS.md)."""
+these, about 50,000 allocations, the young passes take most of it. A middle-generation pass walks
+everything younger than that age and holds the interpreter meanwhile, so the age is also the
+longest pause a key press can meet: at 250,000 (5000, 50) the passes took 120-160 ms at 50 updates/s
+and made a third of the slow presses; at 50,000 they take 30-60 ms (bench/RESULTS.md)."""
 SWITCH_INTERVAL_S = 0.001
 """How long the event loop may wait for the interpreter while the rebuild worker computes
 (Python's default, 5 ms, is paid at every await that sleeps: a key press crosses dozens)."""
@@ -199,6 +202,10 @@ class DraApp(App):
         self._last_rebuild_end = 0.0
         self._input_answered = threading.Event()
         self._input_answered.set()
+        self._inputs = 0
+        """Keys and clicks so far (counted on the event loop)."""
+        self._inputs_given_way = 0
+        """The count at which the rebuild worker last gave way (see `_give_way`)."""
         self._builder = ModelBuilder(refreeze=False)
         self._collector = IdleCollector()
         self._rebuild_input: tuple | None = None
@@ -206,6 +213,9 @@ class DraApp(App):
         self._view_classes = {view_id(view): view for view in VIEWS}
         self._view_caches = {name: view.new_cache() for name, view in self._view_classes.items()}
         """Owned by the rebuild worker (one runs at a time)."""
+        for cache in self._view_caches.values():
+            if isinstance(cache, RowCache):
+                cache.give_way = self._give_way
         self._built_at: dict[str, float] = {}
         """When each tab was last built (by the rebuild worker)."""
         self._shown_revision: dict[str, int] = {}
@@ -252,6 +262,7 @@ class DraApp(App):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.MouseDown)):
             self._collector.input()
+            self._inputs += 1
             self._input_answered.clear()
             self.call_after_refresh(self.call_after_refresh, self._input_answered.set)
         await super().on_event(event)
@@ -331,8 +342,8 @@ class DraApp(App):
         # ran would otherwise keep its arguments, the whole revision's objects, for good.
         (snapshot, namespace), self._rebuild_input = self._rebuild_input, None
         try:
-            for dashboard in self._builder.build(snapshot):
-                self._input_answered.wait(INPUT_FIRST_S)
+            for dashboard in self._builder.build(snapshot, give_way=self._give_way):
+                self._give_way()
                 # The view on screen first: a watch event shows up before the other tabs are redone.
                 active = self.active_view
                 shown = {active: self._view_classes[active].build(dashboard, namespace, self._view_caches[active])}
@@ -341,7 +352,7 @@ class DraApp(App):
                 others = []
                 for name, view in self._view_classes.items():
                     if name != active and self._hidden_due(name, dashboard):
-                        self._input_answered.wait(INPUT_FIRST_S)
+                        self._give_way()
                         others.append({name: view.build(dashboard, namespace, self._view_caches[name])})
                         self._built_at[name] = time.monotonic()
                 others = others or [{}]
@@ -352,6 +363,18 @@ class DraApp(App):
             self.call_from_thread(self._rebuild_failed, error)
             return
         self.call_from_thread(self._rebuild_done)
+
+    def _give_way(self) -> None:
+        """On the rebuild worker, between two small steps (a few pools analysed, a pool's rows
+        made): while a key or click is being answered, waits until the screen has been redrawn
+        twice, at most INPUT_FIRST_S, once per input. The threads share the interpreter and take
+        turns every SWITCH_INTERVAL_S: a rebuild running on would halve the speed of the answer and
+        add its collector passes to it; waiting only between whole views and models left it running
+        for up to 300 ms of a press."""
+        if self._input_answered.is_set() or self._inputs == self._inputs_given_way:
+            return
+        self._inputs_given_way = self._inputs
+        self._input_answered.wait(INPUT_FIRST_S)
 
     def _hidden_due(self, name: str, dashboard: Dashboard) -> bool:
         """Whether the rebuild worker builds a tab that is not on screen: always, but under churn

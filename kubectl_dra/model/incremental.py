@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 import time
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 import allocator
 from allocator.gcpause import paused_gc
@@ -190,6 +190,8 @@ class ModelBuilder:
     BATCH = 2048
     PAUSE_GC_FROM = 256
     """Pools analysed in one batch from which the collector is paused (see `_analyze`)."""
+    GIVE_WAY_EVERY = 4
+    """Under churn, pools analysed between two calls of `build`'s `give_way`."""
 
     def __init__(self, refreeze: bool = True) -> None:
         """`refreeze`: collect and freeze the heap again every REFREEZE_EVERY_S under churn (see
@@ -208,10 +210,13 @@ class ModelBuilder:
         self._others = OtherObjects()
         self._frozen_at: float | None = None
 
-    def build(self, snapshot: StoreSnapshot) -> Iterator[ClusterModel]:
+    def build(self, snapshot: StoreSnapshot, give_way: Callable[[], None] | None = None) -> Iterator[ClusterModel]:
         """Yields ClusterModels until every pool is analysed: on the first load, one early with the
         first pools (a screenful, in display order); later, one per BATCH changed pools (usually a
-        single one: a burst of watch events is one update on screen)."""
+        single one: a burst of watch events is one update on screen). `give_way` is called every
+        GIVE_WAY_EVERY pools of a small batch: a caller on another thread than its user interface
+        waits there while a key is answered (threads share the interpreter: an analysis running on
+        would halve the speed of the answer)."""
         items = snapshot.items
         first_load = not self.pools.reports()
         pending = self.pools.plan(items["ResourceSlice"], items["ResourceClaim"],
@@ -219,7 +224,7 @@ class ModelBuilder:
         size = self.FIRST_BATCH if first_load else self.BATCH
         first, rest = pending[:size], pending[size:]
         if first:
-            self._analyze(first)
+            self._analyze(first, give_way)
         while True:
             if not rest:
                 self._refreeze()
@@ -238,9 +243,9 @@ class ModelBuilder:
             if not rest:
                 break
             batch, rest = rest[: self.BATCH], rest[self.BATCH:]
-            self._analyze(batch)
+            self._analyze(batch, give_way)
 
-    def _analyze(self, pool_ids: list[PoolId]) -> None:
+    def _analyze(self, pool_ids: list[PoolId], give_way: Callable[[], None] | None) -> None:
         """Analysing many pools allocates millions of long-lived objects: collector passes every few
         thousand allocations would walk all of them and double the time, so they are paused. Not for
         the few pools of a watch event: paused, the collector's next young pass would have to walk
@@ -248,8 +253,14 @@ class ModelBuilder:
         if len(pool_ids) >= self.PAUSE_GC_FROM:
             with paused_gc():
                 self.pools.analyze(pool_ids)
-        else:
+        elif give_way is None:
             self.pools.analyze(pool_ids)
+        else:
+            # A pool's report depends on its own slices and claims and the rules only: analysed in
+            # parts, the reports are the same.
+            for start in range(0, len(pool_ids), self.GIVE_WAY_EVERY):
+                self.pools.analyze(pool_ids[start:start + self.GIVE_WAY_EVERY])
+                give_way()
 
     def _refreeze(self) -> None:
         """Reports are acyclic and live until their pool changes (then reference counting frees

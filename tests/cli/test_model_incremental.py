@@ -140,7 +140,12 @@ def rows(model: ClusterModel, caches: dict | None = None) -> dict:
 def test_incremental_model_equals_a_model_built_from_scratch(objects, data):
     store = loaded(objects)
     builder = ModelBuilder()
+    builder.GIVE_WAY_EVERY = 1  # analysed pool by pool where it gives way: the most parts
     caches = {view_id(view): view.new_cache() for view in TABLE_VIEWS}
+    give_way = (lambda: None) if data.draw(st.booleans(), label="gives way") else None
+    for cache in caches.values():
+        if hasattr(cache, "give_way"):
+            cache.give_way = give_way
     for step in range(data.draw(st.integers(1, 8), label="events")):
         for _ in range(data.draw(st.integers(1, 3), label="burst")):  # a burst is one revision
             change = data.draw(event(store), label="event")
@@ -148,7 +153,28 @@ def test_incremental_model_equals_a_model_built_from_scratch(objects, data):
                 store.set_kind_status(change[1])
             else:
                 store.apply(*change)
-        *_, model = builder.build(take_snapshot(store))
+        *_, model = builder.build(take_snapshot(store), give_way=give_way)
         scratch = ClusterModel.from_store(store)
         assert facts(model) == facts(scratch), f"after event batch {step}"
         assert rows(model, caches) == rows(scratch), f"tables after event batch {step}"
+
+
+def test_a_rebuild_gives_way_between_parts_of_its_pools():
+    """Under churn the dashboard's worker waits between a few pools while a key is answered; the
+    pools analysed in parts give the model a whole analysis gives."""
+    from kubectl_dra.sources.files import demo_store
+
+    store = demo_store()
+    builder = ModelBuilder()
+    *_, first = builder.build(take_snapshot(store))
+    slices = store.items("ResourceSlice")
+    for number, slice_ in enumerate(slices):
+        changed = copy.deepcopy(slice_)
+        changed["metadata"]["resourceVersion"] = str(900 + number)
+        store.apply("ResourceSlice", "MODIFIED", changed)
+    calls = []
+    *_, model = builder.build(take_snapshot(store), give_way=lambda: calls.append(1))
+    pools = {(s["spec"]["driver"], s["spec"]["pool"]["name"]) for s in slices}
+    assert len(pools) > ModelBuilder.GIVE_WAY_EVERY
+    assert len(calls) == -(-len(pools) // ModelBuilder.GIVE_WAY_EVERY)
+    assert facts(model) == facts(ClusterModel.from_store(store))

@@ -124,9 +124,10 @@ def test_the_dashboard_walks_the_whole_heap_only_when_nobody_types(monkeypatch):
     assert gc.get_threshold() == thresholds and sys.getswitchinterval() == switch
 
 
-async def test_switching_tabs_keeps_no_removed_footer_keys(store):
-    """Textual's Footer composes its keys again on every tab switch and kept each removed key alive
-    through a watcher of its own `compact` reactive (about fourteen keys per switch, for good)."""
+async def test_footer_keeps_no_removed_keys(store):
+    """Textual's Footer composes its keys again whenever the bindings change (here: into the filter
+    bar and out, on every tab) and kept each removed key alive through a watcher of its own
+    `compact` reactive (about fourteen keys per recompose, for good)."""
     from textual.widgets._footer import FooterKey
 
     from tui.app import DraApp
@@ -141,8 +142,33 @@ async def test_switching_tabs_keeps_no_removed_footer_keys(store):
         await settle(app, pilot)
         for _ in range(3):
             for number in range(1, len(VIEWS) + 1):
-                await pilot.press(str(number))
+                await pilot.press(str(number), "slash")
+                await pilot.pause(0.05)
+                assert "escape" in [key.key for key in app.screen.query(FooterKey)]  # the filter's keys
+                await pilot.press("escape")
                 await pilot.pause(0.05)
         assert removed_keys() == 0
         footer_keys = sum(1 for obj in gc.get_objects() if isinstance(obj, FooterKey) and obj.is_attached)
         assert footer_keys > 0  # the footer does show keys
+
+
+async def test_footer_is_not_composed_again_for_the_same_keys(store):
+    """Every table has the same keys: a tab switch leaves the footer's widgets as they are (each
+    recompose removed and mounted a dozen widgets and laid the screen out again)."""
+    from textual.widgets._footer import FooterKey
+
+    from tui.app import DraApp
+    from tui_helpers import DEMO_SIZE, settle
+
+    app = DraApp(store)
+    async with app.run_test(size=DEMO_SIZE) as pilot:
+        await settle(app, pilot)
+        shown = list(app.screen.query(FooterKey))
+        assert "question_mark" in [key.key for key in shown]
+        for number in range(1, len(VIEWS) + 1):
+            await pilot.press(str(number))
+            await pilot.pause(0.05)
+            assert list(app.screen.query(FooterKey)) == shown
+        await pilot.press("slash")
+        await pilot.pause(0.05)
+        assert [key.key for key in app.screen.query(FooterKey)] == ["enter", "escape", "slash", "ctrl+p"]

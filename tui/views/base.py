@@ -27,6 +27,9 @@ class RowCache:
     """Rows per source object (a pool report, a node...), made again only when the source is
     another object: with the store replacing objects on change, that is exactly when it changed."""
 
+    give_way: Callable[[], None] | None = None
+    """Called after each source's rows are made (see DraApp._give_way)."""
+
     def __init__(self, columns: Sequence[Column]) -> None:
         self.columns = columns
         self._entries: dict[Hashable, tuple[object, list[Row], list[int]]] = {}
@@ -50,6 +53,8 @@ class RowCache:
                 made = make(key, source)
                 entry = (source, made, measure_widths(self.columns, made))
                 made_widths.append(entry[2])
+                if self.give_way is not None:
+                    self.give_way()
             entries[key] = entry
             if headings is not None:
                 rows.extend(headings(key, source))
