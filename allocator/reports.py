@@ -206,6 +206,7 @@ def _analyze(index: ClusterIndex, features: Features) -> list[PoolReport]:
     usage = device_usage(objs)
     allocated_state = build_allocated_state(objs, features)
     statuses = _device_status(objs)
+    shortage = _Shortages()
     reports = []
     for pool_id in sorted(index.slices_by_pool):
         all_slices = index.slices_by_pool[pool_id]
@@ -231,8 +232,9 @@ def _analyze(index: ClusterIndex, features: Features) -> list[PoolReport]:
         scope = _scope_of(device_slices[0] if device_slices else current[0]) if len(scopes) <= 1 else NodeScope("mixed")
         available = available_counters(pool.counter_sets, current, allocated_state.is_allocated) if pool.counter_sets else {}
         scopes_of = {id(s): _scope_of(s) for s in current}  # one NodeScope per slice, shared by its devices
+        shortage.left(available)
         devices = [_device_report(d, s, usage, statuses, usable,
-                                  counter_shortage(d, available) if available and not allocated_state.is_allocated(d.id) else None,
+                                  shortage(d) if available and not allocated_state.is_allocated(d.id) else None,
                                   scopes_of[id(s)])
                    for s in current for d in s.devices]
         counts = _counts(devices)
@@ -240,6 +242,40 @@ def _analyze(index: ClusterIndex, features: Features) -> list[PoolReport]:
         reports.append(PoolReport(pool_id[0], pool_id[1], generation, len(current), expected, state, reason, scope,
                                   [s.name for s in current], stale, devices, counts, counter_sets))
     return reports
+
+
+class _Shortages:
+    """counter_shortage for one analysis, pool by pool: a device whose counters are those of a
+    device seen before (one shared list, allocator.model._shared_counters) in a pool with the same
+    counters left (alike idle nodes) has the same answer, found once (issue 18)."""
+
+    __slots__ = ("_known", "_lefts", "_available", "_left")
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[int, int], str | None] = {}  # (id(counter_amounts), left) -> answer
+        self._lefts: dict[tuple, int] = {}  # what is left, spelt out -> a small number
+        self._available: dict = {}
+        self._left = -1
+
+    def left(self, available: dict[str, dict[str, object]]) -> None:
+        """What the next devices' pool has left (available_counters)."""
+        self._available = available
+        if available:
+            # The types too: a whole Fraction and an int are equal, but messages print them apart.
+            spelt = tuple((name, tuple(counters.items()), tuple(map(type, counters.values())))
+                          for name, counters in available.items())
+            self._left = self._lefts.setdefault(spelt, len(self._lefts))
+
+    def __call__(self, device: Device) -> str | None:
+        amounts = device.counter_amounts
+        if not amounts:
+            return None  # nothing consumed: nothing can be short (counter_shortage's answer too)
+        # The devices of the analysis live throughout it, so id() names one list.
+        key = (id(amounts), self._left)
+        known = self._known.get(key, self)
+        if known is self:
+            known = self._known[key] = counter_shortage(device, self._available)
+        return known
 
 
 def _counts(devices: list[DeviceReport]) -> DeviceCounts:
