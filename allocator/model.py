@@ -39,6 +39,9 @@ _SHARED_LIMIT = 1 << 14
 _capacities: dict[tuple, tuple[dict[str, Quantity], dict[str, dict], bool]] = {}
 _counters: dict[tuple, tuple[list, list, list]] = {}
 _NO_CONDITIONS: list[str] = []
+_NO_TAINTS: list = []
+"""Like _NO_CONDITIONS: the one empty list of every device without taints, or without counters
+(its consumes_counters, counter_amounts and compatibility_groups); read, never changed."""
 
 
 def _shared_capacity(capacity: dict | None) -> tuple[dict[str, Quantity], dict[str, dict], bool]:
@@ -243,11 +246,11 @@ class Device:
                 shared = known[1]
             self.consumes_counters, self.counter_amounts, self.compatibility_groups = shared
         else:
-            self.consumes_counters, self.counter_amounts, self.compatibility_groups = [], [], []
+            self.consumes_counters = self.counter_amounts = self.compatibility_groups = _NO_TAINTS
         taints = raw.get("taints")
         self.taints: list[Taint] = [
             Taint(t["key"], t.get("value") or "", t["effect"], "slice", t.get("timeAdded")) for t in taints
-        ] + extra_taints if taints else extra_taints
+        ] + extra_taints if taints else extra_taints or _NO_TAINTS
         # Most devices have none: they share one empty list (read, never changed in place).
         conditions, failures = raw.get("bindingConditions"), raw.get("bindingFailureConditions")
         self.binding_conditions: list[str] = list(conditions) if conditions else _NO_CONDITIONS
