@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
 
 from .features import Features
 from .gcpause import paused_gc
@@ -13,32 +13,102 @@ from .taints import rule_taint_lookup
 
 
 class ClusterIndex:
-    """Typed slices and lookups shared by pool analysis and allocation."""
+    """Typed slices and lookups shared by pool analysis and allocation.
+
+    The slices are grouped as published when the index is made, and typed (Slice, Device) when
+    first read, by node, by pool or all at once: an explanation that finds most nodes alike from
+    their slices as published (allocator/explain.py find_published) types the slices of a few
+    nodes only (issue 18). A slice is typed once; every grouping hands out the same Slice."""
 
     def __init__(self, objs: ObjectSet, features: Features):
         self.objs = objs
         self.features = features
-        lookup = rule_taint_lookup(objs.taint_rules.values(), features.device_taint_rules)
-        seen: dict = {}  # the raw objects live and stay unchanged during this build (Device)
-        self.slices: list[Slice] = [Slice(raw, lookup, seen) for raw in objs.slices]
-        self.slices_on_node: dict[str, list[Slice]] = defaultdict(list)
-        self.slices_shared: list[Slice] = []
-        self.slices_by_pool: dict[tuple[str, str], list[Slice]] = defaultdict(list)
-        for s in self.slices:
+        self._lookup = rule_taint_lookup(objs.taint_rules.values(), features.device_taint_rules)
+        # The raw objects live (objs holds them) and stay unchanged as long as the index (Device).
+        self._seen: dict = {}
+        self._typed: dict[int, Slice] = {}
+        # Shared with copies (share_indexes): every slice typed, once read.
+        self._raw_slices = list(objs.slices)
+        self._all: dict[str, list[Slice]] = {}
+        on_node: dict[str, list[dict]] = {}
+        shared: list[dict] = []
+        by_pool: dict[tuple[str, str], list[dict]] = {}
+        newest: dict[tuple[str, str], int] = {}
+        everywhere = features.counter_slices_everywhere
+        for raw in objs.slices:
+            # As the Slice has them (allocator/model.py): node_name, shared_counters, pool_id, generation.
+            spec = raw["spec"]
+            pool = spec["pool"]
+            node_name = spec.get("nodeName") or None
             # upstream NewAllocator: node-local slices are indexed by node; in 1.36 slices with
             # shared counters join the shared list so that every node sees them.
-            if s.node_name and not (features.counter_slices_everywhere and s.shared_counters):
-                self.slices_on_node[s.node_name].append(s)
+            if node_name and not (everywhere and spec.get("sharedCounters")):
+                on_node.setdefault(node_name, []).append(raw)
             else:
-                self.slices_shared.append(s)
-            self.slices_by_pool[s.pool_id].append(s)
-        self.newest_generation = {
-            pool_id: max(s.generation for s in slices) for pool_id, slices in self.slices_by_pool.items()
-        }
+                shared.append(raw)
+            pool_id = (spec["driver"], pool["name"])
+            by_pool.setdefault(pool_id, []).append(raw)
+            generation = int(pool.get("generation") or 0)
+            if generation > newest.get(pool_id, generation - 1):
+                newest[pool_id] = generation
+        self.slices_on_node: Mapping[str, list[Slice]] = _TypedGroups(on_node, self._typed_list)
+        self.slices_by_pool: Mapping[tuple[str, str], list[Slice]] = _TypedGroups(by_pool, self._typed_list)
+        self.slices_shared: list[Slice] = self._typed_list(shared)
+        self.newest_generation = newest
+
+    @property
+    def slices(self) -> list[Slice]:
+        """Every slice, in the object set's order."""
+        found = self._all.get("slices")
+        if found is None:
+            with paused_gc():
+                found = self._all.setdefault("slices", self._typed_list(self._raw_slices))
+        return found
 
     def devices(self):
         for s in self.slices:
             yield from s.devices
+
+    def _typed_list(self, raws: list[dict]) -> list[Slice]:
+        typed, out = self._typed, []
+        for raw in raws:
+            s = typed.get(id(raw))
+            if s is None:
+                # setdefault: two threads typing one slice at once both get the first one stored.
+                s = typed.setdefault(id(raw), Slice(raw, self._lookup, self._seen))
+            out.append(s)
+        return out
+
+
+class _TypedGroups(Mapping):
+    """Groups of raw slices handed out typed, each group typed when first read (a missing key
+    reads as no slices, like the defaultdict it replaces, without being added)."""
+
+    def __init__(self, raws: dict, typed_list: Callable[[list[dict]], list[Slice]]):
+        self._raws = raws
+        self._typed_list = typed_list
+        self._lists: dict = {}
+
+    def __getitem__(self, key) -> list[Slice]:
+        found = self._lists.get(key)
+        if found is None:
+            raws = self._raws.get(key)
+            if raws is None:
+                return []
+            found = self._lists.setdefault(key, self._typed_list(raws))
+        return found
+
+    def get(self, key, default=None):
+        return self[key] if key in self._raws else default
+
+    def __contains__(self, key) -> bool:
+        return key in self._raws
+
+    def __iter__(self) -> Iterator:
+        return iter(self._raws)
+
+    def __len__(self) -> int:
+        return len(self._raws)
 
 
 def cluster_index(objs: ObjectSet, features: Features) -> ClusterIndex:

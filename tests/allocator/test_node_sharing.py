@@ -184,3 +184,51 @@ def test_a_shared_verdict_read_late_is_the_one_the_search_gave():
     assert [n.to_dict() for n in shared.nodes[1:]] == alone["nodes"][1:]
     in_use = [r for r in shared.nodes[1].claims[0].requests[0].rejected if r.code == "InUse"]
     assert in_use and all(r.message == f"allocated to claim bench/held-{r.device.pool[-1]}" for r in in_use)
+
+
+@pytest.mark.parametrize("case", ["plain", "partitionable", "realistic"])
+def test_alike_nodes_are_found_from_their_slices_as_published(case):
+    # Every slice names its node and every pool lies on one node: alike nodes are found before
+    # their pools are gathered, and only the judged node's slices are ever typed. The order of
+    # the slices in the snapshot does not matter (a node's slices are keyed by name).
+    from allocator.index import cluster_index
+
+    objects = oracle_bench.snapshot(5, case)
+    slices = [o for o in objects if o["kind"] == "ResourceSlice"]
+    node_2 = [o for o in slices if o["spec"]["nodeName"].endswith("2")]
+    objects = [o for o in objects if o not in node_2] + node_2[::-1]
+    features = allocator.Features.for_version(37)
+    objs = allocator.load_objects(copy.deepcopy(objects))
+    shared = allocator.explain_pod(objs, "bench", "bench", features)
+    alone = allocator.explain_pod(allocator.load_objects(copy.deepcopy(objects)), "bench", "bench", features,
+                                  share=False)
+    assert shared.to_dict() == alone.to_dict()
+    assert shared.shared_nodes == 4
+    first = shared.nodes[0].node
+    assert len(cluster_index(objs, features)._typed) == sum(o["spec"]["nodeName"] == first for o in slices)
+
+
+def test_a_device_taint_rule_naming_one_pool_keeps_its_node_apart():
+    objects = oracle_bench.snapshot(4, "partitionable")
+    objects.append({"apiVersion": "resource.k8s.io/v1alpha3", "kind": "DeviceTaintRule", "metadata": {"name": "drain"},
+                    "spec": {"deviceSelector": {"pool": "node-00002"},
+                             "taint": {"key": "maintenance", "effect": "NoSchedule"}}})
+    features = allocator.Features.for_version(37, overrides={"DRADeviceTaints": True})
+    shared, alone, count = both_ways(objects, "bench", "bench", features)
+    assert shared == alone
+    assert count == 2
+    verdicts = {n["node"]: n["verdict"] for n in shared["nodes"]}
+    assert verdicts["node-00002"] == "Unschedulable" and verdicts["node-00003"] == "Fits"
+
+
+def test_a_pool_on_two_nodes_keeps_them_apart():
+    objects = oracle_bench.snapshot(4, "plain")
+    for obj in objects:
+        if obj["kind"] == "ResourceSlice" and obj["spec"]["nodeName"] == "node-00003":
+            obj["spec"]["pool"]["name"] = "node-00002"
+            obj["spec"]["pool"]["resourceSliceCount"] = 2
+        if obj["kind"] == "ResourceSlice" and obj["spec"]["nodeName"] == "node-00002":
+            obj["spec"]["pool"]["resourceSliceCount"] = 2
+    shared, alone, count = both_ways(objects, "bench", "bench", allocator.Features.for_version(37))
+    assert shared == alone
+    assert count == 1
