@@ -85,10 +85,10 @@ class Interner:
     __slots__ = ("_shared", "_wholes", "_encode", "limit", "plain_attributes")
 
     def __init__(self, limit: int = 1 << 21, record_plain: bool = False) -> None:
-        self._shared: dict[tuple, dict] = {}
-        """(value type, leaf) for a string leaf, ((value type, leaf), Python type) for any other
-        -> the one dict holding it: {"int": 1}, {"int": True} and {"int": 1.0} are equal as dict
-        keys but not as API values."""
+        self._shared: dict[str, dict] = {}
+        """value type -> {leaf -> the one dict holding it}, a leaf other than a string keyed with its
+        Python type: {"int": 1}, {"int": True} and {"int": 1.0} are equal as dict keys but not as API
+        values. (A string leaf is its own key: the table keeps nothing the leaves do not hold.)"""
         self._wholes: dict[bytes, object] = {}
         """JSON spelling -> the one capacity dict or counter list spelt so."""
         self._encode = _json_encoder()
@@ -105,7 +105,7 @@ class Interner:
         spec = obj.get("spec")
         if not isinstance(spec, dict):
             return
-        if len(self._shared) + len(self._wholes) > self.limit:
+        if sum(map(len, self._shared.values())) + len(self._wholes) > self.limit:
             self._shared, self._wholes = {}, {}
         whole, intern = self._whole, sys.intern
         attributes = self._leaves if self.plain_attributes is None else self._attributes
@@ -170,43 +170,45 @@ class Interner:
         return value
 
     def _leaves(self, values: dict) -> None:
-        # The (value type, leaf) pair that iterating a one-key dict yields is itself the key of a
-        # string leaf (the common case): one lookup and no tuple built per value.
-        shared = self._shared
+        tables = self._shared
         for name, value in values.items():
             if value.__class__ is not dict or len(value) != 1:
                 continue
-            for key in value.items():
+            for value_type, leaf in value.items():
                 pass
-            leaf_type = key[1].__class__
+            leaf_type = leaf.__class__
             if leaf_type is not str:
                 if leaf_type is not int and leaf_type is not bool and leaf_type is not float:
                     continue
-                key = (key, leaf_type)
-            found = shared.setdefault(key, value)
+                leaf = (leaf, leaf_type)
+            table = tables.get(value_type)
+            if table is None:
+                table = tables[value_type] = {}
+            found = table.setdefault(leaf, value)
             if found is not value:
                 values[name] = found
-
 
     def _attributes(self, values: dict) -> bool:
         """_leaves for a device's attributes, telling whether all are plain (one-key dicts of a
         known value type, the value not null; allocator.objects.ATTRIBUTE_TYPES)."""
-        shared, types, plain = self._shared, ATTRIBUTE_TYPES, True
+        tables, types, plain = self._shared, ATTRIBUTE_TYPES, True
         for name, value in values.items():
             if value.__class__ is not dict or len(value) != 1:
                 plain = False
                 continue
-            for key in value.items():
+            for value_type, leaf in value.items():
                 pass
-            leaf = key[1]
-            if leaf is None or key[0] not in types:
+            if leaf is None or value_type not in types:
                 plain = False
             leaf_type = leaf.__class__
             if leaf_type is not str:
                 if leaf_type is not int and leaf_type is not bool and leaf_type is not float:
                     continue
-                key = (key, leaf_type)
-            found = shared.setdefault(key, value)
+                leaf = (leaf, leaf_type)
+            table = tables.get(value_type)
+            if table is None:
+                table = tables[value_type] = {}
+            found = table.setdefault(leaf, value)
             if found is not value:
                 values[name] = found
         return plain

@@ -256,3 +256,19 @@ def test_a_list_shared_as_counter_sets_and_as_consumed_counters_is_judged_in_eac
     assert validate_object(consuming, F37, prepared) == []
     untold = copy.deepcopy(declaring)
     assert [str(e) for e in validate_object(declaring, F37, prepared)] == [str(e) for e in validate_object(untold, F37)]
+
+
+def test_leaves_of_other_types_are_never_shared_and_a_full_table_starts_afresh():
+    """{"int": 1}, {"int": True} and {"int": 1.0} stay apart; past `limit` the tables restart and
+    what was decoded stays equal to what was read."""
+    values = [{"int": 1}, {"int": True}, {"int": 1.0}, {"int": 1}, {"string": "1"}, {"version": "1"}]
+    slices = [resource_slice([device(f"d-{n}", attributes={"x": dict(v)}) for n, v in enumerate(values)])
+              for _ in range(3)]
+    interner = Interner(limit=4)
+    for obj in slices:
+        interner.slice(obj)
+    for obj in slices:
+        got = [d["attributes"]["x"] for d in obj["spec"]["devices"]]
+        assert got == values and [type(next(iter(v.values()))) for v in got] == [int, bool, float, int, str, str]
+    first = [d["attributes"]["x"] for d in slices[0]["spec"]["devices"]]
+    assert first[0] is first[3] and first[0] is not first[1] and first[0] is not first[2]
