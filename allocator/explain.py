@@ -437,7 +437,7 @@ class _Explainer:
         nodes = self._nodes()
         claims = [self._claim_outcome(s) for s in self.slots]
         problem = next((s.problem for s in self.slots if s.problem), "") or self._prefilter_problem()
-        to_allocate = [s for s in self.slots if s.state in ("ToAllocate", "WhatIf")]
+        to_allocate = self.to_allocate = [s for s in self.slots if s.state in ("ToAllocate", "WhatIf")]
         allocated = [s for s in self.slots if s.state == "Allocated"]
         skip = {(s.claim["metadata"]["namespace"], s.claim["metadata"]["name"]) for s in to_allocate}
         state = build_allocated_state(self.objs, self.features, skip)
@@ -596,8 +596,7 @@ class _Explainer:
         verdict.verdict, verdict.message, verdict.search_steps = judged.verdict, judged.message, judged.steps
         _settle_message(verdict, unavailable, specs)
         holder = self.sharing.holder
-        to_allocate = [s for s in self.slots if s.state in ("ToAllocate", "WhatIf")]
-        for ci, slot in enumerate(to_allocate):
+        for ci, slot in enumerate(self.to_allocate):
             outcome = self._claim_outcome(slot)
             if judged.results is not None:
                 outcome = _SharedClaimOutcome(outcome, judged.results[ci], renaming)
@@ -924,6 +923,7 @@ class _NodeSharing:
         self._spanning: set[tuple[str, str]] = set()
         self._published_whole = True
         self._published_misses = 0
+        self._whole_states: dict[tuple[str, str], str | None] = {}
         self.holder: Callable[[DeviceID], str] | None = None   # holder texts, once an InUse reason is shared
 
     @classmethod
@@ -1164,8 +1164,7 @@ class _NodeSharing:
                 if key is None:
                     return None
                 keys.append(key)
-            present = {device["name"] for raw in slices for device in raw["spec"].get("devices") or ()}
-            parts.append((pool_id[0], same_name, tuple(keys), self._state_text(pool_id, present)))
+            parts.append((pool_id[0], same_name, tuple(keys), self._whole_state_text(pool_id)))
         return tuple(parts), order
 
     def _published_slice_key(self, spec: dict, project: bool) -> tuple | None:
@@ -1176,7 +1175,7 @@ class _NodeSharing:
             return None
         pool = [item for item in spec["pool"].items() if item[0] != "name"]
         published = [self._readable_part(d) for d in devices] if project and self.names is not None else devices
-        return _dump((pool, spec.get("sharedCounters"))), _dump(published)
+        return _dump((pool, spec.get("sharedCounters"), published))
 
     def remember_published(self, keys: list[tuple], order: list[tuple[str, str]], judged: _Judged) -> None:
         positions = [order.index(pool) for pool in judged.local_pools if pool in order]
@@ -1206,6 +1205,17 @@ class _NodeSharing:
         """The allocation state of the pool's devices (those in `slices`), by device name: with the
         slices' keys naming every device, equal texts mean equal states device by device."""
         return self._state_text((pool.driver, pool.name), {device.name for s in slices for device in s.devices})
+
+    def _whole_state_text(self, pool_id: tuple[str, str]) -> str | None:
+        """_state_text of every device the allocation state names in the pool, once per pool: the
+        keys of find_published name every device of the node's slices, so equal texts still mean
+        equal states device by device (a node whose state names a device it does not publish
+        then differs here, and is left to find(), which looks at its devices only)."""
+        texts = self._whole_states
+        if pool_id not in texts:
+            group = self._state_by_pool().get(pool_id)
+            texts[pool_id] = None if group is None else self._state_text(pool_id, set(group[0]) | set(group[1]) | group[2])
+        return texts[pool_id]
 
     def _state_text(self, pool_id: tuple[str, str], present: set[str]) -> str | None:
         group = self._state_by_pool().get(pool_id)

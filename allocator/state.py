@@ -31,17 +31,19 @@ class AllocatedState:
 def build_allocated_state(objs: ObjectSet, features: Features, skip: set[tuple[str, str]] = frozenset()) -> AllocatedState:
     """State from every claim's status.allocation, except the claims in `skip` (ns, name)."""
     state = AllocatedState()
+    devices = state.devices
+    consumable = features.consumable_capacity
     for key, claim in objs.claims.items():
-        if key in skip:
-            continue
-        allocation = (claim.get("status") or {}).get("allocation")
-        if not allocation:
+        status = claim.get("status")
+        allocation = status.get("allocation") if status else None
+        if not allocation or key in skip:
             continue
         for result in allocation["devices"]["results"]:
             if result.get("adminAccess"):
                 continue
-            device = DeviceID(result["driver"], result["pool"], result["device"])
-            if features.consumable_capacity and result.get("shareID"):
+            # DeviceID without the NamedTuple's Python-level __new__ (a result per held device).
+            device = _new_tuple(DeviceID, (result["driver"], result["pool"], result["device"]))
+            if consumable and result.get("shareID"):
                 state.shared.add((device, result["shareID"]))
                 state.shared_devices.add(device)
                 consumed = result.get("consumedCapacity")
@@ -51,8 +53,11 @@ def build_allocated_state(objs: ObjectSet, features: Features, skip: set[tuple[s
                         q = parse_quantity(value)
                         totals[name] = totals[name] + q if name in totals else q
                 continue
-            state.devices.add(device)
+            devices.add(device)
     return state
+
+
+_new_tuple = tuple.__new__
 
 
 @dataclass
