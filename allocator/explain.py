@@ -1214,7 +1214,11 @@ class _NodeSharing:
         texts = self._whole_states
         if pool_id not in texts:
             group = self._state_by_pool().get(pool_id)
-            texts[pool_id] = None if group is None else self._state_text(pool_id, set(group[0]) | set(group[1]) | group[2])
+            text = None
+            if group is not None:
+                state = (sorted(group[0]), sorted(group[1].items()), sorted(group[2]))
+                text = repr(state) if any(state) else None  # as _state_text, every device present
+            texts[pool_id] = text
         return texts[pool_id]
 
     def _state_text(self, pool_id: tuple[str, str], present: set[str]) -> str | None:
