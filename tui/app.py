@@ -377,12 +377,17 @@ class DraApp(App):
         self._input_answered.wait(INPUT_FIRST_S)
 
     def _hidden_due(self, name: str, dashboard: Dashboard) -> bool:
-        """Whether the rebuild worker builds a tab that is not on screen: always, but under churn
-        (a store change already waits for the next rebuild, which will come back to it) only every
-        HIDDEN_REFRESH_S. Every tab was built for each revision; at 50 slice updates/s hidden ones
-        took two thirds of the worker's time (the doctor's checks most) and their tables the UI
-        thread's too (bench/RESULTS.md)."""
-        if dashboard.pools_pending or not self._rebuild_again:
+        """Whether the rebuild worker builds a tab that is not on screen. During a first load that
+        comes in batches (`pools_pending`), never: the tab on screen follows every batch and the
+        others are built with the last one (or when shown): building every tab for each of a big
+        cluster's batches made its load quadratic (125,000 pools: all analysed after 390 s).
+        Afterwards always, but under churn (a store change already waits for the next rebuild,
+        which will come back to it) only every HIDDEN_REFRESH_S. Every tab was built for each
+        revision; at 50 slice updates/s hidden ones took two thirds of the worker's time (the
+        doctor's checks most) and their tables the UI thread's too (bench/RESULTS.md)."""
+        if dashboard.pools_pending:
+            return False
+        if not self._rebuild_again:
             return True
         every = self._view_classes[name].HIDDEN_REFRESH_S or HIDDEN_REFRESH_S
         return time.monotonic() - self._built_at.get(name, float("-inf")) >= every

@@ -132,6 +132,30 @@ def test_a_big_first_load_shows_a_screenful_first():
     assert dashboards[0].pools[0].pool == "node-000"  # in display order
 
 
+async def test_during_a_big_first_load_only_the_tab_on_screen_follows_the_batches():
+    """Every tab built for each batch made a big cluster's load quadratic; the others come with
+    the last batch, and then every tab shows every pool."""
+    from tui.app import DraApp
+    from tui.messages import DashboardReady
+    from tui_helpers import DEMO_SIZE, settle, table_keys
+
+    store = fleet(ModelBuilder.FIRST_BATCH + 10)
+    shown_at_ready = []
+
+    def hook(message) -> None:
+        if isinstance(message, DashboardReady):
+            shown_at_ready.append((message.complete, sorted(app._shown_revision)))
+
+    app = DraApp(store)
+    async with app.run_test(size=DEMO_SIZE, message_hook=hook) as pilot:
+        await settle(app, pilot)
+        assert shown_at_ready[0] == (False, ["pools"])
+        assert shown_at_ready[-1][0] is True
+        assert app._shown_revision == {name: app.dashboard.revision for name in app._view_classes}
+        devices = [key for key in table_keys(app.query_one("#devices-table")) if key[0] == "device"]
+        assert len(devices) == ModelBuilder.FIRST_BATCH + 10
+
+
 def test_later_changes_come_as_one_dashboard():
     store = fleet(ModelBuilder.FIRST_BATCH + 10)
     builder = ModelBuilder()
