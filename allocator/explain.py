@@ -431,7 +431,13 @@ class _Explainer:
 
     def run(self) -> Explanation:
         with paused_gc():
-            return self._run()
+            try:
+                return self._run()
+            finally:
+                # The sharing refers back to this explainer: without it, the object set of an
+                # explanation no longer used is freed at once, not by the collector's next pass
+                # over all it held (0.4 s at 40,000 devices, issue 18).
+                self.sharing = None
 
     def _run(self) -> Explanation:
         nodes = self._nodes()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator, Mapping
+import weakref
+from collections.abc import Iterator, Mapping
 
 from .features import Features
 from .gcpause import paused_gc
@@ -18,15 +19,16 @@ class ClusterIndex:
     The slices are grouped as published when the index is made, and typed (Slice, Device) when
     first read, by node, by pool or all at once: an explanation that finds most nodes alike from
     their slices as published (allocator/explain.py find_published) types the slices of a few
-    nodes only (issue 18). A slice is typed once; every grouping hands out the same Slice."""
+    nodes only (issue 18). A slice is typed once; every grouping hands out the same Slice.
+
+    The index refers to its object set weakly (the set holds the index in its cache) and to
+    nothing that refers back to it: an object set no longer used is freed at once, not by the
+    collector's next pass over every object it held (0.4 s at 40,000 devices, issue 18)."""
 
     def __init__(self, objs: ObjectSet, features: Features):
         self.objs = objs
         self.features = features
-        self._lookup = rule_taint_lookup(objs.taint_rules.values(), features.device_taint_rules)
-        # The raw objects live (objs holds them) and stay unchanged as long as the index (Device).
-        self._seen: dict = {}
-        self._typed: dict[int, Slice] = {}
+        self._typer = _Typer(rule_taint_lookup(objs.taint_rules.values(), features.device_taint_rules))
         # Shared with copies (share_indexes): every slice typed, once read.
         self._raw_slices = list(objs.slices)
         self._all: dict[str, list[Slice]] = {}
@@ -51,10 +53,18 @@ class ClusterIndex:
             generation = int(pool.get("generation") or 0)
             if generation > newest.get(pool_id, generation - 1):
                 newest[pool_id] = generation
-        self.slices_on_node: Mapping[str, list[Slice]] = _TypedGroups(on_node, self._typed_list)
-        self.slices_by_pool: Mapping[tuple[str, str], list[Slice]] = _TypedGroups(by_pool, self._typed_list)
-        self.slices_shared: list[Slice] = self._typed_list(shared)
+        self.slices_on_node: Mapping[str, list[Slice]] = _TypedGroups(on_node, self._typer)
+        self.slices_by_pool: Mapping[tuple[str, str], list[Slice]] = _TypedGroups(by_pool, self._typer)
+        self.slices_shared: list[Slice] = self._typer.typed_list(shared)
         self.newest_generation = newest
+
+    @property
+    def objs(self) -> ObjectSet:
+        return self._objs()
+
+    @objs.setter
+    def objs(self, objs: ObjectSet) -> None:
+        self._objs = weakref.ref(objs)
 
     @property
     def slices(self) -> list[Slice]:
@@ -62,20 +72,33 @@ class ClusterIndex:
         found = self._all.get("slices")
         if found is None:
             with paused_gc():
-                found = self._all.setdefault("slices", self._typed_list(self._raw_slices))
+                found = self._all.setdefault("slices", self._typer.typed_list(self._raw_slices))
         return found
 
     def devices(self):
         for s in self.slices:
             yield from s.devices
 
-    def _typed_list(self, raws: list[dict]) -> list[Slice]:
-        typed, out = self._typed, []
+
+
+class _Typer:
+    """Types raw slices once each (by identity: the raw objects live, held by the object set and
+    the index's list, and stay unchanged as long as the index; Device's `seen` likewise)."""
+
+    __slots__ = ("lookup", "seen", "typed")
+
+    def __init__(self, lookup):
+        self.lookup = lookup
+        self.seen: dict = {}
+        self.typed: dict[int, Slice] = {}
+
+    def typed_list(self, raws: list[dict]) -> list[Slice]:
+        typed, out = self.typed, []
         for raw in raws:
             s = typed.get(id(raw))
             if s is None:
                 # setdefault: two threads typing one slice at once both get the first one stored.
-                s = typed.setdefault(id(raw), Slice(raw, self._lookup, self._seen))
+                s = typed.setdefault(id(raw), Slice(raw, self.lookup, self.seen))
             out.append(s)
         return out
 
@@ -84,9 +107,9 @@ class _TypedGroups(Mapping):
     """Groups of raw slices handed out typed, each group typed when first read (a missing key
     reads as no slices, like the defaultdict it replaces, without being added)."""
 
-    def __init__(self, raws: dict, typed_list: Callable[[list[dict]], list[Slice]]):
+    def __init__(self, raws: dict, typer: _Typer):
         self._raws = raws
-        self._typed_list = typed_list
+        self._typer = typer
         self._lists: dict = {}
 
     def __getitem__(self, key) -> list[Slice]:
@@ -95,7 +118,7 @@ class _TypedGroups(Mapping):
             raws = self._raws.get(key)
             if raws is None:
                 return []
-            found = self._lists.setdefault(key, self._typed_list(raws))
+            found = self._lists.setdefault(key, self._typer.typed_list(raws))
         return found
 
     def get(self, key, default=None):

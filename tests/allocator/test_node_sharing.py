@@ -205,7 +205,7 @@ def test_alike_nodes_are_found_from_their_slices_as_published(case):
     assert shared.to_dict() == alone.to_dict()
     assert shared.shared_nodes == 4
     first = shared.nodes[0].node
-    assert len(cluster_index(objs, features)._typed) == sum(o["spec"]["nodeName"] == first for o in slices)
+    assert len(cluster_index(objs, features)._typer.typed) == sum(o["spec"]["nodeName"] == first for o in slices)
 
 
 def test_a_device_taint_rule_naming_one_pool_keeps_its_node_apart():
@@ -232,3 +232,26 @@ def test_a_pool_on_two_nodes_keeps_them_apart():
     shared, alone, count = both_ways(objects, "bench", "bench", allocator.Features.for_version(37))
     assert shared == alone
     assert count == 1
+
+
+def test_an_object_set_no_longer_used_is_freed_without_the_collector():
+    # Nothing an explanation or the slice index keeps refers back to the object set: a fleet's set
+    # dropped after its explanation goes at once, not at the collector's next pass over all it held.
+    import gc
+    import weakref
+
+    objects = oracle_bench.snapshot(4, "partitionable")
+    features = allocator.Features.for_version(37)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        objs = allocator.load_objects(copy.deepcopy(objects))
+        explanation = allocator.explain_pod(objs, "bench", "bench", features)
+        assert explanation.shared_nodes == 3
+        gone = weakref.ref(objs)
+        del objs
+        assert gone() is None
+        assert [n.to_dict() for n in explanation.nodes]  # the explanation still reads whole
+    finally:
+        if was_enabled:
+            gc.enable()
