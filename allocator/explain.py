@@ -13,7 +13,7 @@ from __future__ import annotations
 import marshal
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from operator import attrgetter, methodcaller
 
 from . import capacity as capacity_rules
@@ -835,11 +835,35 @@ class _JudgedRequest:
                    tuple(outcome.chosen), rejected, outcome.reason_counts())
 
 
-class _SharedRequestOutcome(RequestOutcome):
+class _AsItsDataclass:
+    """Mixed into a subclass of an outcome dataclass whose fields are read lazily: equal to, and
+    printed as, the dataclass with the same field values (the dataclass's own __eq__ compares
+    objects of its exact class only)."""
+
+    _dataclass: type
+
+    def __eq__(self, other):
+        if not isinstance(other, self._dataclass):
+            return NotImplemented
+        return _field_values(self) == _field_values(other)
+
+    __hash__ = None  # like the dataclass's
+
+    def __repr__(self) -> str:
+        return self._dataclass.__qualname__ + super().__repr__()[len(type(self).__qualname__):]
+
+
+def _field_values(outcome) -> tuple:
+    return tuple(getattr(outcome, f.name) for f in fields(outcome))
+
+
+class _SharedRequestOutcome(_AsItsDataclass, RequestOutcome):
     """A request's outcome on a node that shares an alike node's search: its chosen and rejected
     devices are the judged node's renamed pool by pool, InUse reasons naming each device's own
     holder, made when first read (nothing reads them for most nodes of a fleet unless every
     node is printed). Counts and reasons are the judged node's."""
+
+    _dataclass = RequestOutcome
 
     def __init__(self, judged: _JudgedRequest, rename: Callable[[DeviceID], DeviceID],
                  holder: Callable[[DeviceID], str] | None):
@@ -880,19 +904,6 @@ class _SharedRequestOutcome(RequestOutcome):
             return Counter(self._judged.counts)
         return super().reason_counts()
 
-    def __eq__(self, other):
-        if not isinstance(other, RequestOutcome):
-            return NotImplemented
-        return _request_fields(self) == _request_fields(other)
-
-    __hash__ = None  # like the dataclass's
-
-    def __repr__(self) -> str:
-        return "RequestOutcome" + super().__repr__()[len(type(self).__qualname__):]
-
-
-def _request_fields(o: RequestOutcome) -> tuple:
-    return (o.name, o.device_class, o.wanted, o.candidates, o.chosen, o.rejected, o.selected)
 
 
 class _NodeSharing:
@@ -1274,9 +1285,11 @@ class _Renaming:
         return _mapped_allocation(allocation, self.pools, self.judged.node, self.node)
 
 
-class _SharedClaimOutcome(ClaimOutcome):
+class _SharedClaimOutcome(_AsItsDataclass, ClaimOutcome):
     """A claim's outcome on a node that shares an alike node's search: the allocation is the judged
     node's mapped to this node (devices renamed, the node selector naming it) when first read."""
+
+    _dataclass = ClaimOutcome
 
     def __init__(self, outcome: ClaimOutcome, judged: dict, renaming: _Renaming):
         self.namespace, self.name, self.pod_claim_name = outcome.namespace, outcome.name, outcome.pod_claim_name
@@ -1295,19 +1308,6 @@ class _SharedClaimOutcome(ClaimOutcome):
     def allocation(self, value: dict | None) -> None:
         self._allocation, self._mapped = value, True
 
-    def __eq__(self, other):
-        if not isinstance(other, ClaimOutcome):
-            return NotImplemented
-        return _claim_fields(self) == _claim_fields(other)
-
-    __hash__ = None  # like the dataclass's
-
-    def __repr__(self) -> str:
-        return "ClaimOutcome" + super().__repr__()[len(type(self).__qualname__):]
-
-
-def _claim_fields(o: ClaimOutcome) -> tuple:
-    return (o.namespace, o.name, o.pod_claim_name, o.state, o.requests, o.allocation, o.message)
 
 
 def _dump(value) -> bytes | str:
