@@ -28,20 +28,42 @@ DEVICE_COLUMNS = (
 )
 
 
-def device_row(device, blind: Blind = SEES_ALL) -> Row:
-    state = device_state(device, blind)
+_ROW_STYLES: dict[str, tuple[str, ...]] = {}
+"""One styles tuple per state colour, shared by every row of that colour (a million devices' rows
+each carried their own)."""
+
+
+def device_row(device, blind: Blind = SEES_ALL, scope_text: str | None = None) -> Row:
+    """`scope_text`: str(device.node_scope) when the caller has it (a slice's devices share one)."""
+    state_colour = state_style(device_state(device, blind))
+    styles = _ROW_STYLES.get(state_colour)
+    if styles is None:
+        styles = _ROW_STYLES[state_colour] = ("", "", "bold", state_colour, "", "", "dim")
     return Row(
         ("device", device.driver, device.pool, device.name),
         (device.driver, device.pool, device.name, state_text(device, blind), holders_text(device),
-         str(device.node_scope), attribute_summary(device)),
-        ("", "", "bold", state_style(state), "", "", "dim"),
+         str(device.node_scope) if scope_text is None else scope_text, attribute_summary(device)),
+        styles,
     )
+
+
+def pool_device_rows(pool, blind: Blind = SEES_ALL) -> list[Row]:
+    """A pool's device rows; the node-scope text made once per scope its slices give their devices."""
+    scope_texts: dict[int, str] = {}
+    rows = []
+    for device in pool.devices:
+        scope = device.node_scope
+        text = scope_texts.get(id(scope))
+        if text is None:
+            text = scope_texts[id(scope)] = str(scope)
+        rows.append(device_row(device, blind, text))
+    return rows
 
 
 def device_rows(pools, cache: RowCache, blind: Blind = SEES_ALL) -> TableData:
     # A pool's rows change with its report or with what cannot be read (Unknown states: the context).
     return cache.table([((pool.driver, pool.pool), pool) for pool in pools],
-                       lambda _key, pool: [device_row(device, blind) for device in pool.devices], context=blind)
+                       lambda _key, pool: pool_device_rows(pool, blind), context=blind)
 
 
 def find_device(dashboard: Dashboard, key: tuple):
