@@ -39,6 +39,9 @@ _SHARED_LIMIT = 1 << 14
 _capacities: dict[tuple, tuple[dict[str, Quantity], dict[str, dict], bool]] = {}
 _counters: dict[tuple, tuple[list, list, list]] = {}
 _NO_CONDITIONS: list[str] = []
+_PLAIN_DEVICE_KEYS = frozenset(("name", "attributes", "capacity", "consumesCounters"))
+"""A device with no other fields than these (most of a big fleet's) has no taints, binding
+conditions, node selection or multiple allocations of its own: Device skips looking for them."""
 _NO_TAINTS: list = []
 """Like _NO_CONDITIONS: the one empty list of every device without taints, or without counters
 (its consumes_counters, counter_amounts and compatibility_groups); read, never changed."""
@@ -247,6 +250,14 @@ class Device:
             self.consumes_counters, self.counter_amounts, self.compatibility_groups = shared
         else:
             self.consumes_counters = self.counter_amounts = self.compatibility_groups = _NO_TAINTS
+        if raw.keys() <= _PLAIN_DEVICE_KEYS:
+            # The common device (issue 18): none of the fields below, so their defaults, without
+            # asking for each of them.
+            self.taints = extra_taints or _NO_TAINTS
+            self.binding_conditions = self.binding_failure_conditions = _NO_CONDITIONS
+            self.binds_to_node = self.allow_multiple_allocations = self.all_nodes = False
+            self.node_name = self.node_selector = None
+            return
         taints = raw.get("taints")
         self.taints: list[Taint] = [
             Taint(t["key"], t.get("value") or "", t["effect"], "slice", t.get("timeAdded")) for t in taints
@@ -325,10 +336,14 @@ class Slice:
             (cs["name"], {name: _counter_value(c["value"])[0] for name, c in (cs.get("counters") or {}).items()})
             for cs in spec.get("sharedCounters") or []
         ]
-        self.devices = [
-            Device(d, self, i, rule_taints(self.driver, self.pool, d["name"]), seen)
-            for i, d in enumerate(spec.get("devices") or [])
-        ]
+        if getattr(rule_taints, "selects_none", False):
+            # No DeviceTaintRule taints anything: no lookup (and empty list) per device.
+            self.devices = [Device(d, self, i, _NO_TAINTS, seen) for i, d in enumerate(spec.get("devices") or [])]
+        else:
+            self.devices = [
+                Device(d, self, i, rule_taints(self.driver, self.pool, d["name"]), seen)
+                for i, d in enumerate(spec.get("devices") or [])
+            ]
         self.uses_compatibility_groups = any(
             c.get("compatibilityGroups") for d in spec.get("devices") or [] for c in d.get("consumesCounters") or []
         )

@@ -40,6 +40,7 @@ def rule_taint_lookup(rules: Iterable[dict], enabled: bool) -> Callable[[str, st
             and (want_device is None or want_device == device)
         ]
 
+    lookup.selects_none = not active  # Slice skips asking for each device
     return lookup
 
 

@@ -24,7 +24,6 @@ Objects of other kinds are checked only as far as the allocator reads them (obje
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from typing import Any, Callable
@@ -202,6 +201,8 @@ def _no_hint(parent: str, key: str) -> str:
 
 
 def _suggestion(key: str, schema: dict) -> str:
+    import difflib  # only to word an unknown field
+
     close = difflib.get_close_matches(key, list(schema), n=1, cutoff=0.6)
     if not close:
         close = [k for k in schema if k.lower() == key.lower()]
