@@ -7,6 +7,7 @@ dashboard notifies; neither may let Python write its `file:line: Category:` form
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Callable
 
@@ -15,15 +16,15 @@ def route(name: str, receiver: Callable[[], Callable[[str], None] | None]) -> No
     """Sends allocator warnings to `receiver()` (the current session or dashboard; None: Python's
     own handling). Installed again whenever something restored warnings.showwarning (a
     catch_warnings block ending), never twice in a row for one `name`; a later route wraps an
-    earlier one and wins while its receiver is set."""
-    from allocator.cel import DerivedBuildMetadataWarning
-
+    earlier one and wins while its receiver is set. Does not load the CEL engine: only it warns
+    so, hence a warning can be one of its own only once it is loaded."""
     shown_before = warnings.showwarning
     if getattr(shown_before, "allocator_warning_route", None) == name:
         return
 
     def show(message, category, filename, lineno, file=None, line=None):
-        receive = receiver() if issubclass(category, DerivedBuildMetadataWarning) else None
+        cel = sys.modules.get("allocator.cel")
+        receive = receiver() if cel is not None and issubclass(category, cel.DerivedBuildMetadataWarning) else None
         if receive is None:
             shown_before(message, category, filename, lineno, file, line)
         else:
