@@ -108,7 +108,7 @@ class Interner:
         if sum(map(len, self._shared.values())) + len(self._wholes) > self.limit:
             self._shared, self._wholes = {}, {}
         whole, intern = self._whole, sys.intern
-        attributes = self._leaves if self.plain_attributes is None else self._attributes
+        attributes = self._leaves
         plain = True
         devices = spec.get("devices")
         if isinstance(devices, list):
@@ -169,28 +169,11 @@ class Interner:
                         leaves(counters)
         return value
 
-    def _leaves(self, values: dict) -> None:
-        tables = self._shared
-        for name, value in values.items():
-            if value.__class__ is not dict or len(value) != 1:
-                continue
-            for value_type, leaf in value.items():
-                pass
-            leaf_type = leaf.__class__
-            if leaf_type is not str:
-                if leaf_type is not int and leaf_type is not bool and leaf_type is not float:
-                    continue
-                leaf = (leaf, leaf_type)
-            table = tables.get(value_type)
-            if table is None:
-                table = tables[value_type] = {}
-            found = table.setdefault(leaf, value)
-            if found is not value:
-                values[name] = found
-
-    def _attributes(self, values: dict) -> bool:
-        """_leaves for a device's attributes, telling whether all are plain (one-key dicts of a
-        known value type, the value not null; allocator.objects.ATTRIBUTE_TYPES)."""
+    def _leaves(self, values: dict) -> bool:
+        """Shares each one-key value dict ({"string": "H100"}, {"value": "80Gi"}) with an equal one
+        seen before, in place; tells whether all are plain attributes (one-key dicts of a known
+        value type, the value not null; allocator.objects.ATTRIBUTE_TYPES), which only a device's
+        attributes ask."""
         tables, types, plain = self._shared, ATTRIBUTE_TYPES, True
         for name, value in values.items():
             if value.__class__ is not dict or len(value) != 1:
