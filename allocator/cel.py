@@ -1076,18 +1076,11 @@ def _heterogeneous_literals(checked: bytes) -> list[tuple[int, str, str]]:
                 elements = [v for f, v in list_fields if f == 1]
                 optional: set[int] = set()
                 for f, v in list_fields:
-                    if f == 2 and isinstance(v, bytes):
+                    if f == 2 and isinstance(v, bytes):  # packed: one varint after another
                         pos = 0
                         while pos < len(v):
-                            result = shift = 0
-                            while True:
-                                byte = v[pos]
-                                pos += 1
-                                result |= (byte & 0x7F) << shift
-                                if byte < 0x80:
-                                    break
-                                shift += 7
-                            optional.add(result)
+                            index, pos = _varint(v, pos)
+                            optional.add(index)
                     elif f == 2:
                         optional.add(v)
                 first_type = None
