@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from e2e.controlplane import create_ready_node
-from e2e.kubeclient import KubeError, scheduling_outcome
+from e2e.kubeclient import KubeError, scheduled_message, scheduling_outcome
 from kubectl_dra.scheduling import fit
 
 pytestmark = pytest.mark.realcluster
@@ -135,7 +135,7 @@ def test_a_plan_that_fits_is_bound_by_the_scheduler_with_the_planned_devices(clu
         name = placement["pod"]["name"]
         setup.create_pod(name, "two", placement["node"])
         pod = setup.decided(name)
-        assert pod["spec"].get("nodeName") == placement["node"], pod["status"]
+        assert pod["spec"].get("nodeName") == placement["node"], scheduled_message(pod)
         assert setup.devices_of(pod) == [d["device"] for d in placement["devices"]]
 
 
@@ -183,7 +183,7 @@ def test_a_gang_the_schedulers_order_misses_is_placed_as_planned(cluster, kube, 
     for name in ("js-big-0-0", "js-any-0-0"):
         setup.create_pod(name, name.split("-")[1], node)
         pod = setup.decided(name)
-        assert pod["spec"].get("nodeName") == node, pod["status"]
+        assert pod["spec"].get("nodeName") == node, scheduled_message(pod)
         assert setup.devices_of(pod) == planned[name]
 
 
@@ -210,7 +210,7 @@ def test_the_node_add_node_clones_takes_the_pods_planned_there(cluster, kube, se
         name = placement["pod"]["name"]
         setup.create_pod(name, "two", placement["node"])
         pod = setup.decided(name)
-        assert pod["spec"].get("nodeName") == placement["node"], pod["status"]
+        assert pod["spec"].get("nodeName") == placement["node"], scheduled_message(pod)
         assert setup.devices_of(pod) == [d["device"] for d in placement["devices"]]
 
 

@@ -7,6 +7,7 @@ API discovery, so any served kind works, including the resource.k8s.io beta vers
 from __future__ import annotations
 
 import json
+import re
 import ssl
 import time
 import urllib.error
@@ -169,22 +170,36 @@ def wait_for(condition: Callable[[], Any], timeout: float, what: str, interval: 
         time.sleep(interval)
 
 
+_CLAIM_NOT_SEEN_YET = re.compile(r'resourceclaim\.resource\.k8s\.io "[^"]+" not found')
+
+
 def scheduling_outcome(kube: "KubeClient", namespace: str, name: str, timeout: float) -> dict:
     """The pod once the scheduler bound it or reported (PodScheduled=False) why it cannot. Not a
-    decision: a pod still held by its scheduling gates (reason SchedulingGated), or one tried before
+    decision: a pod still held by its scheduling gates (reason SchedulingGated); one tried before
     the resourceclaim controller made its template's claim ("ResourceClaim not created yet",
-    resourceclaim.ErrClaimNotFound: the scheduler tries again once the claim exists)."""
+    resourceclaim.ErrClaimNotFound); or one tried after the controller named the claim in the pod's
+    status but before the scheduler's claim informer had it (the lister's NotFound,
+    `resourceclaim.resource.k8s.io "NAME" not found`: DynamicResources.PreFilter returns the
+    error of foreachPodResourceClaim, pkg/scheduler/framework/plugins/dynamicresources). The
+    scheduler tries such a pod again once it sees the claim."""
     def decided():
         pod = kube.get("v1", "Pod", name, namespace)
         if pod["spec"].get("nodeName"):
             return pod
         for condition in pod.get("status", {}).get("conditions", []):
+            message = condition.get("message", "")
             if condition["type"] == "PodScheduled" and condition["status"] == "False" and \
                     condition.get("reason") != "SchedulingGated" and \
-                    "ResourceClaim not created yet" not in condition.get("message", ""):
+                    "ResourceClaim not created yet" not in message and not _CLAIM_NOT_SEEN_YET.search(message):
                 return pod
         return None
     return wait_for(decided, timeout=timeout, what=f"the scheduler to decide about pod {name}")
+
+
+def scheduled_message(pod: dict) -> str:
+    """The PodScheduled condition's message, whole (an assertion's repr of the pod cuts it)."""
+    return next((c.get("message", "") for c in pod.get("status", {}).get("conditions", [])
+                 if c["type"] == "PodScheduled"), "")
 
 
 def ungate_and_decide(kube: "KubeClient", namespace: str, name: str, timeout: float) -> dict:
