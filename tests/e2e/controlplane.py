@@ -147,10 +147,18 @@ class ControlPlane:
             raise
 
     def restart_apiserver(self) -> None:
-        """Stops kube-apiserver and starts it again on the same port (for reconnect tests)."""
-        apiserver = self.components["kube-apiserver"]
-        apiserver.stop()
+        """Stops kube-apiserver and starts it again on the same port (for reconnect tests), then
+        restarts kube-scheduler and kube-controller-manager. Their reflectors would come back on
+        their own, each after its own backoff (up to 30 s), and until then the scheduler decides
+        later tests' pods on stale caches ("device class X does not exist" for a class the
+        apiserver has). A fresh one waits for its caches to sync before it schedules or
+        reconciles anything, so every test after a restart meets a whole control plane."""
+        self.components["kube-apiserver"].stop()
         self._start_and_wait("kube-apiserver")
+        for name in ("kube-scheduler", "kube-controller-manager"):
+            if name in self.components:
+                self.components[name].stop()
+                self._start_and_wait(name)
 
     def stop(self, remove_workdir: bool = True) -> None:
         for name in ("kube-controller-manager", "kube-scheduler", "kube-apiserver", "etcd"):

@@ -171,6 +171,26 @@ def wait_for(condition: Callable[[], Any], timeout: float, what: str, interval: 
 
 
 _CLAIM_NOT_SEEN_YET = re.compile(r'resourceclaim\.resource\.k8s\.io "[^"]+" not found')
+_CLASS_MISSING = re.compile(r"device class (\S+) does not exist")
+
+
+def _class_not_seen_yet(kube: "KubeClient", message: str) -> bool:
+    """The scheduler named a DeviceClass missing that the apiserver has: its class informer had
+    not seen the class yet when it tried the pod (DynamicResources.validateDeviceClass in PreFilter
+    reads the lister and parks the pod "until a DeviceClass event occurs", dynamicresources.go;
+    EventsToRegister has DeviceClass Add|Update). A class the apiserver does not have either is a
+    decision."""
+    missing = _CLASS_MISSING.findall(message)
+    if not missing:
+        return False
+    for name in missing:
+        try:
+            kube.get("resource.k8s.io/v1", "DeviceClass", name.rstrip(".,;"))
+        except KubeError as err:
+            if err.status == 404:
+                return False
+            raise
+    return True
 
 
 def scheduling_outcome(kube: "KubeClient", namespace: str, name: str, timeout: float) -> dict:
@@ -180,8 +200,9 @@ def scheduling_outcome(kube: "KubeClient", namespace: str, name: str, timeout: f
     resourceclaim.ErrClaimNotFound); or one tried after the controller named the claim in the pod's
     status but before the scheduler's claim informer had it (the lister's NotFound,
     `resourceclaim.resource.k8s.io "NAME" not found`: DynamicResources.PreFilter returns the
-    error of foreachPodResourceClaim, pkg/scheduler/framework/plugins/dynamicresources). The
-    scheduler tries such a pod again once it sees the claim."""
+    error of foreachPodResourceClaim, pkg/scheduler/framework/plugins/dynamicresources); or one
+    tried before its class informer had a DeviceClass the apiserver already has
+    (_class_not_seen_yet). The scheduler tries such a pod again once it sees the claim or class."""
     def decided():
         pod = kube.get("v1", "Pod", name, namespace)
         if pod["spec"].get("nodeName"):
@@ -190,7 +211,8 @@ def scheduling_outcome(kube: "KubeClient", namespace: str, name: str, timeout: f
             message = condition.get("message", "")
             if condition["type"] == "PodScheduled" and condition["status"] == "False" and \
                     condition.get("reason") != "SchedulingGated" and \
-                    "ResourceClaim not created yet" not in message and not _CLAIM_NOT_SEEN_YET.search(message):
+                    "ResourceClaim not created yet" not in message and not _CLAIM_NOT_SEEN_YET.search(message) \
+                    and not _class_not_seen_yet(kube, message):
                 return pod
         return None
     return wait_for(decided, timeout=timeout, what=f"the scheduler to decide about pod {name}")
