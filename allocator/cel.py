@@ -1206,15 +1206,11 @@ class CompiledSelector:
 
     def fingerprint(self, device: Any) -> Hashable:
         """Equal fingerprints guarantee equal results of matches() (or the same error)."""
-        driver = device.driver
         reach = self._reach
-        parts = self._compiler.split_entries(device)
-        if reach.names is not None:
-            names, domains = reach.names, reach.domains
-            parts = tuple(p for p in parts if p[2] in names and (p[1] in domains or p[1] == driver))
+        parts = self._compiler.split_entries(device, reach.names, reach.domains)
         multi = (bool(device.allow_multiple_allocations) and self._compiler.multi_allocations_visible
                  if self._compiler.consumable_capacity else None)
-        return (driver, multi, parts)
+        return (device.driver, multi, parts)
 
 
 # cel-go's type name and ConvertToNative(bool) error for each kind of non-bool result.
@@ -1313,12 +1309,16 @@ class SelectorCompiler:
             program = self._runtime.deserialize(_eager_binds(program.serialize()))
         return CompiledSelector(self, expression, program, _reach(expression))
 
-    def split_entries(self, device: Any) -> tuple:
-        """(kind, domain, identifier, name, value key) of every attribute and capacity, sorted; once per device."""
-        key = id(device)
-        cached = self._split_cache.get(key)
-        if cached is not None and cached[0] is device:
-            return cached[1]
+    def split_entries(self, device: Any, reads: frozenset | None = None, domains: frozenset | None = None) -> tuple:
+        """(kind, domain, identifier, name, value key) of the device's attributes and capacities.
+        With `reads` (an expression's _Reach names), only those whose identifier it names and whose
+        domain is in `domains` or the driver's: the values an expression cannot read are never
+        keyed (CEL over a class's `device.driver == ...` keyed every attribute of every device,
+        two thirds of the doctor's class membership). Without, all of them, kept per device."""
+        if reads is None:
+            cached = self._split_cache.get(id(device))
+            if cached is not None and cached[0] is device:
+                return cached[1]
         driver = device.driver
         names = self._split_names
         parts = []
@@ -1327,13 +1327,16 @@ class SelectorCompiler:
                 split = names.get((name, driver))
                 if split is None:
                     split = names[(name, driver)] = split_qualified_name(name, driver)
-                parts.append((kind, split[0], split[1], name, _value_key(value)))
+                if reads is None or (split[1] in reads and (split[0] in domains or split[0] == driver)):
+                    parts.append((kind, split[0], split[1], name, _value_key(value)))
         # Insertion order, not sorted: devices published alike list attributes alike, and a
         # different order only costs a cache miss, never a wrong answer.
         entries = tuple(parts)
+        if reads is not None:
+            return entries
         if len(self._split_cache) >= 200_000:
             self._split_cache.clear()
-        self._split_cache[key] = (device, entries)
+        self._split_cache[id(device)] = (device, entries)
         return entries
 
     def device_data(self, device: Any, keep_build: bool = False) -> dict[str, Any]:

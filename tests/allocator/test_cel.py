@@ -330,6 +330,20 @@ def test_equal_fingerprints_imply_equal_outcomes(compiler, expression):
     assert collisions > 0
 
 
+@pytest.mark.parametrize("expression", FINGERPRINT_EXPRESSIONS)
+def test_only_what_an_expression_reads_is_keyed(compiler, expression):
+    """The entries a fingerprint keys are exactly those of the device's whole split (kept per
+    device) that the expression can read, in the same order: keying only those is a shortcut."""
+    selector = compiler.compile(expression)
+    reach = selector._reach
+    if reach.names is None:
+        return
+    for device in random_devices(random.Random(expression), 100):
+        whole = compiler.split_entries(device)
+        read = tuple(p for p in whole if p[2] in reach.names and (p[1] in reach.domains or p[1] == device.driver))
+        assert compiler.split_entries(device, reach.names, reach.domains) == read
+
+
 def test_fingerprint_ignores_unreferenced_names(compiler):
     selector = compiler.compile('device.attributes["gpu.example.com"].model == "H100"')
     a = gpu(attributes={"model": "H100", "serial": "1"})
