@@ -114,3 +114,17 @@ def test_device_details_are_derived_on_first_read_and_equal_the_slices():
     assert a.to_dict()["capacity"] == {f"{DRIVER}/memory": "80Gi"}
     with pytest.raises(AttributeError, match="no_such_field"):
         getattr(a, "no_such_field")
+
+
+def test_a_rows_first_attributes_are_read_without_deriving_the_details():
+    """A table row's summary (the first attributes by name) derives and keeps nothing: the
+    Devices tab of a million devices kept every device's details for it (issue 18)."""
+    s = resource_slice("s", [device("a", attributes={"zeta": "z", "model": "H100", "other.example.com/x": 3,
+                                                     "arch": "sm90"})], pool="p", node_name="n1")
+    lazy = reports(s)[(DRIVER, "p")].devices[0]
+    first = lazy.first_attributes(3)
+    assert vars(lazy)["_derived"] is None  # nothing kept
+    eager = reports(s)[(DRIVER, "p")].devices[0]
+    assert first == list(eager.attributes.items())[:3]
+    assert first == [(f"{DRIVER}/arch", "sm90"), (f"{DRIVER}/model", "H100"), ("other.example.com/x", 3)]
+    assert eager.first_attributes(3) == first and eager.first_attributes(10) == list(eager.attributes.items())

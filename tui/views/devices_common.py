@@ -31,7 +31,7 @@ def holders_text(device) -> str:
 def attribute_summary(device) -> str:
     """The first attributes as `name=value`, the way a selector would name them."""
     parts = []
-    for name, value in list(device.attributes.items())[:ATTRIBUTES_IN_SUMMARY]:
+    for name, value in device.first_attributes(ATTRIBUTES_IN_SUMMARY):
         parts.append(f"{short_name(device.driver, name)}={attribute_text(value)}")
     return " ".join(parts)
 
