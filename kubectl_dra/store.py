@@ -147,7 +147,9 @@ class Store:
         self.kubernetes_minor_override: int | None = None
         """Set by --kubernetes-version: evaluate the objects as that minor would."""
         self._objects: dict[str, dict[tuple[str, str], dict]] = {kind: {} for kind in KINDS}
-        self._sorted_cache: dict[str, tuple[int, list[dict]]] = {}
+        self._sorted_cache: dict[str, list[dict]] = {}
+        """Each kind's sorted list until that kind changes: a watch event on one slice of a big
+        cluster re-sorted every kind's objects (the dashboard takes all of them per revision)."""
         self._object_set_cache: tuple[int, allocator.ObjectSet] | None = None
         self._listeners: list[Listener] = []
         self._batch_depth = 0
@@ -207,11 +209,10 @@ class Store:
         """Objects of `kind` sorted by (namespace, name). The list is shared: do not mutate."""
         self._check_kind(kind)
         cached = self._sorted_cache.get(kind)
-        if cached is not None and cached[0] == self.revision:
-            return cached[1]
+        if cached is not None:
+            return cached
         objects = self._objects[kind]
-        items = [objects[key] for key in sorted(objects)]
-        self._sorted_cache[kind] = (self.revision, items)
+        items = self._sorted_cache[kind] = [objects[key] for key in sorted(objects)]
         return items
 
     def get(self, kind: str, namespace: str, name: str) -> dict | None:
@@ -270,6 +271,7 @@ class Store:
 
     def _changed(self, kind: str) -> None:
         self.revision += 1
+        self._sorted_cache.pop(kind, None)
         self._notify({kind})
 
     def _notify(self, kinds: set[str], connection_changed: bool = False) -> None:

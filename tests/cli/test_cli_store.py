@@ -71,6 +71,21 @@ def test_items_list_is_cached_until_the_next_change():
     assert store.items("ResourceSlice") is not first
 
 
+def test_a_change_to_one_kind_keeps_the_other_kinds_lists():
+    """A watch event on a slice does not sort every claim again (the dashboard reads every kind's
+    list per revision)."""
+    store = Store()
+    store.replace_kind("ResourceClaim", [claim_obj("ns", "c")])
+    store.replace_kind("ResourceSlice", [slice_obj("a")])
+    claims, slices = store.items("ResourceClaim"), store.items("ResourceSlice")
+    store.apply("ResourceSlice", "MODIFIED", slice_obj("a", rv="2"))
+    assert store.items("ResourceClaim") is claims
+    assert store.items("ResourceSlice") is not slices
+    assert [s["metadata"]["resourceVersion"] for s in store.items("ResourceSlice")] == ["2"]
+    store.apply("ResourceClaim", "DELETED", claim_obj("ns", "c"))
+    assert store.items("ResourceClaim") == []
+
+
 def test_batch_coalesces_changes_into_one_notification():
     store = Store()
     changes = recording(store)
