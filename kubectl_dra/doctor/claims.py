@@ -306,8 +306,8 @@ def capacity_exhaustion(ctx: Context) -> Finding:
             continue
         for device in pool.devices:
             state = model.device_state(device)
-            for consumption in device.consumed_counters:
-                key = (pool.driver, pool.pool, consumption.get("counterSet"))
+            for counter_set in device.counter_sets_drawn():
+                key = (pool.driver, pool.pool, counter_set)
                 by_set.setdefault(key, []).append(state)
     for (driver, pool, counter_set), states in sorted(by_set.items()):
         if FREE not in states and BLOCKED_BY_COUNTERS in states:

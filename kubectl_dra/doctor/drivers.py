@@ -320,7 +320,7 @@ def missing_attributes(ctx: Context) -> Finding:
         if not devices:
             continue
         key = f"{domain}/{name}"
-        missing = [d for d in devices if key not in (d.attributes if field == "attributes" else d.capacity)]
+        missing = [d for d in devices if not d.publishes(field, key)]
         if missing:
             word = "attribute" if field == "attributes" else "capacity"
             lacking.append(f"{key}: {plural(len(missing), 'device')} of class {class_name} ({len(devices)}) lack this "

@@ -128,3 +128,31 @@ def test_a_rows_first_attributes_are_read_without_deriving_the_details():
     assert first == list(eager.attributes.items())[:3]
     assert first == [(f"{DRIVER}/arch", "sm90"), (f"{DRIVER}/model", "H100"), ("other.example.com/x", 3)]
     assert eager.first_attributes(3) == first and eager.first_attributes(10) == list(eager.attributes.items())
+
+
+@pytest.mark.parametrize("field", ["attributes", "capacity"])
+def test_whether_a_device_publishes_a_name_is_answered_without_deriving_the_details(field):
+    """The doctor asks it of every device of a class; the answer is `name in attributes/capacity`."""
+    s = resource_slice("s", [device("a", attributes={"model": "H100", "other.example.com/x": 3},
+                                    capacity={"memory": {"value": "80Gi"}, "other.example.com/bw": {"value": "1"}})],
+                       pool="p", node_name="n1")
+    names = [f"{DRIVER}/model", "other.example.com/x", f"{DRIVER}/memory", "other.example.com/bw",
+             f"{DRIVER}/x", "other.example.com/model", f"{DRIVER}/other.example.com/x", "model", f"{DRIVER}/"]
+    lazy = reports(s)[(DRIVER, "p")].devices[0]
+    answers = [lazy.publishes(field, name) for name in names]
+    assert vars(lazy)["_derived"] is None
+    eager = reports(s)[(DRIVER, "p")].devices[0]
+    assert answers == [name in getattr(eager, field) for name in names]
+    assert answers == [eager.publishes(field, name) for name in names]
+    assert any(answers) and not all(answers)
+
+
+def test_the_counter_sets_a_device_draws_on_are_named_without_deriving_the_details():
+    s = resource_slice("s", [device("a", consumesCounters=[{"counterSet": "b", "counters": {"mem": {"value": "1Gi"}}},
+                                                           {"counterSet": "a", "counters": {"mem": {"value": "1Gi"}}}])],
+                       pool="p", node_name="n1", sharedCounters=[{"name": "a", "counters": {"mem": {"value": "8Gi"}}},
+                                                                 {"name": "b", "counters": {"mem": {"value": "8Gi"}}}])
+    lazy = reports(s)[(DRIVER, "p")].devices[0]
+    assert lazy.counter_sets_drawn() == ["b", "a"] and vars(lazy)["_derived"] is None
+    eager = reports(s)[(DRIVER, "p")].devices[0]
+    assert [c["counterSet"] for c in eager.consumed_counters] == ["b", "a"] == eager.counter_sets_drawn()
