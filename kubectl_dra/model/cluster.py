@@ -63,9 +63,13 @@ class ClusterModel:
     """NodeReachIndex's derivations of the previous revision (the dashboard's builder passes one
     to every revision: only the nodes that changed pools reach, or reached, are derived again)."""
     pools_by_id: dict[PoolId, allocator.PoolReport] = field(default_factory=dict)
+    """The pools by (driver, pool); made from `pools` unless given (the dashboard's builder keeps it)."""
+    known_missing_nodes: dict[PoolId, list[str]] | None = None
+    """`missing_nodes` when the caller found it already (the dashboard's builder, per changed pool)."""
 
     def __post_init__(self) -> None:
-        self.pools_by_id = {(pool.driver, pool.pool): pool for pool in self.pools}
+        if not self.pools_by_id:
+            self.pools_by_id = {(pool.driver, pool.pool): pool for pool in self.pools}
 
     @classmethod
     def from_store(cls, store: Store) -> ClusterModel:
@@ -243,6 +247,8 @@ class ClusterModel:
     @cached_property
     def missing_nodes(self) -> dict[PoolId, list[str]]:
         """Pools published for nodes that do not exist (model.missing_nodes), by (driver, pool)."""
+        if self.known_missing_nodes is not None:
+            return self.known_missing_nodes
         node_names = ((node.get("metadata") or {}).get("name") for node in self.raw.get("Node", ()))
         return pools_on_missing_nodes(self.raw["ResourceSlice"], node_names, self.kind_status.get("Node"),
                                       live=self.connection.mode not in ("snapshot", "demo"))

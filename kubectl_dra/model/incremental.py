@@ -23,6 +23,7 @@ from allocator.gcpause import paused_gc
 
 from kubectl_dra.model.classes import ClassCache
 from kubectl_dra.model.cluster import ClusterModel
+from kubectl_dra.model.missing_nodes import MissingNodesByPool
 from kubectl_dra.model.nodes import ReachCache
 from kubectl_dra.store import KINDS, ConnectionInfo, KindStatus, Store, object_key
 
@@ -180,6 +181,15 @@ class PoolAnalysis:
         # rather than letting every batch's copy pile up until the end of the build.
         gc.collect(0)
 
+    @property
+    def slices_by_pool(self) -> dict[PoolId, dict[tuple[str, str], dict]]:
+        """The raw slices of each pool, by object key (read on the builder's thread only)."""
+        return self._slices.by_pool
+
+    def reports_by_id(self) -> dict[PoolId, object]:
+        """The reports by pool: ClusterModel.pools_by_id (a copy: the model outlives this revision)."""
+        return dict(self._reports)
+
     def errors(self) -> list[allocator.ObjectError]:
         """Objects the allocator could not read (each once, though claims go into several subsets)."""
         unique = {str(error): error for errors in self._errors.values() for error in errors}
@@ -216,6 +226,7 @@ class ModelBuilder:
         """ClusterModel.reach_cache, likewise."""
         self._classes = ClassCache()
         """ClusterModel.class_cache, likewise."""
+        self._missing = MissingNodesByPool()
         self._others = OtherObjects()
         self._frozen_at: float | None = None
 
@@ -230,6 +241,9 @@ class ModelBuilder:
         first_load = not self.pools.reports()
         pending = self.pools.plan(items["ResourceSlice"], items["ResourceClaim"],
                                   items["DeviceTaintRule"], snapshot.features)
+        missing_nodes = self._missing.update(
+            items["ResourceSlice"], self.pools.slices_by_pool, pending, items["Node"],
+            snapshot.kind_status.get("Node"), live=snapshot.connection.mode not in ("snapshot", "demo"))
         size = self.FIRST_BATCH if first_load else self.BATCH
         first, rest = pending[:size], pending[size:]
         if first:
@@ -248,7 +262,8 @@ class ModelBuilder:
                                reports, lambda: self._other_objects(snapshot), items,
                                pools_pending=len(rest), errors=self.pools.errors(), counts_cache=self._counts,
                                tainted_cache=self._tainted, reach_cache=self._reach,
-                               class_cache=self._classes)
+                               class_cache=self._classes, pools_by_id=self.pools.reports_by_id(),
+                               known_missing_nodes=missing_nodes)
             if not rest:
                 break
             batch, rest = rest[: self.BATCH], rest[self.BATCH:]
