@@ -178,3 +178,17 @@ def test_a_rebuild_gives_way_between_parts_of_its_pools():
     assert len(pools) > ModelBuilder.GIVE_WAY_EVERY
     assert len(calls) == -(-len(pools) // ModelBuilder.GIVE_WAY_EVERY)
     assert facts(model) == facts(ClusterModel.from_store(store))
+
+
+def test_class_membership_evaluated_a_few_pools_at_a_time_is_the_whole_clusters(monkeypatch):
+    """ClassCache evaluates the selectors over EVALUATE_POOLS_AT_ONCE pools at a time (to bound the
+    copies it makes); one pool at a time gives what one evaluation over every device gives."""
+    from kubectl_dra.model import classes
+    from kubectl_dra.sources.files import demo_store
+
+    store = demo_store()
+    scratch = ClusterModel.from_store(store).classes
+    monkeypatch.setattr(classes, "EVALUATE_POOLS_AT_ONCE", 1)
+    *_, model = ModelBuilder(refreeze=False).build(take_snapshot(store))
+    assert len(model.pools) > 2 and any(model.classes.members.values())
+    assert (model.classes.members, model.classes.errors) == (scratch.members, scratch.errors)
