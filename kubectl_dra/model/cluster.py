@@ -66,10 +66,22 @@ class ClusterModel:
     """The pools by (driver, pool); made from `pools` unless given (the dashboard's builder keeps it)."""
     known_missing_nodes: dict[PoolId, list[str]] | None = None
     """`missing_nodes` when the caller found it already (the dashboard's builder, per changed pool)."""
+    sequence: int | None = None
+    """The dashboard builder's number of this model (None: a command's model)."""
+    changes_since: Callable[[int, int], frozenset[PoolId] | None] | None = None
+    """ModelBuilder.changes_since (see pools_changed_since)."""
 
     def __post_init__(self) -> None:
         if not self.pools_by_id:
             self.pools_by_id = {(pool.driver, pool.pool): pool for pool in self.pools}
+
+    def pools_changed_since(self, sequence: int | None) -> frozenset[PoolId] | None:
+        """The pools whose report or missing nodes changed since the model numbered `sequence` (of
+        the same builder), or None when that is not known: a table built from that model then
+        remakes only these pools' rows."""
+        if sequence is None or self.sequence is None or self.changes_since is None:
+            return None
+        return self.changes_since(sequence, self.sequence)
 
     @classmethod
     def from_store(cls, store: Store) -> ClusterModel:

@@ -32,6 +32,8 @@ PoolId = tuple[str, str]
 OTHER_KINDS = tuple(kind for kind in KINDS if kind != "ResourceSlice")
 REFREEZE_EVERY_S = 30.0
 """How often, under churn, the heap is collected in full and frozen again (see ModelBuilder.build)."""
+CHANGES_KEPT = 64
+"""Models whose changed pools ModelBuilder remembers (a tab built longer ago is built whole)."""
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,8 @@ class PoolAnalysis:
         self._rules: tuple = ()
         self._features: allocator.Features | None = None
         self._pending: set[PoolId] = set()
+        self.order_changes = 0
+        """How often the set of pools changed (a pool added or removed)."""
 
     def plan(self, slices: list[dict], claims: list[dict], rules: list[dict],
              features: allocator.Features) -> list[PoolId]:
@@ -155,6 +159,7 @@ class PoolAnalysis:
                 self._pending.add(pool_id)
         if len(self._order) != len(pools) or touched - set(self._order):
             self._order = sorted(pools)
+            self.order_changes += 1
         return sorted(self._pending)
 
     def analyze(self, pool_ids: list[PoolId]) -> None:
@@ -229,6 +234,13 @@ class ModelBuilder:
         self._missing = MissingNodesByPool()
         self._others = OtherObjects()
         self._frozen_at: float | None = None
+        self._sequence = 0
+        """The number of the last model yielded (ClusterModel.sequence)."""
+        self._changes: dict[int, frozenset[PoolId] | None] = {}
+        """Model number -> the pools whose report or missing nodes differ from the model before it
+        (None: the pools themselves changed, or anything may have); the last CHANGES_KEPT."""
+        self._shown: tuple[int, dict] = (-1, {})
+        """(how many reports, missing nodes) of the last model yielded."""
 
     def build(self, snapshot: StoreSnapshot, give_way: Callable[[], None] | None = None) -> Iterator[ClusterModel]:
         """Yields ClusterModels until every pool is analysed: on the first load, one early with the
@@ -239,11 +251,16 @@ class ModelBuilder:
         would halve the speed of the answer)."""
         items = snapshot.items
         first_load = not self.pools.reports()
+        order_changes = self.pools.order_changes
         pending = self.pools.plan(items["ResourceSlice"], items["ResourceClaim"],
                                   items["DeviceTaintRule"], snapshot.features)
         missing_nodes = self._missing.update(
             items["ResourceSlice"], self.pools.slices_by_pool, pending, items["Node"],
             snapshot.kind_status.get("Node"), live=snapshot.connection.mode not in ("snapshot", "demo"))
+        same_pools = self.pools.order_changes == order_changes
+        # The first model of a build: every pending pool may change (its report now or in a later
+        # batch, its missing nodes now); each later one: the batch analysed for it.
+        changed = set(pending)
         size = self.FIRST_BATCH if first_load else self.BATCH
         first, rest = pending[:size], pending[size:]
         if first:
@@ -258,16 +275,49 @@ class ModelBuilder:
                 for cache in (self._counts, self._tainted):
                     for pool_id in [pool_id for pool_id in list(cache) if pool_id not in live]:
                         cache.pop(pool_id, None)
+            sequence = self._record_changes(changed, same_pools, len(reports), missing_nodes)
             yield ClusterModel(snapshot.revision, snapshot.features, snapshot.kind_status, snapshot.connection,
                                reports, lambda: self._other_objects(snapshot), items,
                                pools_pending=len(rest), errors=self.pools.errors(), counts_cache=self._counts,
                                tainted_cache=self._tainted, reach_cache=self._reach,
                                class_cache=self._classes, pools_by_id=self.pools.reports_by_id(),
-                               known_missing_nodes=missing_nodes)
+                               known_missing_nodes=missing_nodes, sequence=sequence,
+                               changes_since=self.changes_since)
             if not rest:
                 break
             batch, rest = rest[: self.BATCH], rest[self.BATCH:]
+            changed = set(batch)
             self._analyze(batch, give_way)
+
+    def _record_changes(self, changed: set[PoolId], same_pools: bool, reports: int, missing_nodes: dict) -> int:
+        """Numbers the next model and notes what differs from the one before it."""
+        shown_reports, shown_missing = self._shown
+        if not same_pools or reports != shown_reports:
+            recorded = None  # pools added or removed, or analysed for the first time
+        else:
+            recorded = frozenset(changed | {pool_id for pool_id in shown_missing.keys() | missing_nodes.keys()
+                                            if shown_missing.get(pool_id) != missing_nodes.get(pool_id)})
+        self._shown = (reports, missing_nodes)
+        self._sequence += 1
+        self._changes[self._sequence] = recorded
+        self._changes.pop(self._sequence - CHANGES_KEPT, None)
+        return self._sequence
+
+    def changes_since(self, sequence: int, upto: int) -> frozenset[PoolId] | None:
+        """The pools whose report or missing nodes changed after model `sequence` up to model
+        `upto`; None when that is not known (pools added or removed, or too long ago). Called on
+        the builder's thread (the dashboard's views are built there)."""
+        if not sequence <= upto <= self._sequence:
+            return None
+        changed: set[PoolId] = set()
+        for number in range(sequence + 1, upto + 1):
+            if number not in self._changes:
+                return None
+            step = self._changes[number]
+            if step is None:
+                return None
+            changed |= step
+        return frozenset(changed)
 
     def _analyze(self, pool_ids: list[PoolId], give_way: Callable[[], None] | None) -> None:
         """Analysing many pools allocates millions of long-lived objects: collector passes every few

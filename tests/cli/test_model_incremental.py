@@ -192,3 +192,26 @@ def test_class_membership_evaluated_a_few_pools_at_a_time_is_the_whole_clusters(
     *_, model = ModelBuilder(refreeze=False).build(take_snapshot(store))
     assert len(model.pools) > 2 and any(model.classes.members.values())
     assert (model.classes.members, model.classes.errors) == (scratch.members, scratch.errors)
+
+
+def test_a_watch_event_remakes_only_the_changed_pools_row():
+    """After an event on one pool (the pools unchanged), the Pools table is the last one with that
+    pool's row made again (ModelBuilder.changes_since, RowCache.patch): every other row is the
+    same object, and the table equals one made from scratch."""
+    from kubectl_dra.sources.files import demo_store
+
+    store = demo_store()
+    builder, cache = ModelBuilder(refreeze=False), PoolsView.new_cache()
+    *_, model = builder.build(take_snapshot(store))
+    before = PoolsView.build(model, None, cache).rows
+    changed = copy.deepcopy(store.items("ResourceSlice")[0])
+    changed["spec"]["devices"][0]["taints"] = [{"key": "example.com/broken", "effect": "NoSchedule"}]
+    store.apply("ResourceSlice", "MODIFIED", changed)
+    *_, model = builder.build(take_snapshot(store))
+    assert model.pools_changed_since(model.sequence - 1) == {(changed["spec"]["driver"], changed["spec"]["pool"]["name"])}
+    after = PoolsView.build(model, None, cache).rows
+    key = ("pool", changed["spec"]["driver"], changed["spec"]["pool"]["name"])
+    assert [r.key for r in after] == [r.key for r in before]
+    assert [r is b for r, b in zip(after, before)] == [r.key != key for r in after]
+    scratch = PoolsView.build(model, None, PoolsView.new_cache())
+    assert [(r.key, r.cells, r.styles) for r in after] == [(r.key, r.cells, r.styles) for r in scratch.rows]

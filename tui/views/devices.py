@@ -60,10 +60,20 @@ def pool_device_rows(pool, blind: Blind = SEES_ALL) -> list[Row]:
     return rows
 
 
-def device_rows(pools, cache: RowCache, blind: Blind = SEES_ALL) -> TableData:
+def device_rows(pools, cache: RowCache, blind: Blind = SEES_ALL, model: Dashboard | None = None) -> TableData:
+    """`model`: the dashboard's, to remake only the rows of the pools changed since the last table."""
     # A pool's rows change with its report or with what cannot be read (Unknown states: the context).
-    return cache.table([((pool.driver, pool.pool), pool) for pool in pools],
-                       lambda _key, pool: pool_device_rows(pool, blind), context=blind)
+    def make(_key, pool):
+        return pool_device_rows(pool, blind)
+
+    changed = model.pools_changed_since(cache.version) if model is not None else None
+    if changed is not None and all(pool_id in model.pools_by_id for pool_id in changed):
+        patched = cache.patch([(pool_id, model.pools_by_id[pool_id]) for pool_id in changed], make,
+                              context=blind, version=model.sequence)
+        if patched is not None:
+            return patched
+    return cache.table([((pool.driver, pool.pool), pool) for pool in pools], make, context=blind,
+                       version=model.sequence if model is not None else None)
 
 
 def find_device(dashboard: Dashboard, key: tuple):
@@ -92,7 +102,7 @@ class DevicesView(View):
 
     @staticmethod
     def build(dashboard: Dashboard, namespace: str | None, cache: RowCache) -> TableData:
-        return device_rows(dashboard.pools, cache, dashboard.blind)
+        return device_rows(dashboard.pools, cache, dashboard.blind, dashboard)
 
     def show(self, dashboard: Dashboard, data: TableData) -> None:
         self._dashboard = dashboard

@@ -77,7 +77,6 @@ def pool_row(pool, counts, missing_nodes: tuple[str, ...] = ()) -> Row:
 def pool_rows(model: Dashboard, cache: RowCache) -> TableData:
     """One row per pool, under a heading per driver."""
     pools = model.pools
-    per_driver = Counter(pool.driver for pool in pools)
     seen: set[str] = set()
 
     def heading(_key, pool) -> list[Row]:
@@ -99,9 +98,16 @@ def pool_rows(model: Dashboard, cache: RowCache) -> TableData:
         pool, nodes = source if isinstance(source, tuple) else (source, ())
         return [pool_row(pool, model.pool_counts(pool), nodes)]
 
+    changed = model.pools_changed_since(cache.version)
+    if changed is not None and all(pool_id in model.pools_by_id for pool_id in changed):
+        patched = cache.patch([(pool_id, source(model.pools_by_id[pool_id])) for pool_id in changed], make,
+                              context=model.blind, version=model.sequence)
+        if patched is not None:
+            return patched
+    per_driver = Counter(pool.driver for pool in pools)
     return cache.table([((pool.driver, pool.pool), source(pool)) for pool in pools], make,
                        lambda key, source: heading(key, source[0] if isinstance(source, tuple) else source),
-                       context=model.blind)
+                       context=model.blind, version=model.sequence)
 
 
 def pool_device_rows(pool, raw_slices_by_name: dict[str, dict], blind: Blind = SEES_ALL) -> list[Row]:
