@@ -39,6 +39,19 @@ def test_the_detail_says_objects_why_and_next(store):
     assert "Why it matters" in text and "kubectl describe pod trainer-0 -n ml-training" in text
 
 
+def test_a_checklist_that_took_long_is_not_made_again_sooner_than_five_times_that(store, monkeypatch):
+    monkeypatch.setattr(doctor_view, "REDIAGNOSE_S", 0.0)
+    model = ClusterModel.from_store(store)
+    cache = DoctorCache()
+    first = DoctorView.build(model, None, cache)
+    store.apply("ResourceClaimTemplate", "DELETED", store.get("ResourceClaimTemplate", "research", "gpu-debug"))
+    newer = ClusterModel.from_store(store)
+    cache.took = 3600.0  # as if the last diagnosis had taken an hour
+    assert DoctorView.build(newer, None, cache) is first
+    cache.took = 0.0
+    assert DoctorView.build(newer, None, cache).revision == newer.revision
+
+
 def test_a_cached_checklist_is_reused_for_the_same_revision(store):
     model = ClusterModel.from_store(store)
     cache = DoctorCache()
@@ -48,6 +61,7 @@ def test_a_cached_checklist_is_reused_for_the_same_revision(store):
 
 async def test_the_doctor_tab_follows_the_cluster(store, monkeypatch):
     monkeypatch.setattr(doctor_view, "REDIAGNOSE_S", 0.0)
+    monkeypatch.setattr(doctor_view, "SPACING_PER_SECOND", 0.0)
     app = app_module.DraApp(store)
     async with app.run_test(size=DEMO_SIZE) as pilot:
         await settle(app, pilot)

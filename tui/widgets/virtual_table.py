@@ -331,10 +331,14 @@ class VirtualTable(ScrollView, can_focus=True):
 
         cursor = None
         if previous_key is not None:
-            cursor = next(
-                (i for i, row in enumerate(matched) if row.key == previous_key and not row.heading),
-                None,
-            )
+            at = self.cursor_row
+            if at < len(matched) and matched[at].key == previous_key and not matched[at].heading:
+                cursor = at  # where it was: a watch event rarely moves rows (no scan of 25,000)
+            else:
+                cursor = next(
+                    (i for i, row in enumerate(matched) if row.key == previous_key and not row.heading),
+                    None,
+                )
         if cursor is None:
             cursor = self._selectable(min(self.cursor_row, max(len(matched) - 1, 0)), step=1)
         self.set_reactive(VirtualTable.cursor_row, cursor)
