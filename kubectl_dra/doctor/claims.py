@@ -332,12 +332,11 @@ def capacity_exhaustion(ctx: Context) -> Finding:
 
 def classes_exhausted(ctx: Context) -> Finding:
     model = ctx.model
-    by_id = {device.id: device for device in model.devices}
     full = []
     for name, ids in sorted(model.classes.members.items()):
         if not ids:
             continue  # classes.no-devices says so
-        states = [model.device_state(by_id[i]) for i in ids if i in by_id]
+        states = [model.device_state(device) for device in model.reports_of(ids)]
         if states and not any(state in (FREE, SHARED) for state in states):
             full.append(f"deviceclass/{name} (0 free of {len(states)})")
     if not full:

@@ -313,10 +313,9 @@ def missing_attributes(ctx: Context) -> Finding:
     """Devices of a class a claim asks for that lack an attribute or capacity the claim's selectors
     read (of the driver the attribute's domain names): the selector fails on them at run time."""
     model = ctx.model
-    by_id = {device.id: device for device in model.devices}
     lacking = []
     for (field, domain, name, class_name), users in sorted(selector_users(model).items()):
-        devices = [by_id[i] for i in sorted(model.classes.of(class_name)) if i in by_id and by_id[i].driver == domain]
+        devices = [d for d in model.reports_of(sorted(model.classes.of(class_name))) if d.driver == domain]
         if not devices:
             continue
         key = f"{domain}/{name}"

@@ -198,6 +198,23 @@ class ClusterModel:
     def devices(self) -> list[allocator.DeviceReport]:
         return [device for pool in self.pools for device in pool.devices]
 
+    def reports_of(self, ids) -> list[allocator.DeviceReport]:
+        """The reports of the devices `ids` names that exist, in the order given. Looked up pool by
+        pool: a map of every device by DeviceID made a new key per device (0.14 GB at a million
+        devices, twice in the doctor's checks)."""
+        by_pool: dict[PoolId, dict[str, allocator.DeviceReport]] = {}
+        found = []
+        for device_id in ids:
+            pool_id = (device_id.driver, device_id.pool)
+            names = by_pool.get(pool_id)
+            if names is None:
+                report = self.pools_by_id.get(pool_id)
+                names = by_pool[pool_id] = {d.name: d for d in report.devices} if report is not None else {}
+            device = names.get(device_id.device)
+            if device is not None:
+                found.append(device)
+        return found
+
     def device(self, driver: str, pool: str, name: str) -> allocator.DeviceReport | None:
         report = self.pools_by_id.get((driver, pool))
         return next((d for d in report.devices if d.name == name), None) if report is not None else None

@@ -190,3 +190,15 @@ def test_every_device_has_one_state_and_every_face_counts_alike(objects, run_cli
                                                                      *column_counts(entry["devices"])]
     device_rows = {row.key[1:]: row.cells[3] for row in DevicesTab.build(model, None, DevicesTab.new_cache()).rows}
     assert device_rows == {(d["driver"], d["pool"], d["name"]): d["state"] for d in devices}
+
+
+def test_reports_of_finds_each_named_device_in_the_order_given():
+    from allocator import DeviceID
+    from kubectl_dra.model.cluster import ClusterModel
+    from kubectl_dra.sources.files import demo_store
+
+    model = ClusterModel.from_store(demo_store())
+    devices = [d for pool in model.pools for d in pool.devices]
+    wanted = [devices[-1].id, DeviceID("no.such.driver", "p", "d"), devices[0].id, devices[1].id,
+              DeviceID(devices[0].driver, devices[0].pool, "no-such-device")]
+    assert model.reports_of(wanted) == [devices[-1], devices[0], devices[1]]
