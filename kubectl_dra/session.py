@@ -22,6 +22,8 @@ class Session:
         """The source that filled the store (a live one keeps watching in the dashboard)."""
         self.context_namespace = OFFLINE_DEFAULT_NAMESPACE
         self.warnings: list[str] = []
+        self.quiet = False
+        """Keep warnings found after loading without printing them (a dashboard is on screen)."""
         if config.demo and config.from_file:
             raise InputError("--demo and --from cannot be used together")
         if config.offline and (config.context or config.kubeconfig):
@@ -36,6 +38,14 @@ class Session:
 
     def load(self) -> Store:
         """Fill the store from the chosen source. Raises InputError/ClusterError (exit 2)."""
+        store = self.read()
+        for warning in self.warnings:
+            _print_warning(warning)
+        return store
+
+    def read(self) -> Store:
+        """load() without printing the warnings (they stay in `warnings`): what ReadLater runs on
+        another thread while the dashboard is already on screen."""
         self._route_allocator_warnings()
         source = source_for(self.config)
         store = source.open()
@@ -50,8 +60,6 @@ class Session:
         self._collect_version_warning(store)
         self._collect_missing_nodes(store)
         self.store = store
-        for warning in self.warnings:
-            _print_warning(warning)
         return store
 
     def report(self, messages) -> None:
@@ -60,7 +68,15 @@ class Session:
         for message in dict.fromkeys(messages):
             if message not in self.warnings:
                 self.warnings.append(message)
-                _print_warning(message)
+                if not self.quiet:
+                    _print_warning(message)
+
+    def release_warnings(self) -> None:
+        """Stop receiving the allocator's warnings: whoever routed them before (the dashboard) gets
+        them again."""
+        global _WARNINGS_SESSION
+        if _WARNINGS_SESSION is self:
+            _WARNINGS_SESSION = None
 
     def _route_allocator_warnings(self) -> None:
         """The allocator is pure and says what it could not mirror exactly through Python's warnings
@@ -122,6 +138,50 @@ class Session:
         if self.config.all_namespaces:
             return None
         return self.config.namespace or self.context_namespace
+
+
+READ_LATER_FROM_BYTES = 64 << 20
+"""A --from file this big (about 100,000 devices, a second or more to read) is read while the
+dashboard is already on screen (ReadLater)."""
+
+
+class ReadLater(Source):
+    """A --from file read into a store the dashboard already shows: the store starts empty in mode
+    "loading" and `run` reads, checks and hands over everything at once (Store.take). A million
+    devices take about ten seconds to read: the dashboard said nothing until then. A broken file
+    raises from `run` as from Session.load (the dashboard then ends with the same lines, exit 2);
+    the warnings load() would print are kept in `warnings` for the dashboard to show."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        session.quiet = True  # the dashboard shows the warnings; nothing may write under it
+        self.warnings: list[str] = []
+
+    @staticmethod
+    def wanted(config: SourceConfig) -> bool:
+        """Whether the dashboard should read `config`'s source this way (a big file)."""
+        import os
+
+        path = config.from_file
+        return path is not None and not config.demo and os.path.isfile(path) and \
+            os.path.getsize(path) >= READ_LATER_FROM_BYTES
+
+    def open(self) -> Store:
+        """The empty store to show first."""
+        from kubectl_dra.store import ConnectionInfo
+
+        return Store(ConnectionInfo(mode="loading", source=self.session.config.from_file))
+
+    async def run(self, store: Store) -> None:
+        import asyncio
+
+        try:
+            loaded = await asyncio.to_thread(self.session.read)
+        finally:
+            self.session.release_warnings()
+        self.warnings = list(self.session.warnings)
+        store.take(loaded)
+        self.session.store = store
 
 
 _WARNINGS_SESSION: Session | None = None

@@ -177,6 +177,17 @@ class Store:
             raise ValueError(f"unknown watch event type {event_type!r}")
         self._changed(kind)
 
+    def take(self, other: Store) -> None:
+        """Everything of `other` (objects, kind statuses, connection, version override) in one
+        change: a file read on another thread into a store the dashboard already shows."""
+        self._objects = {kind: dict(objects) for kind, objects in other._objects.items()}
+        self.kind_status = dict(other.kind_status)
+        self.connection = other.connection
+        self.kubernetes_minor_override = other.kubernetes_minor_override
+        self.revision += 1
+        self._sorted_cache.clear()
+        self._notify(set(KINDS), connection_changed=True)
+
     def set_connection(self, **changes) -> None:
         self.connection = dataclasses.replace(self.connection, **changes)
         self._notify(set(), connection_changed=True)

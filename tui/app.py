@@ -26,6 +26,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from kubectl_dra import allocator_warnings
+from kubectl_dra.errors import EXIT_USAGE_OR_INPUT, CommandError
 from kubectl_dra.model.claims import is_pending, pod_state
 from kubectl_dra.model.incremental import ModelBuilder, take_snapshot
 from kubectl_dra.model.states import CLAIM_PENDING
@@ -199,6 +200,8 @@ class DraApp(App):
         self.dashboard: Dashboard | None = None
         self.main_screen = DashboardScreen(self.options.view)
         self._pending_kinds: set[str] = set()
+        self.fatal: CommandError | None = None
+        """The error that ended the app (see on_worker_state_changed)."""
         self._rebuilding = False
         self._rebuild_again = False
         self._stream_gap_until = 0.0
@@ -297,8 +300,19 @@ class DraApp(App):
                         description="watch the cluster")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group == "source" and event.state == WorkerState.ERROR:
+        if event.worker.group != "source":
+            return
+        if event.state == WorkerState.ERROR:
+            if isinstance(event.worker.error, CommandError):
+                # A file read while the dashboard was on screen is refused as `--from` refuses it
+                # without one: the app ends and `run` raises the error (exit 2, its own lines).
+                self.fatal = event.worker.error
+                self.exit(return_code=EXIT_USAGE_OR_INPUT)
+                return
             self.notify(f"lost the cluster: {event.worker.error}", severity="error", timeout=30)
+        elif event.state == WorkerState.SUCCESS:
+            for warning in getattr(self.source, "warnings", ()):
+                self.notify(safe_line(warning), severity="warning", timeout=30)
 
     # Store -> screen ----------------------------------------------------------------------
 
@@ -323,6 +337,8 @@ class DraApp(App):
         return self._rebuilding or bool(self._pending_kinds)
 
     def _request_rebuild(self) -> None:
+        if self.store.connection.mode == "loading":
+            return  # nothing read yet: the tables say "Loading…" rather than that there is nothing
         if self._rebuilding:
             self._rebuild_again = True
             return
@@ -517,5 +533,9 @@ class DraApp(App):
 
 
 def run(store: Store, source=None, options: DashboardOptions | None = None) -> None:
-    """Opens the dashboard over `store` (filled already, or filled by `source` as a worker)."""
-    DraApp(store, source=source, options=options).run()
+    """Opens the dashboard over `store` (filled already, or filled by `source` as a worker).
+    Raises the CommandError that ended it (a file read in the background that is refused)."""
+    app = DraApp(store, source=source, options=options)
+    app.run()
+    if app.fatal is not None:
+        raise app.fatal

@@ -34,9 +34,20 @@ def open_dashboard(ctx: click.Context) -> None:
         raise InputError(NO_TERMINAL)
     from kubectl_dra.options import options_of
 
-    session = open_session(ctx)
+    options = options_of(ctx)
+    from kubectl_dra.session import ReadLater, Session
+
+    if ReadLater.wanted(options):
+        # A big file: the dashboard is on screen at once ("reading FILE…") and reads it meanwhile.
+        from kubectl_dra.options import refuse_unused_filters
+
+        refuse_unused_filters(ctx)
+        source = ReadLater(Session(options))
+        store = source.open()
+    else:
+        session = open_session(ctx)
+        store, source = session.store, session.cluster_source
     from tui.app import DashboardOptions, run
 
-    options = options_of(ctx)
     namespace = None if options.all_namespaces else options.namespace
-    run(session.store, source=session.cluster_source, options=DashboardOptions(namespace=namespace))
+    run(store, source=source, options=DashboardOptions(namespace=namespace))

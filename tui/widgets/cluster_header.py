@@ -25,7 +25,7 @@ def connection_text(connection, namespace: str | None, pools_pending: int | None
     freshness = connection.freshness()
     if freshness.stale:
         text.append(f"  {freshness.reason}", style="yellow")
-    if pools_pending is None:
+    if pools_pending is None and connection.mode != "loading":
         text.append("  analysing…", style="bold yellow")
     elif pools_pending:
         text.append(f"  analysing {pools_pending} more pools…", style="bold yellow")
@@ -43,7 +43,10 @@ def connection_state(connection) -> Text:
         if mode == "reconnecting":
             state.append(f"  reconnecting since {clock_time(connection.since)}", style="bold yellow")
         return state
-    if mode == "live":
+    if mode == "loading":
+        source = f" {connection.source}" if connection.source else ""
+        state = Text(f"◌ reading{source}…", style="bold yellow")
+    elif mode == "live":
         state = Text("● live", style="bold green")
     elif mode == "demo":
         state = Text("■ demo snapshot", style="bold cyan")

@@ -35,6 +35,9 @@ IDENTIFYING = 1
 """The priority of a column that says which object a row is (or its state): never dropped."""
 
 
+LOADING_MESSAGE = "Loading…"
+"""What a table says before it was given any rows."""
+
 @dataclass(frozen=True, slots=True)
 class Column:
     """One column: its header label, how wide it may grow, and what happens when space runs out.
@@ -255,6 +258,9 @@ class VirtualTable(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self.columns: tuple[Column, ...] = tuple(columns)
         self.empty_message = empty_message
+        self._given_rows = False
+        """Whether rows were ever set: until then the table says LOADING_MESSAGE, not that there
+        is nothing (a big file is still being read)."""
         self._all_rows: list[Row] = []
         self._rows: list[Row] = []
         self._filter_terms: tuple[str, ...] = ()
@@ -289,6 +295,7 @@ class VirtualTable(ScrollView, can_focus=True):
         `widths` (from `measure_widths`, computed off the UI thread) saves a pass over the rows.
         """
         self._all_rows = rows
+        self._given_rows = True
         natural = list(widths) if widths is not None else measure_widths(self.columns, rows)
         if natural != self._natural:
             self._natural = natural
@@ -491,7 +498,7 @@ class VirtualTable(ScrollView, can_focus=True):
             index = scroll_y + y - 1
             if not self._rows and y == 1:
                 style = base + self.get_component_rich_style("virtual-table--empty")
-                message = self.empty_message
+                message = self.empty_message if self._given_rows else LOADING_MESSAGE
                 if self._filter_terms and self._all_rows:
                     message = f"No row matches the filter “{self.filter_text}” (escape clears it)."
                 strip = Strip([Segment(" " + message, style)])
