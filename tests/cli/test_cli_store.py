@@ -126,3 +126,20 @@ def test_set_connection_replaces_fields_and_notifies():
     assert store.connection.context == "prod"
     assert store.connection.mode == "reconnecting" and store.connection.stale
     assert changes == [StoreChange(0, frozenset(), True)]
+
+
+def test_take_hands_over_another_stores_objects_statuses_and_connection_in_one_change():
+    loaded = Store(ConnectionInfo(mode="snapshot", source="big.json"))
+    loaded.replace_kind("ResourceSlice", [slice_obj("a")])
+    loaded.set_kind_status(KindStatus("ResourceClaim", "forbidden", "no"))
+    loaded.kubernetes_minor_override = 35
+    shown = Store(ConnectionInfo(mode="loading", source="big.json"))
+    changes = recording(shown)
+    before = shown.items("ResourceSlice")
+    shown.take(loaded)
+    assert [s["metadata"]["name"] for s in shown.items("ResourceSlice")] == ["a"] and before == []
+    assert shown.kind_status["ResourceClaim"].state == "forbidden" and shown.connection.mode == "snapshot"
+    assert shown.kubernetes_minor_override == 35
+    assert len(changes) == 1 and changes[0].connection_changed and changes[0].kinds == frozenset(KINDS)
+    loaded.apply("ResourceSlice", "ADDED", slice_obj("b"))  # the stores share no dict
+    assert len(shown.items("ResourceSlice")) == 1
