@@ -82,7 +82,7 @@ class Interner:
     long watch on a churning cluster: past it they start afresh (values already shared stay
     shared)."""
 
-    __slots__ = ("_shared", "_wholes", "_encode", "limit", "plain_attributes")
+    __slots__ = ("_shared", "_wholes", "_encode", "limit", "plain_attributes", "_last")
 
     def __init__(self, limit: int = 1 << 21, record_plain: bool = False) -> None:
         self._shared: dict[str, dict] = {}
@@ -91,6 +91,11 @@ class Interner:
         values. (A string leaf is its own key: the table keeps nothing the leaves do not hold.)"""
         self._wholes: dict[bytes, object] = {}
         """JSON spelling -> the one capacity dict or counter list spelt so."""
+        self._last: dict[str, dict] = {}
+        """Attribute name -> the shared plain value with a string leaf last given to it: devices
+        listed one after another repeat most of them ({"string": "Hopper"}), and one comparison
+        of two one-key dicts costs less than taking the value apart (a string leaf equals only a
+        string, so the comparison is as exact as the tables' keys)."""
         self._encode = _json_encoder()
         self.limit = limit
         self.plain_attributes: dict[int, dict] | None = {} if record_plain else None
@@ -106,7 +111,7 @@ class Interner:
         if not isinstance(spec, dict):
             return
         if sum(map(len, self._shared.values())) + len(self._wholes) > self.limit:
-            self._shared, self._wholes = {}, {}
+            self._shared, self._wholes, self._last = {}, {}, {}
         whole, intern = self._whole, sys.intern
         attributes = self._leaves
         plain = True
@@ -174,8 +179,13 @@ class Interner:
         seen before, in place; tells whether all are plain attributes (one-key dicts of a known
         value type, the value not null; allocator.objects.ATTRIBUTE_TYPES), which only a device's
         attributes ask."""
-        tables, types, plain = self._shared, ATTRIBUTE_TYPES, True
+        tables, types, plain, last = self._shared, ATTRIBUTE_TYPES, True, self._last
         for name, value in values.items():
+            before = last.get(name)
+            if before is not None and before == value:
+                if before is not value:
+                    values[name] = before
+                continue
             if value.__class__ is not dict or len(value) != 1:
                 plain = False
                 continue
@@ -194,6 +204,8 @@ class Interner:
             found = table.setdefault(leaf, value)
             if found is not value:
                 values[name] = found
+            if leaf_type is str and value_type in types:
+                last[name] = found
         return plain
 
 

@@ -174,3 +174,24 @@ def test_shared_values_never_show_as_yaml_anchors():
 
     [first, *_] = demo_store().items("ResourceSlice")
     assert "&id" not in yaml_text(first) and "&id" not in YamlScreen("ResourceSlice", first).text
+
+
+def test_a_name_seen_with_a_plain_string_still_judges_each_value_it_gets_later():
+    """The Interner remembers the last plain string value per attribute name (the next device
+    usually repeats it); a later value of another type or shape is still taken apart and judged."""
+    from kubectl_dra.objects import Interner
+
+    def spec(*values):
+        return {"devices": [{"name": f"d{i}", "attributes": {"a": value}} for i, value in enumerate(values)]}
+
+    shared = Interner(record_plain=True)
+    plain = spec({"string": "x"}, {"string": "x"}, {"version": "x"}, {"string": "x"})
+    shared.slice({"spec": plain})
+    attributes = [d["attributes"]["a"] for d in plain["devices"]]
+    assert attributes[0] is attributes[1] is attributes[3] and attributes[2] == {"version": "x"}
+    assert id(plain) in shared.plain_attributes
+    for odd in ({"bogus": "x"}, {"string": "x", "int": 1}, {"string": None}, "x"):
+        broken = spec({"string": "x"}, odd)
+        shared.slice({"spec": broken})
+        assert broken["devices"][1]["attributes"]["a"] == odd
+        assert id(broken) not in shared.plain_attributes, odd
