@@ -70,6 +70,8 @@ class MissingNodesByPool:
         existing = self._existing
         if existing is None:
             return {}
+        for pool_id in [pool_id for pool_id in self._found if pool_id not in slices_by_pool]:
+            del self._found[pool_id]  # every slice of it deleted (a pool gone is no longer pending)
         for pool_id in changed:
             members = slices_by_pool.get(pool_id)
             found = _missing_among((members[key] for key in sorted(members)), existing) if members else {}

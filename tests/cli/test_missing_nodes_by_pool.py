@@ -47,3 +47,13 @@ def test_a_pool_key_spelt_unlike_its_slices_takes_the_whole_walk():
     pools = {("None", "p"): {("", "x1"): slices[0]}}
     missing = MissingNodesByPool()
     assert missing.update(slices, pools, pools.keys(), [node("n")], OK, live=True) == {("", "p"): ["gone"]}
+
+
+def test_a_pool_whose_slices_are_all_deleted_is_no_longer_reported_though_nobody_says_it_changed():
+    slices = [slice_("a1", "d", "a", "gone"), slice_("b1", "d", "b", "gone")]
+    missing = MissingNodesByPool()
+    nodes = [node("n")]
+    assert set(missing.update(slices, by_pool(slices), by_pool(slices).keys(), nodes, OK, live=True)) == {
+        ("d", "a"), ("d", "b")}
+    left = slices[1:]
+    assert missing.update(left, by_pool(left), [], nodes, OK, live=True) == {("d", "b"): ["gone"]}
