@@ -80,6 +80,17 @@ class RowCache:
         self._last = TableData(rows, widths)
         return self._last
 
+    def patch_pools(self, model, source: Callable[[object], object], make: Callable[[Hashable, object], list[Row]],
+                    context: object = None) -> TableData | None:
+        """`patch` for a table whose sources are `model`'s pools, keyed (driver, pool), each given
+        by `source(pool report)`: the pools the model changed since this cache's last table
+        (ClusterModel.pools_changed_since); None when that is not known or cannot be patched."""
+        changed = model.pools_changed_since(self.version)
+        if changed is None or not all(pool_id in model.pools_by_id for pool_id in changed):
+            return None
+        return self.patch([(pool_id, source(model.pools_by_id[pool_id])) for pool_id in changed], make,
+                          context=context, version=model.sequence)
+
     def patch(self, changed: Sequence[tuple[Hashable, object]], make: Callable[[Hashable, object], list[Row]],
               context: object = None, version: int | None = None) -> TableData | None:
         """The last table with the rows of the `changed` (key, source) pairs made again, when the

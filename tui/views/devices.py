@@ -66,12 +66,9 @@ def device_rows(pools, cache: RowCache, blind: Blind = SEES_ALL, model: Dashboar
     def make(_key, pool):
         return pool_device_rows(pool, blind)
 
-    changed = model.pools_changed_since(cache.version) if model is not None else None
-    if changed is not None and all(pool_id in model.pools_by_id for pool_id in changed):
-        patched = cache.patch([(pool_id, model.pools_by_id[pool_id]) for pool_id in changed], make,
-                              context=blind, version=model.sequence)
-        if patched is not None:
-            return patched
+    patched = cache.patch_pools(model, lambda pool: pool, make, context=blind) if model is not None else None
+    if patched is not None:
+        return patched
     return cache.table([((pool.driver, pool.pool), pool) for pool in pools], make, context=blind,
                        version=model.sequence if model is not None else None)
 

@@ -98,12 +98,9 @@ def pool_rows(model: Dashboard, cache: RowCache) -> TableData:
         pool, nodes = source if isinstance(source, tuple) else (source, ())
         return [pool_row(pool, model.pool_counts(pool), nodes)]
 
-    changed = model.pools_changed_since(cache.version)
-    if changed is not None and all(pool_id in model.pools_by_id for pool_id in changed):
-        patched = cache.patch([(pool_id, source(model.pools_by_id[pool_id])) for pool_id in changed], make,
-                              context=model.blind, version=model.sequence)
-        if patched is not None:
-            return patched
+    patched = cache.patch_pools(model, source, make, context=model.blind)
+    if patched is not None:
+        return patched
     per_driver = Counter(pool.driver for pool in pools)
     return cache.table([((pool.driver, pool.pool), source(pool)) for pool in pools], make,
                        lambda key, source: heading(key, source[0] if isinstance(source, tuple) else source),
