@@ -150,12 +150,12 @@ class ReadLater(Source):
     "loading" and `run` reads, checks and hands over everything at once (Store.take). A million
     devices take about ten seconds to read: the dashboard said nothing until then. A broken file
     raises from `run` as from Session.load (the dashboard then ends with the same lines, exit 2);
-    the warnings load() would print are kept in `warnings` for the dashboard to show."""
+    the warnings load() would print are kept for the dashboard to show (`read_warnings`)."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
         session.quiet = True  # the dashboard shows the warnings; nothing may write under it
-        self.warnings: list[str] = []
+        self._warnings: list[str] = []
 
     @staticmethod
     def wanted(config: SourceConfig) -> bool:
@@ -165,6 +165,10 @@ class ReadLater(Source):
         path = config.from_file
         return path is not None and not config.demo and os.path.isfile(path) and \
             os.path.getsize(path) >= READ_LATER_FROM_BYTES
+
+    def read_warnings(self) -> list[str]:
+        """What Session.load would have printed, once `run` has read the file."""
+        return self._warnings
 
     def open(self) -> Store:
         """The empty store to show first."""
@@ -179,7 +183,7 @@ class ReadLater(Source):
             loaded = await asyncio.to_thread(self.session.read)
         finally:
             self.session.release_warnings()
-        self.warnings = list(self.session.warnings)
+        self._warnings = list(self.session.warnings)
         store.take(loaded)
         self.session.store = store
 

@@ -311,7 +311,7 @@ class DraApp(App):
                 return
             self.notify(f"lost the cluster: {event.worker.error}", severity="error", timeout=30)
         elif event.state == WorkerState.SUCCESS:
-            for warning in getattr(self.source, "warnings", ()):
+            for warning in self.source.read_warnings():
                 self.notify(safe_line(warning), severity="warning", timeout=30)
 
     # Store -> screen ----------------------------------------------------------------------
