@@ -309,6 +309,15 @@ class Device:
         return f"Device({self.id})"
 
 
+_NO_COUNTER_SETS: list = []
+"""The shared counters of every slice without any (read, never changed)."""
+
+
+def _counter_sets(counter_sets: list[dict]) -> list[tuple[str, dict[str, Quantity]]]:
+    return [(cs["name"], {name: _counter_value(c["value"])[0] for name, c in (cs.get("counters") or {}).items()})
+            for cs in counter_sets]
+
+
 class Slice:
     """A ResourceSlice with typed devices and counter sets."""
 
@@ -332,10 +341,18 @@ class Slice:
         self.all_nodes = bool(spec.get("allNodes"))
         self.per_device_node_selection = bool(spec.get("perDeviceNodeSelection"))
         self.skip_node_operations: list[str] = list(spec.get("skipNodeOperations") or [])
-        self.shared_counters: list[tuple[str, dict[str, Quantity]]] = [
-            (cs["name"], {name: _counter_value(c["value"])[0] for name, c in (cs.get("counters") or {}).items()})
-            for cs in spec.get("sharedCounters") or []
-        ]
+        counter_sets = spec.get("sharedCounters")
+        if not counter_sets:
+            self.shared_counters: list[tuple[str, dict[str, Quantity]]] = _NO_COUNTER_SETS
+        elif seen is None:
+            self.shared_counters = _counter_sets(counter_sets)
+        else:
+            # Read-only once built, like a device's counters: slices whose sharedCounters are one
+            # list (kubectl_dra.objects.Interner) share one parsed copy (issue 18).
+            known = seen.get(id(counter_sets))
+            if known is None or known[0] is not counter_sets:
+                known = seen[id(counter_sets)] = (counter_sets, _counter_sets(counter_sets))
+            self.shared_counters = known[1]
         if getattr(rule_taints, "selects_none", False):
             # No DeviceTaintRule taints anything: no lookup (and empty list) per device.
             self.devices = [Device(d, self, i, _NO_TAINTS, seen) for i, d in enumerate(spec.get("devices") or [])]

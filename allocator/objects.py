@@ -212,9 +212,10 @@ def normalise(obj: dict, known: Prepared | None = None) -> tuple[str | None, dic
             raise FieldError("apiVersion", f"{api_version!r} is not a version of {kind} (want v1)")
     else:
         return None, obj
-    if kind == "ResourceSlice" and version != "v1beta1":
-        # Slices are the bulk of a cluster (40,000 devices = 5,000 slices): they are validated
-        # without being modified, so only the top level is copied and the spec is shared.
+    if (kind == "ResourceSlice" and version != "v1beta1") or kind == "Node":
+        # Slices are the bulk of a cluster (40,000 devices = 5,000 slices) and nodes many: they are
+        # validated without being modified (a node's labels at most default to {}), so only the
+        # top level and metadata are copied and the rest is shared.
         obj = dict(obj)
         if isinstance(obj.get("metadata"), dict):
             obj["metadata"] = dict(obj["metadata"])

@@ -7,7 +7,7 @@ cluster-wide view the CLI and dashboard show.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .features import Features
@@ -251,19 +251,22 @@ def available_counters(counter_sets: dict[str, dict[str, Quantity]], slices: lis
     Mirrors checkAvailableCounters' first part (allocator_incubating.go): every allocated device
     of the pool, on slices targeting the node or not, consumes its counters.
     """
+    return counters_left(counter_sets, (device for s in slices for device in s.devices
+                                        if device.counter_amounts and is_allocated(device.id)))
+
+
+def counters_left(counter_sets: dict[str, dict[str, Quantity]], allocated: Iterable[Device]) -> dict[str, dict[str, object]]:
+    """available_counters, given the pool's allocated devices."""
     available = {set_name: {name: amount(q) for name, q in counters.items()}
                  for set_name, counters in counter_sets.items()}
-    for s in slices:
-        for device in s.devices:
-            if not device.counter_amounts or not is_allocated(device.id):
+    for device in allocated:
+        for set_name, counters in device.counter_amounts:
+            target = available.get(set_name)
+            if target is None:
                 continue
-            for set_name, counters in device.counter_amounts:
-                target = available.get(set_name)
-                if target is None:
-                    continue
-                for name, value in counters.items():
-                    if name in target:
-                        target[name] -= value
+            for name, value in counters.items():
+                if name in target:
+                    target[name] -= value
     return available
 
 

@@ -27,6 +27,10 @@ class AllocatedState:
         """upstream internal.IsDeviceAllocated: dedicated, shared or with consumed capacity."""
         return device in self.devices or device in self.aggregated_capacity or device in self.shared_devices
 
+    def allocated(self) -> set[DeviceID]:
+        """Every device is_allocated answers yes for."""
+        return self.devices | self.aggregated_capacity.keys() | self.shared_devices
+
 
 def build_allocated_state(objs: ObjectSet, features: Features, skip: set[tuple[str, str]] = frozenset()) -> AllocatedState:
     """State from every claim's status.allocation, except the claims in `skip` (ns, name)."""

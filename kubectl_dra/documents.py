@@ -92,8 +92,17 @@ def _fast_decoder():
         import msgspec
     except ImportError:  # an install without it still reads JSON, with the standard library
         return None
+
+    # A `kind: List` document and nothing else, its items marked out in the same pass that skips
+    # the rest (a million devices: one pass over 0.66 GB instead of two, ~0.5 s). An empty Raw is
+    # an absent field (a JSON value is never empty).
+    list_shape = msgspec.defstruct("ListShape", [
+        ("apiVersion", msgspec.Raw, msgspec.Raw()), ("kind", msgspec.Raw, msgspec.Raw()),
+        ("metadata", msgspec.Raw, msgspec.Raw()),
+        ("items", msgspec.UnsetType | list[msgspec.Raw], msgspec.UNSET)], forbid_unknown_fields=True)
     return (msgspec.json.Decoder(), msgspec.json.Decoder(dict[str, msgspec.Raw]),
-            msgspec.json.Decoder(list[msgspec.Raw]), (msgspec.DecodeError, msgspec.ValidationError))
+            msgspec.json.Decoder(list[msgspec.Raw]), msgspec.json.Decoder(list_shape),
+            (msgspec.DecodeError, msgspec.ValidationError))
 
 
 def decode_json_bytes(data: bytes, each: Callable[[dict], None] | None = None):
@@ -105,32 +114,44 @@ def decode_json_bytes(data: bytes, each: Callable[[dict], None] | None = None):
     fast = _fast_decoder()
     if fast is None:
         return NOT_DECODED
-    decoder, fields_decoder, items_decoder, errors = fast
+    decoder, fields_decoder, items_decoder, list_decoder, errors = fast
     try:
         if each is None:
             return decoder.decode(data)
-        return _decoded_item_by_item(data, each, decoder, fields_decoder, items_decoder, errors)
+        return _decoded_item_by_item(data, each, decoder, fields_decoder, items_decoder, list_decoder, errors)
     except errors:
         return NOT_DECODED
 
 
-def _decoded_item_by_item(data, each, decoder, fields_decoder, items_decoder, errors):
+def _decoded_item_by_item(data, each, decoder, fields_decoder, items_decoder, list_decoder, errors):
     """A List decoded one item at a time, each item handed to `each` before the next is decoded:
     what `each` frees (values it replaced by shared ones) is reused by the next item's objects,
     so sharing lowers the peak instead of leaving holes in a heap as large as the whole file.
     msgspec.Raw marks out the items without decoding them."""
     try:
-        fields = fields_decoder.decode(data)
-    except errors:  # not an object (an array, a scalar): decoded whole, and _flatten words the error
-        return decoder.decode(data)
+        shape = list_decoder.decode(data)
+    except errors:  # another document, or a List with other fields: marked out field by field
+        shape = None
+    if shape is not None and shape.items.__class__ is list:
+        fields = {key: value for key in ("apiVersion", "kind", "metadata") if (value := getattr(shape, key))}
+        fields["items"] = shape.items
+        del shape
+    else:
+        try:
+            fields = fields_decoder.decode(data)
+        except errors:  # not an object (an array, a scalar): decoded whole, and _flatten words the error
+            return decoder.decode(data)
     document = {}
     for key, raw in fields.items():
         if key == "items":
-            try:
-                items = items_decoder.decode(raw)
-            except errors:  # not a list: _flatten says so
-                document[key] = decoder.decode(raw)
-                continue
+            if raw.__class__ is list:
+                items = raw
+            else:
+                try:
+                    items = items_decoder.decode(raw)
+                except errors:  # not a list: _flatten says so
+                    document[key] = decoder.decode(raw)
+                    continue
             decoded = document[key] = []
             for index in range(len(items)):
                 obj = decoder.decode(items[index])

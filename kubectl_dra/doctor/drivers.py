@@ -139,7 +139,7 @@ def kubelet_skew(ctx: Context) -> Finding:
 def _nodes_with_devices(model) -> set[str]:
     names = set()
     for entry in model.node_reach.entries.values():
-        if entry.node is not None and any(reach.devices for reach in entry.reach):
+        if entry.node is not None and any(reach.counts.total for reach in entry.reach):
             names.add(entry.name)
     return names
 
@@ -155,13 +155,13 @@ def driver_coverage(ctx: Context) -> Finding:
     devices: dict[str, int] = {}
     for pool in model.pools:
         pools[pool.driver] = pools.get(pool.driver, 0) + 1
-        devices[pool.driver] = devices.get(pool.driver, 0) + len(pool.devices)
+        devices[pool.driver] = devices.get(pool.driver, 0) + pool.counts.total
     nodes: dict[str, set[str]] = {driver: set() for driver in pools}
     for entry in model.node_reach.entries.values():
         if entry.node is None:
             continue
         for reach in entry.reach:
-            if reach.devices:
+            if reach.counts.total:
                 nodes[reach.pool.driver].add(entry.name)
     details = [f"{driver}: {plural(pools[driver], 'pool')}, {plural(devices[driver], 'device')}, "
                f"reaching {plural(len(nodes[driver]), 'node')}" for driver in sorted(pools)]

@@ -90,7 +90,7 @@ class ClusterModel:
         features = store.features()
         with paused_gc():
             pools = allocator.analyze_pools(objs, features)
-            if sum(len(pool.devices) for pool in pools) >= FREEZE_ABOVE_DEVICES:
+            if sum(pool.counts.total for pool in pools) >= FREEZE_ABOVE_DEVICES:
                 # A command's model lives until the process leaves and holds no garbage worth
                 # finding: everything the analysis made (and the allocator's object set before it)
                 # would otherwise sit in the collector's youngest generation and be walked once per
@@ -224,7 +224,7 @@ class ClusterModel:
         cached = self.counts_cache.get(key)
         if cached is not None and cached[0] is pool and cached[1] == self.blind:
             return cached[2]
-        counts = StateCounts.of(pool.devices, self.blind)
+        counts = StateCounts.of_pool(pool, self.blind)
         self.counts_cache[key] = (pool, self.blind, counts)
         return counts
 

@@ -23,8 +23,14 @@ class NodeReach:
     """The devices of one pool that a node can use (all of them, or some with per-device scope)."""
 
     pool: allocator.PoolReport
-    devices: list[allocator.DeviceReport]
     counts: StateCounts
+    some: list[allocator.DeviceReport] | None = None
+    """The devices reaching the node where only some of the pool's do; None: all of them."""
+
+    @property
+    def devices(self) -> list[allocator.DeviceReport]:
+        # The pool's reports are made when first read: `nodes` counts without them (issue 18).
+        return self.pool.devices if self.some is None else self.some
 
 
 @dataclass
@@ -183,12 +189,12 @@ class NodeReachIndex:
             for scope, devices in by_scope.values():
                 for name in self._names(scope):
                     reached.setdefault(name, []).extend(devices)
-            return [(name, NodeReach(pool, devices, StateCounts.of(devices, blind)))
+            return [(name, NodeReach(pool, StateCounts.of(devices, blind), devices))
                     for name, devices in reached.items()]
-        if not pool.devices:
+        if not pool.counts.total:
             return []
         counts = pool_counts(pool)
-        return [(name, NodeReach(pool, pool.devices, counts)) for name in self._names(pool.node_scope)]
+        return [(name, NodeReach(pool, counts)) for name in self._names(pool.node_scope)]
 
     def _names(self, scope: allocator.NodeScope) -> list[str]:
         if scope.kind == "node":

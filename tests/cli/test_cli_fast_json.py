@@ -195,3 +195,25 @@ def test_a_name_seen_with_a_plain_string_still_judges_each_value_it_gets_later()
         shared.slice({"spec": broken})
         assert broken["devices"][1]["attributes"]["a"] == odd
         assert id(broken) not in shared.plain_attributes, odd
+
+
+@pytest.mark.parametrize("text", [
+    '{"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": "7"}, "items": [{"kind": "A"}, {"kind": "B"}]}',
+    '{"items": [{"kind": "A"}], "kind": "List", "apiVersion": "v1"}',
+    '{"apiVersion": "v1", "kind": "List", "x-extra": {"kept": true}, "items": [{"kind": "A"}]}',
+    '{"apiVersion": "v1", "kind": "List", "items": null}',
+    '{"apiVersion": "v1", "kind": "List", "items": {"a": 1}}',
+    '{"apiVersion": "v1", "kind": "List"}',
+    '{"apiVersion": "v1", "kind": "List", "kind": "PodList", "items": [{"metadata": {"name": "p"}}]}',
+    '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}',
+    '[{"kind": "A"}]',
+])
+def test_a_list_read_item_by_item_equals_json_loads(text):
+    from kubectl_dra.documents import decode_json_bytes
+
+    seen = []
+    decoded = decode_json_bytes(text.encode(), seen.append)
+    expected = json.loads(text)
+    assert decoded == expected
+    if isinstance(expected, dict) and isinstance(expected.get("items"), list):
+        assert seen == [item for item in expected["items"] if isinstance(item, dict)]
