@@ -39,7 +39,7 @@ _SHARED_LIMIT = 1 << 14
 _capacities: dict[tuple, tuple[dict[str, Quantity], dict[str, dict], bool]] = {}
 _counters: dict[tuple, tuple[list, list, list]] = {}
 _NO_CONDITIONS: list[str] = []
-_PLAIN_DEVICE_KEYS = frozenset(("name", "attributes", "capacity", "consumesCounters"))
+PLAIN_DEVICE_KEYS = frozenset(("name", "attributes", "capacity", "consumesCounters"))
 """A device with no other fields than these (most of a big fleet's) has no taints, binding
 conditions, node selection or multiple allocations of its own: Device skips looking for them."""
 _NO_TAINTS: list = []
@@ -250,7 +250,7 @@ class Device:
             self.consumes_counters, self.counter_amounts, self.compatibility_groups = shared
         else:
             self.consumes_counters = self.counter_amounts = self.compatibility_groups = _NO_TAINTS
-        if raw.keys() <= _PLAIN_DEVICE_KEYS:
+        if raw.keys() <= PLAIN_DEVICE_KEYS:
             # The common device (issue 18): none of the fields below, so their defaults, without
             # asking for each of them.
             self.taints = extra_taints or _NO_TAINTS

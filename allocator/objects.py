@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .errors import FieldError, ObjectError
+from .model import PLAIN_DEVICE_KEYS
 from .gcpause import paused_gc
 
 RESOURCE_GROUP = "resource.k8s.io"
@@ -485,8 +486,9 @@ def _plain_device(device, plain: dict | None = None, attributes_known: bool = Fa
                 return False
         if plain is not None:
             plain[id(consumes)] = consumes
-    return (device.get("nodeSelector") is None and device.get("taints") is None
-            and device.get("bindingConditions") is None and device.get("bindingFailureConditions") is None)
+    return device.keys() <= PLAIN_DEVICE_KEYS or (
+        device.get("nodeSelector") is None and device.get("taints") is None
+        and device.get("bindingConditions") is None and device.get("bindingFailureConditions") is None)
 
 
 def _plain_quantities(values: dict, policy: str | None = None) -> bool:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import FieldError, ObjectError
 from .features import Features
+from .model import PLAIN_DEVICE_KEYS
 from .objects import RESOURCE_GROUP, RESOURCE_VERSIONS, Prepared, normalise
 from .quantity import QuantityError, parse_quantity
 
@@ -646,11 +647,11 @@ def _resource_slice(slice_: dict, features: Features, problems: _Problems) -> No
     if len(devices) > limit:
         problems.too_many("spec.devices", len(devices), limit)
     per_device = bool(spec.get("perDeviceNodeSelection"))
-    groups = features.compatibility_groups
+    groups, allocatable_resources = features.compatibility_groups, features.node_allocatable_resources
     for d, device in enumerate(devices):
         if per_device or not _plain_device(device, groups):
             _device(device, f"spec.devices[{d}]", per_device, problems, groups)
-        if features.node_allocatable_resources and device.get("nodeAllocatableResources"):
+        if allocatable_resources and device.get("nodeAllocatableResources"):
             # Without the gate the API server drops the field before validating.
             _node_allocatable_resources(device, f"spec.devices[{d}].nodeAllocatableResources", problems)
     if features.partitionable_devices_type and spec.get("partitionTypeAttribute") is not None:
@@ -720,7 +721,8 @@ def _plain_device(device: dict, groups: bool) -> bool:
             return False
         if groups and consumption.get("compatibilityGroups"):
             return False
-    return device.get("nodeName") is None and device.get("nodeSelector") is None and device.get("allNodes") is None
+    return device.keys() <= PLAIN_DEVICE_KEYS or (
+        device.get("nodeName") is None and device.get("nodeSelector") is None and device.get("allNodes") is None)
 
 
 def _device(device: dict, path: str, per_device: bool, problems: _Problems, groups: bool = False) -> None:

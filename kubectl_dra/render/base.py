@@ -173,12 +173,19 @@ def to_json(document) -> str:
     a lone surrogate) takes json.dumps' own indenting path."""
     import msgspec
 
-    compact = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+    compact = _compact_json(document)
     try:
         text = msgspec.json.format(compact, indent=2)
     except (msgspec.DecodeError, UnicodeEncodeError):
         text = json.dumps(document, indent=2, ensure_ascii=False)
     return json_escaped(text) + "\n"
+
+
+def _compact_json(document) -> str:
+    """json.dumps' compact spelling. Without its check for cycles: a document is a tree of what
+    the model and the API gave (subtrees may be shared, never cycles), and the check kept an entry
+    per dict and list (`pools -o json` at a million devices: 0.68 -> 0.56 s)."""
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"), check_circular=False)
 
 
 def write_json(document, out: TextIO) -> None:
@@ -188,7 +195,7 @@ def write_json(document, out: TextIO) -> None:
     decoded, joined and encoded again)."""
     import msgspec
 
-    compact = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+    compact = _compact_json(document)
     buffer = getattr(out, "buffer", None)
     if buffer is None or not compact.isascii() or "\x7f" in compact:
         out.write(to_json(document))
