@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import mmap
 import os
 import re
 import sys
@@ -42,9 +43,14 @@ def read_documents(path: str, recursive: bool = True, each: Callable[[dict], Non
             documents.extend(read_documents(file_path, each=each))
         return documents
 
-    def read_file() -> bytes:
+    def read_file() -> bytes | mmap.mmap:
         try:
             with open(path, "rb") as stream:
+                if os.fstat(stream.fileno()).st_size >= MAP_FROM_BYTES:
+                    try:
+                        return mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
+                    except (OSError, ValueError):  # not a regular file after all (a pipe): read
+                        pass
                 return stream.read()
         except FileNotFoundError:
             raise InputError(f"{path}: no such file or directory") from None
@@ -68,8 +74,12 @@ def _documents(read: Callable[[], bytes], label: str, is_json: bool, each=None) 
         if is_json or raw[start:start + 1] in (b"{", b"["):
             parsed = decode_json_bytes(raw, each)
             if parsed is not NOT_DECODED:
-                del raw  # the decoded objects are all that is kept: drop the file's bytes now
+                _release(raw)  # the decoded objects are all that is kept: drop the file's bytes now
+                del raw
                 return list(_flatten_all([parsed], label))
+        if raw.__class__ is not bytes:
+            mapped, raw = raw, raw[:]
+            _release(mapped)
         text = _decoded(raw, label)
         del raw
         parsed = _parse(text, label, is_json=is_json)
@@ -80,6 +90,21 @@ def _documents(read: Callable[[], bytes], label: str, is_json: bool, each=None) 
                     if isinstance(obj, dict):
                         each(obj)
         return list(_flatten_all(parsed, label))
+
+
+MAP_FROM_BYTES = 1 << 20
+"""A file this large is mapped into memory rather than read: its pages come from the page cache as
+the decoder reaches them, without a copy of the whole file (660 MB for a million devices: 150,000
+fewer page faults and ~0.6 s less system time; bench/RESULTS.md, issue 18)."""
+
+
+def _release(data) -> None:
+    """Unmap a mapped file now; a read one is freed with its last reference."""
+    if not isinstance(data, bytes):
+        try:
+            data.close()
+        except BufferError:  # a decoded value still points into it: unmapped when that goes
+            pass
 
 
 NOT_DECODED = object()

@@ -217,3 +217,29 @@ def test_a_list_read_item_by_item_equals_json_loads(text):
     assert decoded == expected
     if isinstance(expected, dict) and isinstance(expected.get("items"), list):
         assert seen == [item for item in expected["items"] if isinstance(item, dict)]
+
+
+@pytest.mark.parametrize("name, content", [
+    ("list.json", json.dumps(LIST).encode()),
+    ("list.yaml", b"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: n}\n"),
+    ("empty.yaml", b""),
+    ("bom.json", b"\xef\xbb\xbf" + json.dumps(LIST).encode()),
+])
+def test_a_mapped_file_reads_as_a_read_one(tmp_path, monkeypatch, name, content):
+    path = tmp_path / name
+    path.write_bytes(content)
+    read = [(d.obj, d.origin) for d in read_documents(str(path))]
+    monkeypatch.setattr(documents, "MAP_FROM_BYTES", 0)
+    mapped = []
+    real_mmap = documents.mmap.mmap
+    monkeypatch.setattr(documents.mmap, "mmap", lambda *a, **k: mapped.append(a) or real_mmap(*a, **k))
+    assert [(d.obj, d.origin) for d in read_documents(str(path), each=lambda obj: None)] == read
+    assert mapped or not content  # an empty file cannot be mapped: it is read
+
+
+def test_a_mapped_file_keeps_its_errors(tmp_path, monkeypatch):
+    monkeypatch.setattr(documents, "MAP_FROM_BYTES", 0)
+    path = tmp_path / "bad.json"
+    path.write_bytes(b'{"apiVersion": "v1", "kind": "List", "items": ["\xff"]}')
+    with pytest.raises(InputError, match=r"line 1: not UTF-8 text \(byte 0xff at offset 48\)"):
+        read_documents(str(path))
