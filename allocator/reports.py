@@ -106,12 +106,12 @@ class DeviceReport:
     @property
     def allocated(self) -> bool:
         holders = self.allocated_by
-        return bool(holders) and any(not h.admin_access for h in holders)
+        return bool(holders) and _holds(holders)
 
     @property
     def tainted(self) -> bool:
         taints = self.taints
-        return bool(taints) and any(t.effect in BLOCKING_EFFECTS for t in taints)
+        return bool(taints) and _taints_block(taints)
 
     @property
     def free(self) -> bool:
@@ -551,6 +551,7 @@ def _holds(holders: list[Holder]) -> bool:
 
 
 def _taints_block(taints: list[Taint]) -> bool:
+    """A taint keeps new claims away (NoSchedule, NoExecute)."""
     return any(t.effect in BLOCKING_EFFECTS for t in taints)
 
 
