@@ -67,7 +67,7 @@ def _explain_pod_now(objs, pod: dict, features, node: str | None, what_if: bool,
     cycle = framework.new_cycle(pod, objs, features, what_if)
     cycle.state.update(cycle_state or {})
     if node is not None:
-        cycle.node_infos = {node: cycle.node_infos[node]}
+        cycle.node_infos = {node: cycle.snapshot[node]}
     diagnosis = framework.run(cycle)
     verdicts = {v.node: v for e in cycle.allocator_explanations for v in e.nodes}
     nodes = [_node(result, verdicts.get(result.name), diagnosis.pre_filter) for result in diagnosis.nodes]

@@ -202,7 +202,7 @@ class Placer:
         infos = {n: self.infos[n] for n in names if n in self.infos}
         view = self._view(pod, names, without)
         cycle = framework.Cycle(pod, view, self.features, infos, what_if=True, diagnose=diagnose,
-                                selectors=self.selectors)
+                                selectors=self.selectors, snapshot=self.infos)
         cycle.state.update(self.cycle_state(pod))
         diagnosis = framework.run(cycle)
         self.steps += len(infos)

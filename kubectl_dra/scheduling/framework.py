@@ -48,7 +48,15 @@ class Cycle:
     diagnose: bool = True   # False: DynamicResources gives verdicts without per-device reasons (fit)
     selectors: object = None  # an allocator SelectorEvaluator shared across cycles (fit), or a new one each
 
+    snapshot: dict[str, NodeInfo] | None = None
+    """Every node of the cluster as the scheduler's snapshot holds it (its pods included), which
+    the plugins that look across nodes read in PreFilter/PreScore (InterPodAffinity,
+    PodTopologySpread); `node_infos` are the nodes being filtered, a part of it (one node for
+    `explain --node`, a chunk in fit). None: the same as `node_infos`."""
+
     def __post_init__(self):
+        if self.snapshot is None:
+            self.snapshot = self.node_infos
         self.requests = pod_requests(self.pod)
         extended_on = self.features.gates.get("DRAExtendedResource", False)
         self.class_by_resource = classes_by_resource(self.objs.device_classes) if extended_on else {}

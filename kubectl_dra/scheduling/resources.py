@@ -232,11 +232,38 @@ def port_conflict(wanted: HostPort, used: set[HostPort]) -> bool:
 
 @dataclass(frozen=True)
 class BoundPod:
+    """A pod the scheduler's cache counts on a node (bound, or nominated there). `pod` is the
+    object itself, as the store keeps it (never copied): the plugins that look at other pods
+    (InterPodAffinity, PodTopologySpread, the volume plugins) read its labels, affinity and
+    volumes from it."""
+
     namespace: str
     name: str
     priority: int
     requests: Resource
     ports: tuple[HostPort, ...]
+    pod: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def labels(self) -> dict:
+        return (self.pod.get("metadata") or {}).get("labels") or {}
+
+    @property
+    def uid(self) -> str:
+        return (self.pod.get("metadata") or {}).get("uid") or ""
+
+    @property
+    def terminating(self) -> bool:
+        """metadata.deletionTimestamp is set (PodTopologySpread does not count such pods)."""
+        return bool((self.pod.get("metadata") or {}).get("deletionTimestamp"))
+
+    @property
+    def affinity(self) -> dict:
+        return (self.pod.get("spec") or {}).get("affinity") or {}
+
+    @property
+    def volumes(self) -> list[dict]:
+        return list((self.pod.get("spec") or {}).get("volumes") or [])
 
 
 @dataclass
@@ -284,7 +311,7 @@ def bound_pod(pod: dict, node_allocatable: bool = False) -> BoundPod:
         dra = amounts_of(status_footprints(pod))
     return BoundPod(meta.get("namespace") or "default", meta.get("name") or "",
                     int((pod.get("spec") or {}).get("priority") or 0), as_resource(pod_requests(pod, dra=dra)),
-                    tuple(host_ports(pod)))
+                    tuple(host_ports(pod)), pod)
 
 
 def node_infos(nodes: dict, pods: dict, skip: tuple[str, str] | None = None,
