@@ -1,0 +1,392 @@
+"""The cluster as the scheduler's cache would see it while a workload's pods are placed: every
+committed claim and pod in an ObjectSet, per-node requested resources kept up to date, and each
+pod judged with explain's filter chain over chunks of nodes."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from allocator.index import cluster_index, share_indexes
+from allocator.objects import ObjectSet
+from allocator.search import SelectorEvaluator
+
+from .. import framework, node_allocatable
+from ..extended import EXTENDED_ANNOTATION
+from ..plugins import dynamic_resources
+from ..resources import bound_pod, node_infos
+from .plan import PodPlacement
+
+SEQUENTIAL, GANG = "Sequential", "Gang"
+# Nodes judged together in one run of the filter chain (the scheduler stops once it has enough
+# feasible nodes too): small enough that the first fitting node is found early.
+_BATCH = 32
+# Device choices tried per node in the gang search besides the allocator's first one.
+_ALTERNATIVES = 4
+# On a pod prepare() made: its pod claims bound to its PodGroup (resourceclaim.BindTo with
+# DRAWorkloadResourceClaims on), as a JSON list of names; read by Placer.commit.
+GROUP_CLAIMS_ANNOTATION = "fit.kubectl-dra.io/pod-group-claims"
+
+
+class Placer:
+    """The cluster as the scheduler's cache would see it while pods are placed: an ObjectSet with
+    every committed claim and pod, and per-node requested resources kept up to date."""
+
+    def __init__(self, objs, features, node_names: list[str] | None = None):
+        """`node_names`: the nodes to try, in this order (default: every node by name)."""
+        self.objs = objs
+        self.features = features
+        # DRANodeAllocatableResources: bound pods count the footprints the scheduler wrote into their
+        # status, and each pod placed here gets the one the scheduler would write (commit).
+        self.node_allocatable = bool(features.gates.get("DRANodeAllocatableResources", False))
+        self.infos = node_infos(objs.nodes, objs.pods, node_allocatable=self.node_allocatable)
+        # GenericWorkload: a PodGroup's pods are placed in one PodGroup scheduling cycle, where a
+        # claim allocated for one of them is a pending allocation the others see
+        # (podGroupStateData.pendingAllocations): {(namespace, claim): (PodGroup, pod name)}.
+        self.group_cycles = bool(features.gates.get("GenericWorkload", False))
+        self.pending: dict[tuple[str, str], tuple[str, str]] = {}
+        self._any_mapped: bool | None = None
+        self.order = list(node_names) if node_names is not None else sorted(objs.nodes)
+        self._position = {n: i for i, n in enumerate(self.order)}
+        self._bases: dict[int, ObjectSet] = {}
+        self._chunk_pools: dict[int, set] = {}
+        self._index_pools()
+        # Per pod shape, the nodes where it failed and the last commit the failure depends on
+        # (the last on that node; with pools that are not node-local, the last of all): valid
+        # until an undo takes that commit back.
+        self._failed: dict[object, dict[str, int]] = {}
+        self._touched: dict[str, list[int]] = {}
+        self.depth = 0
+        self.steps = 0
+        self.selectors = SelectorEvaluator(features)   # CEL compiled once for every judgement
+        self.committed: dict[str, list] = {}    # node: (pod shape, device names) committed there
+        self._device_kinds: dict | None = None
+        self._static: dict | None = None
+        self.distinct_nodes = False
+
+    # -- judging
+
+    def _shape(self, pod: dict) -> tuple:
+        """Pods of one shape fail on the same nodes while nothing is freed: committing only takes
+        resources away, except that a shared claim, once allocated, is judged as allocated."""
+        spec = pod["spec"]
+        namespace = pod["metadata"].get("namespace") or "default"
+        shared = tuple(sorted((e.get("resourceClaimName"), bool(self._allocated(namespace, e.get("resourceClaimName"))))
+                              for e in spec.get("resourceClaims") or [] if e.get("resourceClaimName")))
+        return (namespace, json.dumps(spec, sort_keys=True, default=str), shared)
+
+    def _allocated(self, namespace: str, name: str | None):
+        claim = self.objs.claims.get((namespace, name)) if name else None
+        return (claim.get("status") or {}).get("allocation") if claim else None
+
+    def judge(self, pod: dict, names: list[str], diagnose: bool = False, without: tuple | None = None):
+        """One run of the filter chain over `names` (nodes of one chunk): (fitting node names in
+        order, cycle, diagnosis). `without`: a device (driver, pool, name) left out."""
+        infos = {n: self.infos[n] for n in names if n in self.infos}
+        view = self._view(pod, names, without)
+        cycle = framework.Cycle(pod, view, self.features, infos, what_if=True, diagnose=diagnose,
+                                selectors=self.selectors, snapshot=self.infos)
+        cycle.state.update(self.cycle_state(pod))
+        diagnosis = framework.run(cycle)
+        self.steps += len(infos)
+        fitting = sorted((r.name for r in diagnosis.nodes if r.fits), key=self._position.__getitem__)
+        return fitting, cycle, diagnosis
+
+    def cycle_state(self, pod: dict) -> dict:
+        """What the scheduler's PodGroup cycle holds for `pod` besides the objects: the claims other
+        pods of its group got allocated earlier in this cycle (read with DRANodeAllocatableResources)."""
+        return group_cycle_state(self.pending, pod) if self.node_allocatable else {}
+
+    # -- views: the part of the cluster a chunk of nodes can see
+
+    def _chunk_of(self, node: str) -> int:
+        return self._position[node] // _BATCH
+
+    def _view(self, pod: dict, names: list[str], without: tuple | None = None):
+        """The cluster as the nodes of one chunk see it: those nodes, their pools' slices, every
+        slice that is not node-local, and the claims holding devices of those pools (or named by
+        the pod). The judgement reads nothing else, and its cost then grows with the chunk, not
+        with the cluster; each chunk's typed slices are built once."""
+        chunk = self._chunk_of(names[0])
+        base = self._bases.get(chunk)
+        if base is None:
+            members = self.order[chunk * _BATCH:(chunk + 1) * _BATCH]
+            base = self._bases[chunk] = self._base_view(members)
+            self._chunk_pools[chunk] = self._pools_of(members)
+        pools = self._chunk_pools[chunk]
+        if without is not None:
+            base = self._base_view(names, without)
+        keys = set()
+        for pool in pools:
+            keys.update(self._pool_claims.get(pool, ()))
+        namespace = pod["metadata"].get("namespace") or "default"
+        for entry in pod["spec"].get("resourceClaims") or []:
+            if entry.get("resourceClaimName"):
+                keys.add((namespace, entry["resourceClaimName"]))
+        claims = {k: self.objs.claims[k] for k in keys if k in self.objs.claims}
+        view = ObjectSet(slices=base.slices, device_classes=self.objs.device_classes, claims=claims,
+                         claim_templates=self.objs.claim_templates, taint_rules=self.objs.taint_rules,
+                         nodes=base.nodes, pods={}, namespaces=self.objs.namespaces)
+        share_indexes(base, view)
+        return view
+
+    def _pools_of(self, names: list[str]) -> set:
+        pools = set(self._shared_pools)
+        for name in names:
+            pools.update(self._node_pools.get(name, ()))
+        return pools
+
+    def _base_view(self, names: list[str], without: tuple | None = None):
+        pools = self._pools_of(names)
+        slices = [s for pool in sorted(pools) for s in self._pool_slices[pool]]
+        if without is not None:
+            driver, pool_name, device = without
+            slices = [s if (s["spec"]["driver"], s["spec"]["pool"]["name"]) != (driver, pool_name) else
+                      {**s, "spec": {**s["spec"], "devices": [d for d in s["spec"].get("devices") or []
+                                                             if d["name"] != device]}} for s in slices]
+        base = ObjectSet(slices=slices, device_classes=self.objs.device_classes, claims={},
+                         claim_templates=self.objs.claim_templates, taint_rules=self.objs.taint_rules,
+                         nodes={n: self.objs.nodes[n] for n in names}, namespaces=self.objs.namespaces)
+        cluster_index(base, self.features)
+        return base
+
+    def _index_pools(self) -> None:
+        self._pool_slices: dict[tuple[str, str], list[dict]] = {}
+        self._node_pools: dict[str, set] = {}
+        self._shared_pools: set = set()
+        for s in self.objs.slices:
+            spec = s["spec"]
+            pool = (spec["driver"], spec["pool"]["name"])
+            self._pool_slices.setdefault(pool, []).append(s)
+        for pool, slices in self._pool_slices.items():
+            nodes = {s["spec"].get("nodeName") for s in slices}
+            if None in nodes or "" in nodes:
+                self._shared_pools.add(pool)
+            for node in nodes - {None, ""}:
+                self._node_pools.setdefault(node, set()).add(pool)
+        self._pool_claims: dict[tuple[str, str], set] = {}
+        for key, claim in self.objs.claims.items():
+            self._note_claim(key, claim)
+
+    def _depends_on(self, node: str) -> int:
+        if self._shared_pools:
+            return self.depth
+        touched = self._touched.get(node)
+        return touched[-1] if touched else 0
+
+    def _note_claim(self, key, claim: dict) -> None:
+        allocation = (claim.get("status") or {}).get("allocation")
+        for result in (allocation or {}).get("devices", {}).get("results") or []:
+            self._pool_claims.setdefault((result["driver"], result["pool"]), set()).add(key)
+
+    def candidates(self, pod: dict, start: int = 0):
+        """Fitting nodes in order (from index `start`), each with its allocator verdict, found
+        chunk by chunk; nodes that fail are remembered for pods of the same shape."""
+        shape = self._shape(pod)
+        failed = self._failed.setdefault(shape, {})
+        chunks: dict[int, list[str]] = {}
+        for n in self.order[start:]:
+            if n not in failed:
+                chunks.setdefault(self._chunk_of(n), []).append(n)
+        for chunk in sorted(chunks):
+            batch = [n for n in chunks[chunk] if n not in failed]  # learned while this generator waited
+            if not batch:
+                continue
+            fitting, cycle, diagnosis = self.judge(pod, batch)
+            if diagnosis.pre_filter is not None:
+                failed.update(dict.fromkeys(self.order, self.depth))
+                return
+            verdicts = cycle.state.get(dynamic_resources.NAME, {})
+            for name in set(batch) - set(fitting):
+                failed[name] = self._depends_on(name)
+            for name in fitting:
+                yield name, verdicts.get(name)
+
+    def alternatives(self, pod: dict, node: str, verdict):
+        """Other device choices on `node`: the allocator run again with one chosen device held
+        back (left out of its slice: holding it with a claim would also take the counters it
+        consumes, which its partitions need). A choice of devices alike in everything
+        (attributes, capacity, counters) to one already tried is the same choice."""
+        if verdict is None:
+            return
+        seen = {self._kinds(verdict)}
+        chosen = [(r["driver"], r["pool"], r["device"]) for _, results in verdict.chosen for r in results]
+        for held in chosen[:_ALTERNATIVES]:
+            fitting, cycle, _ = self.judge(pod, [node], without=held)
+            if not fitting:
+                continue
+            other = cycle.state.get(dynamic_resources.NAME, {}).get(node)
+            key = self._kinds(other)
+            if other is not None and key not in seen:
+                seen.add(key)
+                yield node, other
+
+    def _kinds(self, verdict) -> tuple:
+        """The chosen devices as what they are, not what they are called."""
+        if self._device_kinds is None:
+            self._device_kinds = {}
+            for s in self.objs.slices:
+                spec = s["spec"]
+                for d in spec.get("devices") or []:
+                    self._device_kinds[(spec["driver"], spec["pool"]["name"], d["name"])] = json.dumps(
+                        {k: v for k, v in d.items() if k != "name"}, sort_keys=True, default=str)
+        return tuple(sorted(self._device_kinds.get(k, repr(k)) for k in _device_key(verdict)))
+
+    def node_state(self, node: str) -> tuple:
+        """What the search has done to `node`, for telling nodes alike apart from ones that differ."""
+        if self._static is None:
+            slices: dict[str, list[dict]] = {}
+            for s in self.objs.slices:
+                if (s.get("spec") or {}).get("nodeName"):
+                    slices.setdefault(s["spec"]["nodeName"], []).append(s)
+            used = used_devices(self.objs)
+            signatures: dict[tuple, int] = {}
+            self._static = {n: signatures.setdefault(node_signature(self.objs.nodes[n], slices.get(n, []), used,
+                                                                     self.infos[n]) + ((n,) if self.distinct_nodes else ()),
+                                                     len(signatures))
+                            for n in self.order}
+        return self._static[node], tuple(sorted(self.committed.get(node, ())))
+
+    # -- committing
+
+    def commit(self, pod: dict, node: str, verdict) -> tuple[object, dict, PodPlacement]:
+        """Binds `pod` to `node` with the claims `verdict` allocated; returns what undo needs."""
+        meta = pod["metadata"]
+        namespace = meta.get("namespace") or "default"
+        bound = copy.copy(pod)
+        bound["spec"] = {**pod["spec"], "nodeName": node}
+        statuses, claims, devices, names, pending = [], [], [], [], []
+        own_ref = {"resource": "pods", "name": meta["name"], "uid": meta.get("uid") or f"fit-{meta['name']}"}
+        group = (pod["spec"].get("schedulingGroup") or {}).get("podGroupName")
+        group_ref = {"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": group, "uid": f"fit-{group}"}
+        to_group = set(json.loads((meta.get("annotations") or {}).get(GROUP_CLAIMS_ANNOTATION) or "[]"))
+        accept_group = bool(self.features.gates.get("DRAWorkloadResourceClaims", False))
+        for outcome in (verdict.claims if verdict is not None else []):
+            key = (outcome.namespace, outcome.name)
+            names.append(outcome.name)
+            # claimStore.getBinding: the PodGroup for a claim BindTo matched to it, else the pod
+            pod_ref = group_ref if accept_group and outcome.pod_claim_name in to_group else own_ref
+            if outcome.state == "Allocated":
+                claim = self.objs.claims.get(key)
+                reserved = list(((claim or {}).get("status") or {}).get("reservedFor") or [])
+                # PreBind binds only a claim not reserved for the pod yet (its group counting with the gate on)
+                if claim is not None and not dynamic_resources.is_reserved_for_pod(pod, reserved, accept_group):
+                    claims.append({**claim, "status": {**claim["status"], "reservedFor": reserved + [pod_ref]}})
+                continue
+            if outcome.allocation is None:
+                continue
+            if outcome.state == "WhatIf":
+                template = self._template_for(pod, outcome.pod_claim_name)
+                claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                         "metadata": {"namespace": namespace, "name": outcome.name,
+                                      "annotations": {"resource.kubernetes.io/pod-claim-name": outcome.pod_claim_name}},
+                         "spec": template["spec"]["spec"]}
+                statuses.append({"name": outcome.pod_claim_name, "resourceClaimName": outcome.name})
+            elif key in self.objs.claims:
+                claim = self.objs.claims[key]
+            else:
+                # The scheduler's claim for extended resources backed by DRA: it creates the object
+                # when it binds the pod; only its allocation matters to the pods after this one.
+                requests = sorted({r["request"] for r in outcome.allocation["devices"]["results"]})
+                claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                         "metadata": {"namespace": namespace, "name": f"{meta['name']}-extended-resources",
+                                      "annotations": {EXTENDED_ANNOTATION: "true"}},
+                         "spec": {"devices": {"requests": [{"name": r, "exactly": {"deviceClassName": "-"}}
+                                                           for r in requests]}}}
+                names[-1] = claim["metadata"]["name"]
+            claims.append({**claim, "status": {"allocation": outcome.allocation, "reservedFor": [pod_ref]}})
+            if self.group_cycles and group and key not in self.pending:
+                self.pending[key] = (group, meta["name"])
+                pending.append(key)
+            for result in outcome.allocation["devices"]["results"]:
+                devices.append({"claim": outcome.name, "request": result["request"], "driver": result["driver"],
+                                "pool": result["pool"], "device": result["device"]})
+        bound["status"] = {"phase": "Pending", "resourceClaimStatuses": statuses}
+        if self.node_allocatable and verdict is not None and self._maps_devices():
+            base = self._bases.get(self._chunk_of(node))  # the slices the node's judgement saw
+            footprints = node_allocatable.pod_footprints(
+                pod, [(c.name, c.pod_claim_name, c.allocation) for c in verdict.claims],
+                base.slices if base is not None else self.objs.slices, self.objs.nodes[node])
+            if footprints:  # PreBind patches the pod's status only when some claim maps
+                bound["status"]["nodeAllocatableResourceClaimStatuses"] = node_allocatable.status_entries(footprints)
+        previous = self.objs
+        self.objs = self.objs.with_changes(add=[*claims, bound])
+        for claim in claims:
+            key = (claim["metadata"]["namespace"], claim["metadata"]["name"])
+            self._note_claim(key, self.objs.claims[key])
+        added = bound_pod(bound, self.node_allocatable)
+        self.infos[node].add(added)
+        self.committed.setdefault(node, []).append((self._shape(pod)[1], tuple(sorted(d["device"] for d in devices))))
+        self.depth += 1
+        self._touched.setdefault(node, []).append(self.depth)
+        placement = PodPlacement(namespace, meta["name"], "", node, devices, names)
+        return previous, {"node": node, "pod": added, "pending": pending}, placement
+
+    def _maps_devices(self) -> bool:
+        """Whether any device maps onto node resources (else no pod has a footprint to record)."""
+        if self._any_mapped is None:
+            self._any_mapped = any(d.get("nodeAllocatableResources") for s in self.objs.slices
+                                   for d in s["spec"].get("devices") or ())
+        return self._any_mapped
+
+    def undo(self, previous, change: dict) -> None:
+        self.objs = previous
+        for key in change["pending"]:
+            del self.pending[key]
+        self.infos[change["node"]].remove(change["pod"])
+        self.committed[change["node"]].pop()
+        self._touched[change["node"]].pop()
+        self.depth -= 1
+        for failed in self._failed.values():
+            stale = [n for n, depth in failed.items() if depth > self.depth]
+            for n in stale:
+                del failed[n]
+
+    def _template_for(self, pod: dict, pod_claim: str) -> dict:
+        namespace = pod["metadata"].get("namespace") or "default"
+        entry = next(e for e in pod["spec"].get("resourceClaims") or [] if e.get("name") == pod_claim)
+        return self.objs.claim_templates[(namespace, entry["resourceClaimTemplateName"])]
+
+
+def _device_key(verdict) -> tuple:
+    if verdict is None:
+        return ()
+    return tuple(sorted((r["driver"], r["pool"], r["device"]) for _, results in verdict.chosen for r in results))
+
+
+def used_devices(objs) -> set[tuple[str, str, str]]:
+    used = set()
+    for claim in objs.claims.values():
+        allocation = (claim.get("status") or {}).get("allocation")
+        for result in (allocation or {}).get("devices", {}).get("results") or []:
+            used.add((result["driver"], result["pool"], result["device"]))
+    return used
+
+
+def node_signature(node: dict, slices: list[dict], used: set, info) -> tuple:
+    """Everything a copy's judgement reads of a node, its name and pool names left out."""
+    name = node["metadata"]["name"]
+    meta = node["metadata"]
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if v != name}
+    spec = {k: v for k, v in (node.get("spec") or {}).items() if k != "providerID"}
+    status = (node.get("status") or {})
+    parts = [json.dumps([labels, spec, status.get("allocatable"), status.get("conditions") and
+                         [(c.get("type"), c.get("status")) for c in status["conditions"]]], sort_keys=True, default=str),
+             (info.requested.milli_cpu, info.requested.memory, tuple(sorted(info.requested.scalars.items())),
+              tuple(sorted(map(str, info.used_ports))), len(info.pods))]
+    for s in sorted(slices, key=lambda s: s["metadata"]["name"]):
+        spec = s["spec"]
+        pool = spec["pool"]["name"]
+        taken = sorted(d["name"] for d in spec.get("devices") or [] if (spec["driver"], pool, d["name"]) in used)
+        body = {k: v for k, v in spec.items() if k not in ("nodeName", "pool")}
+        parts.append(json.dumps([pool.replace(name, "<node>"), spec["pool"].get("generation"),
+                                 spec["pool"].get("resourceSliceCount"), body, taken], sort_keys=True, default=str))
+    return tuple(parts)
+
+
+def group_cycle_state(pending: dict, pod: dict) -> dict:
+    """The pending allocations (Placer.pending) of `pod`'s PodGroup, as DynamicResources reads them."""
+    group = (pod["spec"].get("schedulingGroup") or {}).get("podGroupName")
+    namespace = pod["metadata"].get("namespace") or "default"
+    mine = {key: name for key, (holder, name) in pending.items() if group and holder == group and key[0] == namespace}
+    return {dynamic_resources.PENDING_IN_GROUP: mine} if mine else {}

@@ -1,0 +1,42 @@
+"""Pods placed one after another in queue order, as the scheduler places them."""
+
+from __future__ import annotations
+
+from allocator.gcpause import paused_gc
+
+from .placer import Placer
+from .plan import SEQUENTIAL, FitPlan, PodPlacement
+
+
+def place_sequential(objs, pods: list[dict], roles: list[str], features, workload: str = "",
+                     explain_failure: bool = True, order: list[str] | None = None) -> FitPlan:
+    """One pod after another in queue order, as the scheduler does; a pod that fits nowhere stays
+    pending and the next is tried. The first pod that does not fit is explained."""
+    with paused_gc():
+        placer = Placer(objs, features, order)
+        plan = FitPlan(SEQUENTIAL, workload, len(pods), [], features=features)
+        for pod, role in zip(pods, roles):
+            found = next(placer.candidates(pod), None)
+            meta = pod["metadata"]
+            if found is None:
+                plan.placements.append(PodPlacement(meta.get("namespace") or "default", meta["name"], role, None))
+                if plan.failure is None:
+                    plan.failed_pod = f"{meta.get('namespace') or 'default'}/{meta['name']}"
+                    if explain_failure:
+                        plan.failure = explain_at(placer.objs, pod, features, placer.cycle_state(pod))
+                continue
+            _, _, placement = placer.commit(pod, *found)
+            placement.role = role
+            plan.placements.append(placement)
+        plan.search_steps = placer.steps
+        plan.objs_after = placer.objs
+        plan.cycle_pending = dict(placer.pending) if placer.node_allocatable else {}
+        return plan
+
+
+def explain_at(objs, pod: dict, features, cycle_state: dict | None = None):
+    """The explain judgement of `pod` on the cluster as it stands after the pods placed before it
+    (`cycle_state`: Placer.cycle_state, what its PodGroup's cycle holds)."""
+    from ..explain import explain_objects
+
+    return explain_objects(objs, pod, features, cycle_state=cycle_state)
