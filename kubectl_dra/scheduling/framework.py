@@ -10,6 +10,7 @@ is what the scheduler counts. Plugins we do not model are recorded as not checke
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 from .extended import classes_by_resource, dra_backed
@@ -47,6 +48,7 @@ class Cycle:
     pre_enqueue: str = ""
     diagnose: bool = True   # False: DynamicResources gives verdicts without per-device reasons (fit)
     selectors: object = None  # an allocator SelectorEvaluator shared across cycles (fit), or a new one each
+    skipped: set[str] = field(default_factory=set)  # plugins whose PreFilter said Skip (their Filter never runs)
 
     snapshot: dict[str, NodeInfo] | None = None
     """Every node of the cluster as the scheduler's snapshot holds it (its pods included), which
@@ -98,7 +100,7 @@ class Diagnosis:
 
 
 def run(cycle: Cycle) -> Diagnosis:
-    skipped: set[str] = set()
+    skipped = cycle.skipped
     rejection: Status | None = None
     narrowed: set[str] | None = None
     narrowing: list[str] = []
@@ -163,10 +165,42 @@ def _go_list(items: list[str]) -> str:
 def filter_node(cycle: Cycle, info: NodeInfo) -> Status | None:
     """The first failing modelled filter on `info` (PreFilter state taken from `cycle`), or None."""
     for plugin in MODELLED:
+        if plugin.NAME in cycle.skipped:
+            continue
         status = plugin.filter(cycle, info)
         if status.rejected or status.code == Code.ERROR:
             return _named(status, plugin.NAME)
     return None
+
+
+def without_pods(cycle: Cycle, info: NodeInfo, removed: list) -> Cycle:
+    """The cycle as preemption sees it once `removed` (BoundPods of `info`'s node) are gone:
+    PreFilterExtensions.RemovePod of every plugin whose PreFilter state counts other pods
+    (framework/preemption/preemption.go SelectVictimsOnNode, runtime RunPreFilterExtensionRemovePod).
+    The state is copied, never changed in place: the cycle itself is still the scheduler's."""
+    state = dict(cycle.state)
+    for plugin in MODELLED:
+        remove = getattr(plugin, "remove_pod", None)
+        if remove is None or plugin.NAME not in state:
+            continue
+        for pod in removed:
+            state[plugin.NAME] = remove(cycle, state[plugin.NAME], pod, info)
+    clone = copy.copy(cycle)
+    clone.state = state
+    return clone
+
+
+def with_pod(cycle: Cycle, info: NodeInfo, added) -> Cycle:
+    """PreFilterExtensions.AddPod: the cycle once `added` (a BoundPod) runs on `info`'s node again
+    (preemption giving a victim back)."""
+    state = dict(cycle.state)
+    for plugin in MODELLED:
+        add = getattr(plugin, "add_pod", None)
+        if add is not None and plugin.NAME in state:
+            state[plugin.NAME] = add(cycle, state[plugin.NAME], added, info)
+    clone = copy.copy(cycle)
+    clone.state = state
+    return clone
 
 
 def new_cycle(pod: dict, objs, features, what_if: bool = False) -> Cycle:

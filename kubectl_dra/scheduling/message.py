@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .framework import Cycle, Diagnosis, filter_node
+from .framework import Cycle, Diagnosis, filter_node, with_pod, without_pods
 from .status import Code, Status
 
 NO_NODES = "no nodes available to schedule pods"
@@ -51,7 +51,7 @@ def preemption(cycle: Cycle, diagnosis: Diagnosis) -> tuple[str, list[str]]:
         if not victims:
             statuses.append(Status(Code.UNRESOLVABLE, (NO_VICTIMS,)))
             continue
-        after = filter_node(cycle, info)
+        after = filter_node(without_pods(cycle, info, victims), info)
         if after is None:
             helped[node.name] = _reprieve(cycle, info, victims)
         else:
@@ -69,11 +69,15 @@ def preemption(cycle: Cycle, diagnosis: Diagnosis) -> tuple[str, list[str]]:
 def _reprieve(cycle: Cycle, info, victims: list) -> list:
     """SelectVictimsOnNode: give back the most important victims first while the pod still fits."""
     evicted = []
+    state = without_pods(cycle, info, victims)
     for victim in sorted(victims, key=lambda v: -v.priority):
         info.add(victim)
-        if filter_node(cycle, info) is not None:
+        given_back = with_pod(state, info, victim)
+        if filter_node(given_back, info) is not None:
             info.remove(victim)
             evicted.append(victim)
+        else:
+            state = given_back
     return evicted
 
 
