@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 from kubectl_dra.errors import InputError, describe
 
+from . import controllers
+
 # The pods of one replica of a workload are created in the order of this tuple's roles.
 KUBEFLOW_ROLES = {
     "PyTorchJob": ("pytorchReplicaSpecs", ("Master", "Worker")),
@@ -76,7 +78,9 @@ def expand(obj: dict, others: list[dict] = (), replicas: int | None = None, orig
         count = _count(obj, spec, "replicas", 1, replicas, where)
         template = builder.template(spec, "spec.template")
         for i in range(count):
-            builder.add(template, f"{name}-{i}", "replica")
+            pod = builder.add(template, f"{name}-{i}", "replica")
+            if kind == "StatefulSet":
+                controllers.statefulset_pod(pod, name, i)
     elif kind == "Job":
         builder.job(spec, "spec", name, "pod", replicas)
     elif kind == "JobSet":
@@ -135,6 +139,7 @@ class _Builder:
         self.shared_names: dict[str, str] = {}
         self.gang_min: int | None = None
         self.claims_field = "spec.template.spec.resourceClaims"
+        self.jobs_made = 0   # a JobSet's child Jobs so far (their global index)
 
     def fail(self, path: str, message: str) -> InputError:
         return InputError(f"{self.where}{describe(self.obj)}: {path}: {message}")
@@ -147,7 +152,7 @@ class _Builder:
         self.path = path
         return template
 
-    def add(self, template: dict, pod_name: str, role: str) -> None:
+    def add(self, template: dict, pod_name: str, role: str) -> dict:
         metadata = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
         pod = {"apiVersion": "v1", "kind": "Pod",
                "metadata": {**copy.deepcopy(metadata), "name": pod_name, "namespace": self.namespace},
@@ -155,6 +160,7 @@ class _Builder:
         self.pods.append(pod)
         self.roles.append(role)
         self.paths.append(self.path)
+        return pod
 
     def pod_copies(self, pod: dict, count: int) -> None:
         if not isinstance(pod.get("spec"), dict):
@@ -163,15 +169,22 @@ class _Builder:
         for i in range(count):
             self.add(pod, self.name if count == 1 else f"{self.name}-{i}", "pod")
 
-    def job(self, spec: dict, path: str, prefix: str, role: str, override: int | None) -> None:
-        """The pods a Job runs at once: parallelism (default 1), at most completions."""
+    def job(self, spec: dict, path: str, prefix: str, role: str, override: int | None, in_jobset=None) -> None:
+        """The pods a Job runs at once: parallelism (default 1), at most completions, with the Job
+        controller's labels (JobSet's too, `in_jobset`: (replicated job, job index, global index);
+        a JobSet's Jobs are Indexed)."""
         parallelism = _count(self.obj, spec, "parallelism", 1, override, self.where, path)
         completions = spec.get("completions")
         if override is None and isinstance(completions, int) and not isinstance(completions, bool) and completions > 0:
             parallelism = min(parallelism, completions)
         template = self.template(spec, path + ".template" if path != "spec" else "spec.template")
+        indexed = spec.get("completionMode") == "Indexed" or in_jobset is not None
         for i in range(parallelism):
-            self.add(template, f"{prefix}-{i}", role)
+            pod = self.add(template, f"{prefix}-{i}", role)
+            if in_jobset is not None:
+                controllers.jobset_pod(pod, self.obj, *in_jobset, prefix, i)
+            else:
+                controllers.job_pod(pod, prefix, i if indexed else None)
 
     def jobset(self, spec: dict, override: int | None) -> None:
         jobs = spec.get("replicatedJobs")
@@ -190,7 +203,9 @@ class _Builder:
             if not isinstance(job_spec, dict):
                 raise self.fail(f"{path}.template.spec", "required")
             for j in range(count):
-                self.job(job_spec, f"{path}.template.spec", f"{self.name}-{job_name}-{j}", job_name, None)
+                self.job(job_spec, f"{path}.template.spec", f"{self.name}-{job_name}-{j}", job_name, None,
+                         (job_name, j, self.jobs_made))
+                self.jobs_made += 1
 
     def leader_worker_set(self, spec: dict, override: int | None) -> None:
         groups = _count(self.obj, spec, "replicas", 1, override, self.where)
@@ -209,10 +224,11 @@ class _Builder:
                        else "spec.leaderWorkerTemplate.workerTemplate")
         for g in range(groups):
             self.path = leader_path
-            self.add(leader, f"{self.name}-{g}", "leader")
+            leader_name = f"{self.name}-{g}"
+            controllers.lws_pod(self.add(leader, leader_name, "leader"), self.obj, g, 0, leader_name)
             self.path = "spec.leaderWorkerTemplate.workerTemplate"
             for w in range(1, size):
-                self.add(worker, f"{self.name}-{g}-{w}", "worker")
+                controllers.lws_pod(self.add(worker, f"{self.name}-{g}-{w}", "worker"), self.obj, g, w, leader_name)
 
     def kubeflow(self, spec: dict, override: int | None) -> None:
         key, order = KUBEFLOW_ROLES[self.obj["kind"]]

@@ -11,6 +11,7 @@ from allocator.gcpause import paused_gc
 
 from ..plugins import dynamic_resources
 from ..resources import as_resource, host_ports, pod_requests
+from ...workloads.controllers import follow_leader
 from .placer import Placer
 from .plan import GANG, FitPlan, PodPlacement
 from .placer import group_cycle_state
@@ -58,14 +59,18 @@ def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str
                 if key in dead:
                     return False
             tried: set[tuple] = set()   # nodes alike in every respect fail alike
-            for node, first in placer.candidates(pods[i], start):
+            pod, not_created = follow_leader(pods[i], {f"{p.namespace}/{p.name}": p.node for p in stack},
+                                             placer.objs.nodes)
+            if not_created:
+                return False
+            for node, first in placer.candidates(pod, start):
                 state = placer.node_state(node)
                 if state in tried:
                     continue
-                for _, verdict in itertools.chain([(node, first)], placer.alternatives(pods[i], node, first)):
+                for _, verdict in itertools.chain([(node, first)], placer.alternatives(pod, node, first)):
                     if time.monotonic() > deadline:
                         raise CutShort
-                    previous, change, placement = placer.commit(pods[i], node, verdict)
+                    previous, change, placement = placer.commit(pod, node, verdict)
                     placement.role = roles[i]
                     stack.append(placement)
                     if search(i + 1):

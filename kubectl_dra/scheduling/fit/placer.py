@@ -75,6 +75,14 @@ class Placer:
                               for e in spec.get("resourceClaims") or [] if e.get("resourceClaimName")))
         return (namespace, json.dumps(spec, sort_keys=True, default=str), shared)
 
+    def _failure_key(self, pod: dict) -> tuple:
+        """Whom the nodes a pod failed on are remembered for. Committing a pod only takes room away,
+        except where the pod needs other pods: its required pod affinity may find them, and its
+        DoNotSchedule spread constraints may see the skew's minimum rise. Such a pod's failures hold
+        only until the next commit."""
+        shape = self._shape(pod)
+        return shape + (self.depth,) if needs_other_pods(pod) else shape
+
     def _allocated(self, namespace: str, name: str | None):
         claim = self.objs.claims.get((namespace, name)) if name else None
         return (claim.get("status") or {}).get("allocation") if claim else None
@@ -182,8 +190,7 @@ class Placer:
     def candidates(self, pod: dict, start: int = 0):
         """Fitting nodes in order (from index `start`), each with its allocator verdict, found
         chunk by chunk; nodes that fail are remembered for pods of the same shape."""
-        shape = self._shape(pod)
-        failed = self._failed.setdefault(shape, {})
+        failed = self._failed.setdefault(self._failure_key(pod), {})
         chunks: dict[int, list[str]] = {}
         for n in self.order[start:]:
             if n not in failed:
@@ -382,6 +389,15 @@ def node_signature(node: dict, slices: list[dict], used: set, info) -> tuple:
         parts.append(json.dumps([pool.replace(name, "<node>"), spec["pool"].get("generation"),
                                  spec["pool"].get("resourceSliceCount"), body, taken], sort_keys=True, default=str))
     return tuple(parts)
+
+
+def needs_other_pods(pod: dict) -> bool:
+    """Whether placing other pods can make a node feasible for `pod` that was not."""
+    spec = pod.get("spec") or {}
+    required = ((spec.get("affinity") or {}).get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    spread = any((c or {}).get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule"
+                 for c in spec.get("topologySpreadConstraints") or [])
+    return bool(required) or spread
 
 
 def group_cycle_state(pending: dict, pod: dict) -> dict:

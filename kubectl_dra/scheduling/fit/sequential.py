@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from allocator.gcpause import paused_gc
 
+from ...workloads.controllers import follow_leader
 from .placer import Placer
 from .plan import SEQUENTIAL, FitPlan, PodPlacement
 
@@ -15,9 +16,17 @@ def place_sequential(objs, pods: list[dict], roles: list[str], features, workloa
     with paused_gc():
         placer = Placer(objs, features, order)
         plan = FitPlan(SEQUENTIAL, workload, len(pods), [], features=features)
+        placed: dict[str, str] = {}
         for pod, role in zip(pods, roles):
-            found = next(placer.candidates(pod), None)
             meta = pod["metadata"]
+            pod, not_created = follow_leader(pod, placed, placer.objs.nodes)
+            if not_created:
+                plan.placements.append(PodPlacement(meta.get("namespace") or "default", meta["name"], role, None))
+                plan.warnings.append(f"pod {meta['name']} is not created: {not_created}")
+                if plan.failed_pod is None:
+                    plan.failed_pod = f"{meta.get('namespace') or 'default'}/{meta['name']}"
+                continue
+            found = next(placer.candidates(pod), None)
             if found is None:
                 plan.placements.append(PodPlacement(meta.get("namespace") or "default", meta["name"], role, None))
                 if plan.failure is None:
@@ -27,6 +36,7 @@ def place_sequential(objs, pods: list[dict], roles: list[str], features, workloa
                 continue
             _, _, placement = placer.commit(pod, *found)
             placement.role = role
+            placed[f"{placement.namespace}/{placement.name}"] = placement.node
             plan.placements.append(placement)
         plan.search_steps = placer.steps
         plan.objs_after = placer.objs
