@@ -60,6 +60,18 @@ def read_documents(path: str, recursive: bool = True, each: Callable[[dict], Non
     return _documents(read_file, _label(path), is_json=path.endswith(".json"), each=each)
 
 
+def read_inputs(paths: list[str] | tuple[str, ...], recursive: bool = True) -> list[Document]:
+    """Every object of several -f arguments, in order; an input with no object at all (an empty
+    file, stdin, a file of comments) is refused, naming the inputs. Raises InputError."""
+    documents: list[Document] = []
+    for path in paths:
+        documents.extend(read_documents(path, recursive=recursive))
+    if not documents:
+        where = ", ".join("<stdin>" if path == "-" else _label(path) for path in paths)
+        raise InputError(f"{where}: holds no Kubernetes objects")
+    return documents
+
+
 _LEADING_SPACE = re.compile(rb"[ \t\n\r\x0b\x0c]*")
 
 

@@ -44,9 +44,58 @@ WORKLOAD_TEMPLATES = {
     "DaemonSet": ("spec", "template"), "Job": ("spec", "template"), "ReplicationController": ("spec", "template"),
     "CronJob": ("spec", "jobTemplate", "spec", "template"),
 }
+# Workloads whose pods only kubectl_dra.workloads knows how to make (several templates, a runtime).
+EXPANDED_KINDS = ("JobSet", "LeaderWorkerSet", "PyTorchJob", "MPIJob", "TFJob", "TrainJob")
+# Read with the objects that name them: a TrainJob's runtime, the Workload or PodGroup its Pods name.
+COMPANION_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime", "Workload", "PodGroup")
 CLUSTER_SCOPED_KINDS = ("DeviceClass", "ResourceSlice", "DeviceTaintRule", "Node", "Namespace",
                         "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "PriorityClass",
-                        "StorageClass", "RuntimeClass", "PersistentVolume")
+                        "StorageClass", "RuntimeClass", "PersistentVolume", "ClusterTrainingRuntime")
+
+
+def is_workload(kind: str) -> bool:
+    """A Pod, or an object that makes pods (explain judges one of them, fit places them all)."""
+    return kind == "Pod" or kind in WORKLOAD_TEMPLATES or kind in EXPANDED_KINDS
+
+
+@dataclasses.dataclass
+class Manifest:
+    """A what-if input sorted as every command that takes `-f` sorts it (explain, fit, capacity):
+    workloads, objects used as if applied, companions, and the kinds that cannot change a verdict."""
+
+    documents: list[Document]          # every object, with the namespace filled in, in file order
+    workloads: list[Document]          # Pods and workloads, in file order
+    applied: list[Document]            # used as if applied, in file order
+    companions: list[Document]         # read with the workloads that name them
+    skipped: list[Document]            # cannot change the verdict
+
+    def skipped_line(self) -> str:
+        """The one line every command prints (on stderr) about the objects it skipped; "" for none."""
+        if not self.skipped:
+            return ""
+        names = ", ".join(describe(d.obj) for d in self.skipped)
+        return (f"Skipped {len(self.skipped)} object{'s' if len(self.skipped) != 1 else ''} that cannot change "
+                f"the verdict: {names}")
+
+
+def sort_manifest(documents: list[Document], namespace: str, explicit_namespace: str | None) -> Manifest:
+    """Objects without a namespace get `namespace`; one whose namespace contradicts an explicit -n
+    is refused as kubectl refuses it. Raises InputError, also for an input with no object at all."""
+    if not documents:
+        raise InputError("no objects in the input")
+    documents = [Document(_in_namespace(d, namespace, explicit_namespace), d.origin) for d in documents]
+    manifest = Manifest(documents, [], [], [], [])
+    for document in documents:
+        kind = document.obj["kind"]
+        if is_workload(kind):
+            manifest.workloads.append(document)
+        elif kind in APPLIED_KINDS:
+            manifest.applied.append(document)
+        elif kind in COMPANION_KINDS:
+            manifest.companions.append(document)
+        else:
+            manifest.skipped.append(document)
+    return manifest
 
 
 @dataclasses.dataclass
@@ -57,6 +106,7 @@ class WhatIfTarget:
     origin: str
     workload: dict | None = None       # the workload a pod was taken from
     template_path: str = ""            # where in the workload the pod template sits
+    pods: int | None = None            # how many pods the workload makes (expanded kinds)
 
     @property
     def ref(self) -> str:
@@ -70,34 +120,32 @@ class WhatIfPlan:
     targets: list[WhatIfTarget]
     applied: list[Document]           # used as if applied, in file order
     skipped: list[Document]           # cannot change the verdict
+    manifest: Manifest | None = None
 
 
 def plan_what_if(documents: list[Document], namespace: str, explicit_namespace: str | None) -> WhatIfPlan:
     """Sorts a manifest's objects into targets, objects used as if applied, and skipped ones.
 
-    Every Pod and every workload's pod template is a target; with none, every claim and
-    template is. Objects without a namespace get `namespace`; one whose namespace contradicts
-    an explicit -n is refused as kubectl refuses it. Raises InputError."""
-    if not documents:
-        raise InputError("no objects passed to explain")
-    documents = [Document(_in_namespace(d, namespace, explicit_namespace), d.origin) for d in documents]
-    targets, applied, skipped = [], [], []
-    for document in documents:
+    Every Pod and every pod template of a workload is a target; with none, every claim and
+    template is. Raises InputError."""
+    manifest = sort_manifest(documents, namespace, explicit_namespace)
+    others = [d.obj for d in manifest.documents]
+    targets = []
+    for document in manifest.workloads:
         kind = document.obj["kind"]
         if kind == "Pod":
             targets.append(WhatIfTarget(document.obj, document.origin))
         elif kind in WORKLOAD_TEMPLATES:
             targets.append(_workload_pod(document))
-        elif kind in APPLIED_KINDS:
-            applied.append(document)
         else:
-            skipped.append(document)
+            targets.extend(_expanded_pods(document, others))
     if not targets:
-        targets = [WhatIfTarget(d.obj, d.origin) for d in applied if d.obj["kind"] in CLAIM_KINDS]
+        targets = [WhatIfTarget(d.obj, d.origin) for d in manifest.applied if d.obj["kind"] in CLAIM_KINDS]
     if not targets:
-        raise InputError(f"{documents[0].origin}: nothing to explain: no Pod, workload, ResourceClaim or "
-                         f"ResourceClaimTemplate among {len(documents)} object{'s' if len(documents) != 1 else ''}")
-    return WhatIfPlan(targets, applied, skipped)
+        count = len(manifest.documents)
+        raise InputError(f"{manifest.documents[0].origin}: nothing to explain: no Pod, workload, ResourceClaim or "
+                         f"ResourceClaimTemplate among {count} object{'s' if count != 1 else ''}")
+    return WhatIfPlan(targets, manifest.applied, manifest.skipped, manifest)
 
 
 def in_namespace(document: Document, namespace: str, explicit_namespace: str | None) -> dict:
@@ -139,6 +187,19 @@ def _workload_pod(document: Document) -> WhatIfTarget:
     return WhatIfTarget(pod, document.origin, workload, where)
 
 
+def _expanded_pods(document: Document, others: list[dict]) -> list[WhatIfTarget]:
+    """One pod per template of a workload only kubectl_dra.workloads expands (a JobSet's
+    replicated jobs, a LeaderWorkerSet's leader and workers, a PyTorchJob's roles)."""
+    from kubectl_dra.workloads import expand
+
+    pods = expand(document.obj, others, origin=document.origin)
+    seen: dict[str, WhatIfTarget] = {}
+    for pod, path in zip(pods.pods, pods.template_paths):
+        if path not in seen:
+            seen[path] = WhatIfTarget(pod, document.origin, document.obj, path, len(pods.pods))
+    return list(seen.values())
+
+
 def replicas_note(target: WhatIfTarget) -> str:
     """The caveat a workload's explanation comes with: one replica is judged, not all together."""
     workload = target.workload or {}
@@ -148,9 +209,11 @@ def replicas_note(target: WhatIfTarget) -> str:
         count = "one pod per node"
     elif kind == "CronJob":
         count = "one pod per scheduled run"
+    elif target.pods is not None:
+        count = f"{target.pods} pod{'s' if target.pods != 1 else ''} in all"
     else:
         field = "parallelism" if kind == "Job" else "replicas"
         value = spec.get(field) if isinstance(spec.get(field), int) else 1
         count = f"{field} {value}"
     return (f"{target.ref}: judged as one pod of its {target.template_path} ({count}); "
-            f"whether all of its pods fit at the same time is not checked")
+            f"whether all of its pods fit at the same time is not checked here (kubectl dra fit -f places them)")

@@ -6,6 +6,7 @@ from kubectl_dra.options import global_options
 @click.command("capacity", epilog="""\b
 Examples:
   kubectl dra capacity -f gpu-claim-template.yaml     # a ResourceClaim or ResourceClaimTemplate
+  kubectl dra capacity -f gpu-test1.yaml              # copies of the manifest's pod
   kubectl dra capacity --class gpu.example.com --count 2
   kubectl dra capacity --class gpu.example.com -o json
 
@@ -21,7 +22,8 @@ docs/FIT.md.
 Exit status: 0 at least one copy fits, 1 none fits, 2 usage or input error.""")
 @global_options
 @click.option("-f", "--filename", "filenames", metavar="FILE", type=click.Path(), multiple=True,
-              help="A ResourceClaim or ResourceClaimTemplate ('-' reads stdin); DeviceClasses in it are used as if applied.")
+              help="A Pod or workload (copies of its pod), or a ResourceClaim or ResourceClaimTemplate ('-' reads "
+                   "stdin); what explain -f takes: claims, templates and DeviceClasses in it are used as if applied.")
 @click.option("--class", "class_name", metavar="NAME", help="Count claims of COUNT devices of this DeviceClass.")
 @click.option("--count", type=int, default=1, show_default=True, help="Devices per claim, with --class.")
 @click.option("--time-limit", type=float, default=5.0, show_default=True, metavar="SECONDS",
@@ -33,14 +35,18 @@ Exit status: 0 at least one copy fits, 1 none fits, 2 usage or input error.""")
 @click.pass_context
 def capacity(ctx, filenames, class_name, count, time_limit, feature_gates, output):
     """How many more copies of a claim fit now, per node and pool, and what limits each node."""
-    from kubectl_dra.commands.common import open_session
-    from kubectl_dra.commands.common import features_with_gates
-    from kubectl_dra.commands.fit import refuse_invalid
-    from kubectl_dra.documents import Document, read_documents
+    import sys
+
+    from kubectl_dra.commands.common import features_with_gates, open_session
+    from kubectl_dra.commands.fit import refuse_invalid, refuse_invalid_pods
+    from kubectl_dra.documents import read_inputs
     from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK, InputError, describe
     from kubectl_dra.options import options_of
     from kubectl_dra.scheduling import fit_capacity
-    from kubectl_dra.targets import in_namespace
+    from kubectl_dra.scheduling.fit import prepare
+    from kubectl_dra.targets import CLAIM_KINDS, sort_manifest
+    from kubectl_dra.terminal_text import safe_line
+    from kubectl_dra.workloads.sets import expand_set, placed_workloads
 
     if bool(filenames) == bool(class_name):
         raise click.UsageError("give either -f FILE or --class NAME")
@@ -49,26 +55,46 @@ def capacity(ctx, filenames, class_name, count, time_limit, feature_gates, outpu
     if time_limit <= 0:
         raise click.UsageError("--time-limit: must be greater than 0")
     options = options_of(ctx)
+    documents = read_inputs(filenames) if filenames else []
     session = open_session(ctx)
     namespace = session.namespace() or session.context_namespace
     features = features_with_gates(session, feature_gates)
     objs = session.store.object_set()
+    pod, warnings = None, []
     if filenames:
-        documents = [d for name in filenames for d in read_documents(name)]
-        objects = [Document(in_namespace(d, namespace, options.namespace), d.origin) for d in documents]
-        claims = [d for d in objects if d.obj["kind"] in ("ResourceClaim", "ResourceClaimTemplate")]
-        if len(claims) != 1:
-            raise InputError(f"{documents[0].origin}: want one ResourceClaim or ResourceClaimTemplate, found "
-                             f"{len(claims)} among {len(documents)} object{'s' if len(documents) != 1 else ''}")
-        applied = [d for d in objects if d.obj["kind"] in ("DeviceClass", "ResourceSlice", "Node", "DeviceTaintRule")]
-        refuse_invalid(applied + claims, features)
-        source = claims[0].obj
-        spec = source["spec"]["spec"] if source["kind"] == "ResourceClaimTemplate" else source.get("spec")
-        if not isinstance(spec, dict):
-            raise InputError(f"{claims[0].origin}: {describe(source)}: spec: required")
-        target = describe(source)
-        meta = source["metadata"]
-        claim_namespace = meta.get("namespace") or namespace
+        manifest = sort_manifest(documents, namespace, options.namespace)
+        if manifest.skipped:
+            print(safe_line(manifest.skipped_line()), file=sys.stderr)  # names from the files
+        applied = manifest.applied
+        refuse_invalid(applied, features)
+        workloads = placed_workloads(manifest.workloads + manifest.companions)
+        claims = [d for d in applied if d.obj["kind"] in CLAIM_KINDS]
+        if workloads:
+            # Copies of the input's pod: its claims, requests and placement rules together.
+            workload_set = expand_set(workloads, [d.obj for d in manifest.documents])
+            first = workload_set.members[0]
+            refuse_invalid_pods(first, workload_set.origins[0], features)
+            objs = objs.with_objects([d.obj for d in applied])
+            objs, pods = prepare(objs, first, features.workload_resource_claims)
+            pod = pods[0]
+            meta = pod["metadata"]
+            target = first.ref if first.kind == "Pod" else f"a pod of {first.ref}"
+            claim_namespace = meta["namespace"]
+            others = len({_pod_shape(p) for p in workload_set.pods})
+            if others > 1:
+                warnings.append(f"the input has {others} different pods: counted copies of the first, Pod/{meta['namespace']}/{meta['name']}")
+        elif len(claims) != 1:
+            raise InputError(f"{manifest.documents[0].origin}: want one Pod, workload, ResourceClaim or "
+                             f"ResourceClaimTemplate, found {len(claims)} claims and templates among "
+                             f"{len(manifest.documents)} object{'s' if len(manifest.documents) != 1 else ''}")
+        else:
+            source = claims[0].obj
+            spec = source["spec"]["spec"] if source["kind"] == "ResourceClaimTemplate" else source.get("spec")
+            if not isinstance(spec, dict):
+                raise InputError(f"{claims[0].origin}: {describe(source)}: spec: required")
+            target = describe(source)
+            claim_namespace = source["metadata"].get("namespace") or namespace
+            applied = [d for d in applied if d.obj["kind"] not in CLAIM_KINDS]
     else:
         if class_name not in objs.device_classes:
             raise InputError(f"--class: DeviceClass {class_name} not found")
@@ -77,14 +103,23 @@ def capacity(ctx, filenames, class_name, count, time_limit, feature_gates, outpu
         target = f"{count} × {class_name}"
         claim_namespace = namespace
     template_name = "kubectl-dra-capacity"
-    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-                "metadata": {"name": template_name, "namespace": claim_namespace}, "spec": {"spec": spec}}
-    objs = objs.with_objects([d.obj for d in applied] + [template])
-    if objs.errors and (claim_namespace, template_name) not in objs.claim_templates:
-        raise InputError(f"{target}: {objs.errors[-1]}")
-    report = fit_capacity.capacity(objs, claim_namespace, template_name, features, target, time_limit)
+    if pod is None:
+        template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                    "metadata": {"name": template_name, "namespace": claim_namespace}, "spec": {"spec": spec}}
+        objs = objs.with_objects([d.obj for d in applied] + [template])
+        if objs.errors and (claim_namespace, template_name) not in objs.claim_templates:
+            raise InputError(f"{target}: {objs.errors[-1]}")
+    report = fit_capacity.capacity(objs, claim_namespace, template_name, features, target, time_limit, pod=pod)
+    report.warnings.extend(warnings)
     _emit(report, output)
     ctx.exit(EXIT_OK if report.together else EXIT_DOES_NOT_FIT)
+
+
+def _pod_shape(pod: dict) -> str:
+    """Pods alike in everything but their names count alike."""
+    import json
+
+    return json.dumps(pod.get("spec"), sort_keys=True, default=str)
 
 
 def _emit(report, output: str) -> None:

@@ -114,31 +114,25 @@ def build_explanation(objs, target, features, node):
 
 
 def _read_manifests(filenames: tuple[str, ...], recursive: bool) -> list:
-    from kubectl_dra.documents import read_documents
+    from kubectl_dra.documents import read_inputs
 
-    documents = []
-    for filename in filenames:
-        documents.extend(read_documents(filename, recursive=recursive))
-    return documents
+    return read_inputs(filenames, recursive=recursive)
 
 
 def _explain_manifest(documents, objs, namespace, explicit_namespace, features, node) -> list:
     """Every target of a manifest judged against the cluster with the manifest's other objects
     applied; nothing is judged when any object is one the API server would refuse."""
-    from kubectl_dra.errors import describe
     from kubectl_dra.targets import plan_what_if, replicas_note
 
     plan = plan_what_if(documents, namespace, explicit_namespace)
     _refuse_invalid(plan, features)
     if plan.skipped:
-        names = safe_line(", ".join(describe(d.obj) for d in plan.skipped))  # names from the files
-        print(f"Skipped {len(plan.skipped)} object{'s' if len(plan.skipped) != 1 else ''} that cannot change "
-              f"the verdict: {names}", file=sys.stderr)
+        print(safe_line(plan.manifest.skipped_line()), file=sys.stderr)  # names from the files
     if plan.applied:
         objs = objs.with_objects([d.obj for d in plan.applied])
     if len(plan.targets) > 1:
         print(f"Warning: {len(plan.targets)} targets, each judged alone: one's devices are not taken from the "
-              f"others", file=sys.stderr)
+              f"others (kubectl dra fit -f places them as one set)", file=sys.stderr)
     explanations = []
     for target in plan.targets:
         if target.workload is not None:

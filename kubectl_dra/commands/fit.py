@@ -43,13 +43,16 @@ Exit status: 0 every pod fits, 1 some pod does not fit, 2 usage or input error."
 def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node, feature_gates, workload_claims,
         output):
     """Will a whole workload fit? Where each pod goes, and what stops the first that does not."""
+    import sys
+
     from kubectl_dra.commands.common import features_with_gates, open_session
-    from kubectl_dra.documents import read_documents
+    from kubectl_dra.documents import read_inputs
     from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK, InputError
     from kubectl_dra.options import options_of
     from kubectl_dra.scheduling import fit as fitting
-    from kubectl_dra.targets import in_namespace
-    from kubectl_dra.workloads import expand, split_input
+    from kubectl_dra.targets import sort_manifest
+    from kubectl_dra.terminal_text import safe_line
+    from kubectl_dra.workloads.sets import expand_set, placed_workloads
 
     if time_limit <= 0:
         raise click.UsageError("--time-limit: must be greater than 0")
@@ -60,50 +63,54 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
     if options.all_namespaces:
         raise click.UsageError("-A (--all-namespaces) cannot be used with fit: a workload lives in one namespace")
     live = parse_live_target(target) if target else None
-    documents = [d for name in filenames for d in read_documents(name, recursive=recursive)]
+    documents = read_inputs(filenames, recursive=recursive) if filenames else []
     session = open_session(ctx)
     namespace = session.namespace() or session.context_namespace
-    from kubectl_dra.documents import Document
-
     if live is not None:
         documents = fetch_live(session, live, namespace)
-
-    objects = [in_namespace(d, namespace, options.namespace) for d in documents]
-    origins = {id(o): d.origin for o, d in zip(objects, documents)}
-    workloads, applied = split_input(objects)
+    manifest = sort_manifest(documents, namespace, options.namespace)
+    if manifest.skipped:
+        print(safe_line(manifest.skipped_line()), file=sys.stderr)  # names from the files
+    workloads = placed_workloads(manifest.workloads + manifest.companions)
     if not workloads:
-        raise InputError(f"{documents[0].origin}: nothing to place: no Pod or workload among {len(documents)} object"
-                         f"{'s' if len(documents) != 1 else ''}")
-    if len(workloads) > 1:
-        raise InputError(f"{origins[id(workloads[1])]}: fit places one workload at a time; the input has "
-                         f"{len(workloads)} ({', '.join(_describe(w) for w in workloads[:3])})")
+        count_all = len(manifest.documents)
+        raise InputError(f"{manifest.documents[0].origin}: nothing to place: no Pod or workload among {count_all} "
+                         f"object{'s' if count_all != 1 else ''} (capacity -f counts copies of a claim)")
     features = features_with_gates(session, _with_workload_claims(session, feature_gates) if workload_claims
                                    else feature_gates)
-    workload = expand(workloads[0], objects, replicas, origins.get(id(workloads[0]), ""))
-    refuse_invalid([Document(o, origins[id(o)]) for o in applied], features)
-    refuse_invalid_pods(workload, origins.get(id(workloads[0]), ""), features)
+    others = [d.obj for d in manifest.documents]
+    workload_set = expand_set(workloads, others, replicas)
+    refuse_invalid(manifest.applied, features)
+    for member, origin in zip(workload_set.members, workload_set.origins):
+        refuse_invalid_pods(member, origin, features)
     objs = session.store.object_set()
-    if applied:
-        objs = objs.with_objects(applied)
+    if manifest.applied:
+        objs = objs.with_objects([d.obj for d in manifest.applied])
     # DRAWorkloadResourceClaims is the one switch; --workload-claims only sets it.
     group_claims = features.workload_resource_claims
-    objs, pods = fitting.prepare(objs, workload, group_claims)
+    pods = []
+    for member in workload_set.members:
+        objs, member_pods = fitting.prepare(objs, member, group_claims)
+        pods.extend(member_pods)
     if node_name is not None and node_name not in objs.nodes:
         raise InputError(f"--add-node: Node {node_name} not found")
-    with_gang = gang or workload.gang_min is not None
+    gang_min = workload_set.gang_min
+    with_gang = gang or gang_min is not None
+    roles, ref = workload_set.roles, workload_set.ref
     if node_name is not None:
-        plan = fitting.fit_with_nodes(objs, pods, workload.roles, features, node_name, count, with_gang,
-                                      workload.ref, time_limit)
+        plan = fitting.fit_with_nodes(objs, pods, roles, features, node_name, count, with_gang, ref, time_limit)
     elif with_gang:
-        plan = fitting.place_gang(objs, pods, workload.roles, features, workload.ref, time_limit)
+        plan = fitting.place_gang(objs, pods, roles, features, ref, time_limit)
     else:
-        plan = fitting.place_sequential(objs, pods, workload.roles, features, workload.ref)
-    if workload.shared_claims and not group_claims:
-        plan.warnings.append(f"{workload.ref} has spec.resourceClaims: with DRAWorkloadResourceClaims off (the "
-                             "default) each pod gets its own claim; --feature-gates DRAWorkloadResourceClaims=true,"
-                             "GenericWorkload=true (or --workload-claims) judges with it on")
-    if workload.gang_min is not None and not gang:
-        plan.warnings.append(f"{workload.ref} asks for gang scheduling (minCount {workload.gang_min}): judged with --gang")
+        plan = fitting.place_sequential(objs, pods, roles, features, ref)
+    for member in workload_set.members:
+        if member.shared_claims and not group_claims:
+            plan.warnings.append(f"{member.ref} has spec.resourceClaims: with DRAWorkloadResourceClaims off (the "
+                                 "default) each pod gets its own claim; --feature-gates DRAWorkloadResourceClaims=true,"
+                                 "GenericWorkload=true (or --workload-claims) judges with it on")
+        if member.gang_min is not None and not gang:
+            plan.warnings.append(f"{member.ref} asks for gang scheduling (minCount {member.gang_min}): judged with "
+                                 "--gang" + ("" if len(workload_set.members) == 1 else ", all pods of the input as one gang"))
     _emit(plan, output)
     ctx.exit(EXIT_OK if plan.fits else EXIT_DOES_NOT_FIT)
 
@@ -211,13 +218,6 @@ def fetch_live(session, live: tuple[str, str], namespace: str) -> list:
             return found
 
     return [Document(o, f"{kind}/{name}") for o in asyncio.run(read())]
-
-
-def _describe(obj: dict) -> str:
-    from kubectl_dra.errors import describe
-    from kubectl_dra.terminal_text import safe_line
-
-    return safe_line(describe(obj))
 
 
 def refuse_invalid(documents, features) -> None:

@@ -66,7 +66,12 @@ class CapacityReport:
                 "nodes": [n.to_dict() for n in self.nodes], "warnings": list(self.warnings)}
 
 
-def copy_pod(namespace: str, template_name: str, index: int) -> dict:
+def copy_pod(namespace: str, template_name: str, index: int, pod: dict | None = None) -> dict:
+    """The `index`th copy: of `pod` (its claims, requests and placement rules), else a pod with
+    one claim made from the template."""
+    if pod is not None:
+        meta = pod["metadata"]
+        return {**pod, "metadata": {**meta, "name": f"{meta['name']}-copy-{index}"}}
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"namespace": namespace, "name": f"capacity-copy-{index}"},
             "spec": {"containers": [{"name": "c", "image": "-"}],
@@ -74,10 +79,11 @@ def copy_pod(namespace: str, template_name: str, index: int) -> dict:
 
 
 def capacity(objs, namespace: str, template_name: str, features, target: str = "",
-             time_limit: float = 5.0, max_per_node: int = 256) -> CapacityReport:
+             time_limit: float = 5.0, max_per_node: int = 256, pod: dict | None = None) -> CapacityReport:
     """How many more claims like the template fit: per node, the one-at-a-time count (the
     allocator's first choice each time) and the most that fit together (the gang search on that
-    node); nodes alike in everything the judgement reads are judged once."""
+    node); nodes alike in everything the judgement reads are judged once. `pod`: count copies of
+    this (normalised) pod instead of pods with one claim from the template."""
     report = CapacityReport(target, [], features=features)
     deadline = time.monotonic() + time_limit
     shared_pools = [s for s in objs.slices if not (s.get("spec") or {}).get("nodeName")]
@@ -98,7 +104,7 @@ def capacity(objs, namespace: str, template_name: str, features, target: str = "
     with paused_gc():
         for names in groups.values():
             first = names[0]
-            counted = _capacity_on(objs, first, namespace, template_name, features, deadline, max_per_node)
+            counted = _capacity_on(objs, first, namespace, template_name, features, deadline, max_per_node, pod)
             if counted.limit == "time limit":
                 report.cut_short = True
             for name in names:
@@ -109,12 +115,12 @@ def capacity(objs, namespace: str, template_name: str, features, target: str = "
 
 
 def _capacity_on(objs, node: str, namespace: str, template_name: str, features, deadline: float,
-                 max_per_node: int) -> NodeCapacity:
+                 max_per_node: int, source: dict | None = None) -> NodeCapacity:
     placer = Placer(objs, features, [node])
     pools: dict[str, int] = {}
     count, limit = 0, ""
     while count < max_per_node:
-        pod = copy_pod(namespace, template_name, count)
+        pod = copy_pod(namespace, template_name, count, source)
         found = next(placer.candidates(pod), None)
         if found is None:
             _, cycle, diagnosis = placer.judge(pod, [node], diagnose=True)
@@ -134,7 +140,7 @@ def _capacity_on(objs, node: str, namespace: str, template_name: str, features, 
     together = count
     # More together than one at a time: the gang search for count + 1 copies on this node alone.
     while together < max_per_node and time.monotonic() < deadline and count:
-        pods = [copy_pod(namespace, template_name, i) for i in range(together + 1)]
+        pods = [copy_pod(namespace, template_name, i, source) for i in range(together + 1)]
         remaining = max(0.0, deadline - time.monotonic())
         plan = place_gang(objs, pods, ["copy"] * len(pods), features, time_limit=remaining, order=[node],
                           explain_failure=False)

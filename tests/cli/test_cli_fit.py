@@ -125,7 +125,10 @@ def test_capacity_bad_input_exit_2(run_cli, tmp_path):
     result = run_cli(*CLUSTER, "capacity", "--class", "nope")
     assert (result.status, result.stderr) == (2, "error: --class: DeviceClass nope not found\n")
     result = run_cli(*CLUSTER, "capacity", "-f", write(tmp_path, NO_CLAIMS))
-    assert result.status == 2 and "want one ResourceClaim or ResourceClaimTemplate, found 0" in result.stderr
+    # A workload is copies of its pod; one whose pods use no DRA device is refused as fit refuses it.
+    assert result.status == 2 and "spec.template.spec.resourceClaims: no DRA claims" in result.stderr
+    result = run_cli(*CLUSTER, "capacity", "-f", write(tmp_path, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"))
+    assert result.status == 2 and "want one Pod, workload, ResourceClaim or ResourceClaimTemplate, found 0" in result.stderr
 
 
 def test_a_live_workload_or_a_file_not_both(run_cli):
