@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from allocator.nodeselector import describe as describe_node_selector
+
 from kubectl_dra.model.states import CLAIM_ALLOCATED, CLAIM_DELETING, CLAIM_PENDING, CLAIM_RESERVED
+
+ANY_NODE = "<any>"
+"""A claim's NODE when its allocation has no node selector: any node may use it."""
 
 
 def claim_state(claim: dict) -> str:
@@ -23,6 +28,34 @@ def is_pending(claim: dict) -> bool:
 
 def results(claim: dict) -> list[dict]:
     return (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
+
+
+def allocated_node(claim: dict) -> str | None:
+    """The one node an allocation is bound to, `<any>` without a node selector, else the selector
+    in words; None before allocation."""
+    allocation = (claim.get("status") or {}).get("allocation")
+    if not allocation:
+        return None
+    selector = allocation.get("nodeSelector")
+    if not selector:
+        return ANY_NODE
+    terms = selector.get("nodeSelectorTerms") or []
+    if len(terms) == 1 and not terms[0].get("matchExpressions"):
+        fields = terms[0].get("matchFields") or []
+        if len(fields) == 1 and fields[0].get("operator") == "In" and len(fields[0].get("values") or []) == 1:
+            return fields[0]["values"][0]
+    return describe_node_selector(selector)
+
+
+def result_text(result: dict) -> str:
+    """One allocated device: `pool/device`, with what a share consumes (`(bandwidth 25G)`) and
+    `(admin)` for admin access."""
+    text = f"{result['pool']}/{result['device']}"
+    if result.get("consumedCapacity"):
+        text += " (" + ", ".join(f"{k.rsplit('/', 1)[-1]} {v}" for k, v in sorted(result["consumedCapacity"].items())) + ")"
+    if result.get("adminAccess"):
+        text += " (admin)"
+    return text
 
 
 def reserved_for(claim: dict) -> list[str]:

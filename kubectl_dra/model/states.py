@@ -120,6 +120,19 @@ def _state_seeing_all(device: allocator.DeviceReport) -> str:
     return FREE
 
 
+def is_free(state: str) -> bool:
+    """Free: a new claim could get the whole device now (CONVENTIONS.md "States"): `devices --free`,
+    the JSON `free`, the FREE counts and the dashboard's "Free here" all mean this."""
+    return state == FREE
+
+
+def has_room(state: str) -> bool:
+    """A new claim could get the device now or a share of it: Free, or Shared with capacity left
+    for one more share (a Shared device whose shares consume all of a capacity is BlockedByCapacity).
+    Wider than `is_free`: what a DeviceClass still offers."""
+    return is_free(state) or state == SHARED
+
+
 def state_text(device: allocator.DeviceReport, blind: Blind = SEES_ALL) -> str:
     """A device's STATE cell: the word, and for Unknown why (`Unknown (claims not readable)`)."""
     state, missing = device_state_why(device, blind)

@@ -12,12 +12,12 @@ import datetime
 import json
 import os
 import sys
-from typing import Callable, ClassVar, Iterable, TextIO
+from typing import Callable, ClassVar, Iterable, Sequence, TextIO
 
+from kubectl_dra import API_VERSION
 from kubectl_dra.terminal_text import has_unsafe, json_escaped, safe_line, safe_text
 from kubectl_dra.yaml_writer import yaml_text
 
-API_VERSION = "kubectl-dra.io/v1alpha1"
 FORMATS = ("table", "wide", "json", "yaml", "name")
 NONE = "<none>"
 COLUMN_GAP = "   "
@@ -35,6 +35,11 @@ class Column:
     """Shown only with -o wide."""
     style: Callable[[str], str | None] | None = None
     """Maps a cell's text to a tone (a STYLES key, or None) when colour is on; `model.tone` for state words."""
+
+
+def cli_columns(specs: Sequence) -> tuple[Column, ...]:
+    """The CLI's columns of a kind's column specs (kubectl_dra.model.columns): those it shows, in order."""
+    return tuple(Column(spec.header, wide=spec.wide, style=spec.tone) for spec in specs if spec.cli)
 
 
 @dataclasses.dataclass
@@ -95,6 +100,26 @@ class ListView:
         }
 
 
+class SpecView(ListView):
+    """A ListView whose cells are the model's (kubectl_dra.model.columns): `specs` are the kind's
+    column specs, `record(item)` makes the model's record of one of `records`."""
+
+    specs: ClassVar[Sequence]
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "specs" in cls.__dict__:
+            cls.columns = cli_columns(cls.specs)
+            cls._cell_makers = tuple(spec.cell for spec in cls.specs if spec.cli)
+
+    def record(self, item):
+        return item
+
+    def row(self, record) -> tuple[str, ...]:
+        shown = self.record(record)
+        return tuple(cell(shown) for cell in self._cell_makers)
+
+
 def emit(view: ListView, fmt: str, *, no_headers: bool = False, out: TextIO | None = None,
          color: bool | None = None) -> None:
     out = out or sys.stdout
@@ -115,7 +140,7 @@ def emit(view: ListView, fmt: str, *, no_headers: bool = False, out: TextIO | No
 def table(view: ListView, *, wide: bool, no_headers: bool, color: bool) -> str:
     columns = [c for c in view.columns if wide or not c.wide]
     indexes = [i for i, c in enumerate(view.columns) if wide or not c.wide]
-    rows = [[_cell(view.row(r)[i]) for i in indexes] for r in view.records]
+    rows = [[_cell(cells[i]) for i in indexes] for cells in map(view.row, view.records)]
     if view.namespaced and view.context.show_namespace:
         columns = [Column("NAMESPACE")] + columns
         rows = [[safe_line(view.namespace(r))] + row for r, row in zip(view.records, rows)]
@@ -263,43 +288,3 @@ def to_yaml(document) -> str:
     (escapes in double-quoted strings, the same value)."""
     text = yaml_text(document)
     return yaml_text(document, ascii_only=True) if has_unsafe(text) else text
-
-
-# ---------------------------------------------------------------- shared cell helpers
-
-
-def age(timestamp: str | None, now: datetime.datetime) -> str:
-    """kubectl's AGE: 45s, 12m, 5h, 3d12h, 47d, 2y."""
-    if not timestamp:
-        return NONE
-    try:
-        then = datetime.datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-    except ValueError:
-        return NONE
-    seconds = int((now - then).total_seconds())
-    if seconds < 0:
-        return "0s"
-    if seconds < 120:
-        return f"{seconds}s"
-    minutes = seconds // 60
-    if minutes < 60:
-        return f"{minutes}m"
-    hours = minutes // 60
-    if hours < 8:
-        return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
-    if hours < 48:
-        return f"{hours}h"
-    days = hours // 24
-    if days < 8:
-        return f"{days}d{hours % 24}h" if hours % 24 else f"{days}d"
-    if days < 365 * 2:
-        return f"{days}d"
-    return f"{days // 365}y"
-
-
-def joined(values: Iterable[str], limit: int | None = None) -> str:
-    """Comma-joined values; with a limit, the rest as "+N"."""
-    values = list(values)
-    if limit is not None and len(values) > limit:
-        return ",".join(values[:limit]) + f",+{len(values) - limit}"
-    return ",".join(values)

@@ -4,76 +4,46 @@ from __future__ import annotations
 
 import allocator
 
-from kubectl_dra.model.health import DeviceHealth, DeviceID, health_tone, known_health
+from kubectl_dra.model.columns import devices as columns
+from kubectl_dra.model.health import DeviceHealth, DeviceID, known_health
 from kubectl_dra.model.knowledge import SEES_ALL, Blind, Unreadable
-from kubectl_dra.model.node_resources import node_resource_words
-from kubectl_dra.model.states import FREE, UNKNOWN, device_state_why, state_text, tone
-from kubectl_dra.model.words import holder_text, short_name, status_text
-from kubectl_dra.render.base import Column, ListView, joined
+from kubectl_dra.model.records import DeviceRecord, DeviceRecords
+from kubectl_dra.model.states import UNKNOWN, is_free
+from kubectl_dra.render.base import SpecView
 
 
-class DevicesView(ListView):
+class DevicesView(SpecView):
     list_kind = "DRADeviceList"
     item_kind = "DRADevice"
-    columns = (
-        Column("DRIVER"),
-        Column("POOL"),
-        Column("DEVICE"),
-        Column("NODES"),
-        Column("STATE", style=tone),
-        Column("CLAIMS"),
-        Column("PODS", wide=True),
-        Column("HEALTH", wide=True, style=health_tone),
-        Column("TAINTS", wide=True),
-        Column("CAPACITY", wide=True),
-        Column("STATUS", wide=True),
-        Column("ATTRIBUTES", wide=True),
-        Column("NODE RESOURCES", wide=True),
-    )
+    specs = columns.COLUMNS
 
     def __init__(self, records, context, blind: Blind = SEES_ALL,
                  health: dict[DeviceID, DeviceHealth] | None = None,
                  node_resources: dict[tuple[str, str], dict] | None = None,
                  health_unreadable: list[Unreadable] | None = None) -> None:
+        """`blind`: unreadable kinds (devices whose state depends on them are Unknown); `health`:
+        what pods and claims report on each device (model/health.py); `node_resources`:
+        {(slice, device): nodeAllocatableResources}; `health_unreadable`: pods or claims that
+        could not be read (a health they may decide is `?`)."""
         super().__init__(records, context)
-        self.health_unreadable = health_unreadable or []
-        """Pods or claims that could not be read: a health they may decide is Unknown (`?`)."""
         self.blind = blind
-        """Unreadable kinds: devices whose state depends on them are Unknown."""
-        self.health = health or {}
-        """What pods (the kubelet) and claims (drivers) report on each device (model/health.py)."""
-        self.node_resources = node_resources or {}
-        """{(slice, device): nodeAllocatableResources}: what the device adds to a pod's demand on the node."""
+        self.device_records = DeviceRecords(blind, lambda: health or {}, lambda: health_unreadable or [],
+                                            lambda: node_resources or {})
 
-    def row(self, device: allocator.DeviceReport) -> tuple:
-        pods = [f"{ns}/{name}" for holder in device.allocated_by for ns, name in holder.pods]
-        capacity = []
-        for name, value in device.capacity.items():
-            consumed = device.consumed_capacity.get(name)
-            text = f"{short_name(device.driver, name)}={value}"
-            capacity.append(f"{text} ({consumed} used)" if consumed else text)
-        return (
-            device.driver, device.pool, device.name, str(device.node_scope), state_text(device, self.blind),
-            joined(holder_text(h) for h in device.allocated_by),
-            joined(dict.fromkeys(pods)),
-            health_cell(known_health(self.health.get(device.id), self.health_unreadable)),
-            joined(str(t) for t in device.taints),
-            joined(capacity),
-            "; ".join(f"{e['claim']['namespace']}/{e['claim']['name']}: {status_text(e)}" for e in device.status),
-            joined(f"{short_name(device.driver, k)}={_value(v)}" for k, v in device.attributes.items()),
-            joined(node_resource_words(self.node_resources.get((device.slice_name, device.name), {}), device.driver)),
-        )
+    def record(self, device: allocator.DeviceReport) -> DeviceRecord:
+        return self.device_records(device)
 
     def item(self, device: allocator.DeviceReport) -> dict:
-        state, missing = device_state_why(device, self.blind)
-        item = {**device.to_dict(), "free": state == FREE, "state": state,
-                "health": health_item(self.health.get(device.id), self.health_unreadable),
-                "nodeAllocatableResources": self.node_resources.get((device.slice_name, device.name))}
+        record = self.device_records(device)
+        state = record.state
+        source = self.device_records
+        item = {**device.to_dict(), "free": is_free(state), "state": state,
+                "health": health_item(record.health, source.health_unreadable),
+                "nodeAllocatableResources": source.node_resources.get((device.slice_name, device.name))}
         if state == UNKNOWN:
             # what the unreadable kind decides is not known either
-            unknown_fields = UNKNOWN_FIELDS[missing]
-            item.update({key: None for key in unknown_fields})
-            item["stateReason"] = next(u.reason for u in self.blind.unreadable() if u.kind == missing)
+            item.update({key: None for key in UNKNOWN_FIELDS[record.missing]})
+            item["stateReason"] = record.why
         return item
 
     def name(self, device: allocator.DeviceReport) -> str:
@@ -85,11 +55,6 @@ UNKNOWN_FIELDS = {
     "DeviceTaintRule": ("free", "tainted"),
 }
 """The JSON fields of an Unknown device that the unreadable kind decides: null, not false."""
-
-
-def health_cell(word: str | None) -> str:
-    """The HEALTH cell: the word, empty when nobody reports, `?` when unknown (CONVENTIONS.md)."""
-    return "?" if word is None else word
 
 
 def health_item(health: DeviceHealth | None, unreadable: list[Unreadable] | None = None) -> dict | None:
@@ -110,11 +75,3 @@ def health_item(health: DeviceHealth | None, unreadable: list[Unreadable] | None
     if word is None:
         item["healthReason"] = ", ".join(u.reason for u in unreadable)
     return item
-
-
-def _value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return "[" + ",".join(_value(v) for v in value) + "]"
-    return str(value)

@@ -2,39 +2,24 @@
 
 from __future__ import annotations
 
+from kubectl_dra.model.columns import taints as columns
+from kubectl_dra.model.records import TaintRecord
 from kubectl_dra.model.taints import RULE_KIND, TaintGroup
-from kubectl_dra.model.states import UNKNOWN_COUNT, tone
-from kubectl_dra.render.base import Column, ListView, joined
+from kubectl_dra.render.base import SpecView
 
 
-class TaintsView(ListView):
+class TaintsView(SpecView):
     list_kind = "DRADeviceTaintList"
     item_kind = "DRADeviceTaint"
-    columns = (
-        Column("SOURCE"),
-        Column("KEY"),
-        Column("VALUE"),
-        Column("EFFECT", style=tone),
-        Column("DEVICES"),
-        Column("CLAIMS"),
-        Column("PODS"),
-        Column("TOLERATED BY", wide=True),
-        Column("DEVICE NAMES", wide=True),
-    )
+    specs = columns.COLUMNS
 
     @property
     def claims_known(self) -> bool:
         """False when claims could not be read: the claims a taint affects are then unknown."""
         return not any(missing["kind"] == "ResourceClaim" for missing in self.context.unknown)
 
-    def row(self, record: TaintGroup) -> tuple:
-        if self.claims_known:
-            claims = (joined((c.ref for c in record.claims), limit=3), joined(record.pods, limit=3),
-                      joined(c.ref for c in record.claims if c.tolerated))
-        else:
-            claims = (UNKNOWN_COUNT,) * 3
-        return (record.source, record.key, record.value, record.effect, len(record.devices), *claims,
-                joined(record.device_names))
+    def record(self, group: TaintGroup) -> TaintRecord:
+        return TaintRecord(group, self.claims_known)
 
     def item(self, record: TaintGroup) -> dict:
         taint = {"key": record.key, "value": record.value, "effect": record.effect}

@@ -7,7 +7,8 @@ import pytest
 
 from kubectl_dra.errors import InputError
 from kubectl_dra.labels import parse_selector
-from kubectl_dra.render.base import Column, ListView, RenderContext, age, emit
+from kubectl_dra.model.words import age
+from kubectl_dra.render.base import Column, ListView, RenderContext, emit
 
 
 def names(run_cli, *args):
