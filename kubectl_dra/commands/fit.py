@@ -50,6 +50,7 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
     from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK, InputError
     from kubectl_dra.options import options_of
     from kubectl_dra.scheduling import fit as fitting
+    from kubectl_dra.scheduling.remedies_policy import WORKLOAD_ANNOTATION, for_gang
     from kubectl_dra.targets import sort_manifest
     from kubectl_dra.terminal_text import safe_line
     from kubectl_dra.workloads.sets import expand_set, placed_workloads
@@ -92,6 +93,9 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
     for member in workload_set.members:
         objs, member_pods = fitting.prepare(objs, member, group_claims)
         pods.extend(member_pods)
+    for pod in pods:
+        # Remedies never release a pod of the set being placed (remedies_policy, rule 2).
+        pod["metadata"].setdefault("annotations", {})[WORKLOAD_ANNOTATION] = workload_set.ref
     if node_name is not None and node_name not in objs.nodes:
         raise InputError(f"--add-node: Node {node_name} not found")
     gang_min = workload_set.gang_min
@@ -111,6 +115,8 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
         if member.gang_min is not None and not gang:
             plan.warnings.append(f"{member.ref} asks for gang scheduling (minCount {member.gang_min}): judged with "
                                  "--gang" + ("" if len(workload_set.members) == 1 else ", all pods of the input as one gang"))
+    if plan.mode == fitting.GANG and plan.failure is not None:
+        for_gang(plan.failure.remedies, f"{plan.failure.namespace}/{plan.failure.name}")
     _emit(plan, output)
     ctx.exit(EXIT_OK if plan.fits else EXIT_DOES_NOT_FIT)
 

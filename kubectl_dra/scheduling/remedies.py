@@ -23,11 +23,11 @@ from allocator.search import TAINTED
 from allocator.taints import untolerated_taints
 
 from .explanation import Explanation, NodeExplanation
+from .remedies_policy import COST_ORDER, cost_rank, not_ready_note, signals_failure
 
 FREE_DEVICES, TOLERATE, RELAX, FIX_POOL, UNCORDON = "free-devices", "tolerate", "relax", "fix-pool", "uncordon"
-# The order remedies are listed in: whose devices to free (the question people ask first), then
-# changes to the target's own claims, then waiting for a driver, then changes to nodes.
-KIND_ORDER = (FREE_DEVICES, TOLERATE, RELAX, FIX_POOL, UNCORDON)
+# The order remedies are listed in: by what each costs the user (remedies_policy, rule 3).
+KIND_ORDER = COST_ORDER
 
 # A change is verified on this many nodes at most (closest first); the remedy names those where it fits.
 _NODES_JUDGED = 5
@@ -134,7 +134,12 @@ def _search(search: "Search", limit: int) -> list[Remedy]:
         if search.spent():
             break
         found.extend(generate(search))
-    found.sort(key=lambda r: KIND_ORDER.index(r.kind))
+    for remedy in found:
+        note, unready = not_ready_note(remedy.nodes, search.objs)
+        if unready:
+            remedy.description += note
+            remedy.change["notReady"] = unready
+    found.sort(key=cost_rank)
     return found[:limit]
 
 
@@ -182,6 +187,13 @@ class Search:
 
     def spent(self) -> bool:
         return time.perf_counter() - self.started > BUDGET_S
+
+    def target_pod(self) -> dict | None:
+        """The pod judged (a what-if one, or the snapshot's), None for a claim."""
+        target = self.target
+        if target.kind != "Pod":
+            return None
+        return target.obj if target.obj is not None else self.objs.pods.get((target.namespace, target.name))
 
     # ------------------------------------------------------------------ judging a change
 
@@ -312,6 +324,8 @@ def _tolerate_remedy(search: Search) -> list[Remedy]:
                     continue
                 taints = untolerated_taints(device.taints, spec.get("tolerations") or [],
                                             search.features.every_taint_blocks)
+                if any(signals_failure(t.key, t.effect) for t in taints):
+                    continue  # a failed device: tolerating its taint is no remedy (remedies_policy, rule 1)
                 blocking.setdefault((editable.ref, request.name), {}).setdefault(verdict.node, set()).update(
                     _plain(t) for t in taints)
     for (ref, request_name), by_node in blocking.items():

@@ -11,13 +11,10 @@ from allocator.objects import json_copy
 
 from .plugins import node_affinity, node_unschedulable, taint_toleration
 from .remedies import RELAX, TOLERATE, UNCORDON, Remedy, Search, toleration_for
+from .remedies_policy import signals_failure
 
 _NODE_FILTERS = {node_unschedulable.NAME, taint_toleration.NAME, node_affinity.NAME}
 _CORDON_TAINT = node_unschedulable.UNSCHEDULABLE_TAINT["key"]
-# Taints the node lifecycle controller sets for an unhealthy node: tolerating them is no remedy.
-_CONDITION_TAINTS = {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable",
-                     "node.kubernetes.io/memory-pressure", "node.kubernetes.io/disk-pressure",
-                     "node.kubernetes.io/pid-pressure", "node.kubernetes.io/network-unavailable"}
 _CHANGES_TRIED = 3
 
 
@@ -30,7 +27,7 @@ class _NodeChange:
 
 
 def node_remedies(search: Search) -> list[Remedy]:
-    pod = _pod(search)
+    pod = search.target_pod()
     if pod is None:
         return []
     groups: dict[_NodeChange, list[str]] = {}
@@ -51,13 +48,6 @@ def node_remedies(search: Search) -> list[Remedy]:
     return remedies
 
 
-def _pod(search: Search) -> dict | None:
-    target = search.target
-    if target.kind != "Pod":
-        return None
-    return target.obj if target.obj is not None else search.objs.pods.get((target.namespace, target.name))
-
-
 def _change(pod: dict, node: dict, rejected: set[str]) -> _NodeChange | None:
     cordoned = node_unschedulable.NAME in rejected
     taints = []
@@ -66,8 +56,8 @@ def _change(pod: dict, node: dict, rejected: set[str]) -> _NodeChange | None:
             continue
         if any(taint_toleration.tolerates(t, taint) for t in pod["spec"].get("tolerations") or []):
             continue
-        if taint.get("key") in _CONDITION_TAINTS:
-            return None
+        if signals_failure(taint.get("key"), taint.get("effect")):
+            return None  # an unhealthy node, or one emptied on purpose: no remedy (remedies_policy, rule 1)
         taints.append((taint.get("key"), taint.get("value") or "", taint.get("effect")))
     labels = node["metadata"].get("labels") or {}
     selector_keys = tuple(sorted(k for k, v in (pod["spec"].get("nodeSelector") or {}).items() if labels.get(k) != v))

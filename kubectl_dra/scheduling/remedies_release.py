@@ -18,6 +18,7 @@ from allocator.search import CAPACITY, COUNTERS, IN_USE
 from allocator.state import reserved_pods
 
 from .remedies import FREE_DEVICES, Fit, Remedy, Search
+from .remedies_policy import same_workload
 
 _HELD = (IN_USE, CAPACITY, COUNTERS)
 # Nodes tried with every candidate released (fewest claims needed first), nodes searched for the
@@ -44,7 +45,8 @@ class _Claim:
 
 def release_remedy(search: Search) -> list[Remedy]:
     usage = search.usage()
-    own = {c.ref for c in search.explanation.claims}
+    # The target's own claims, and those of the pods of its workload (remedies_policy, rule 2).
+    own = {c.ref for c in search.explanation.claims} | _workload_claims(search, usage)
     claims: dict[str, _Claim] = {}
     plans = []   # (lower bound of claims to release, node, {claim: devices it unblocks}, needs)
     for verdict in search.failing:
@@ -90,6 +92,19 @@ def release_remedy(search: Search) -> list[Remedy]:
     reach = _reach(search, chosen)
     fitting = Fit([node]) if reach == [node] else search.fits_on(_released(search, chosen), search.target, reach)
     return [_describe(chosen, fitting)] if fitting else []
+
+
+def _workload_claims(search: Search, usage) -> set[str]:
+    """Claims used by pods of the workload the target belongs to."""
+    pod = search.target_pod()
+    if pod is None:
+        return set()
+    refs = set()
+    for holders in usage.values():
+        for holder in holders:
+            if any(same_workload(pod, search.objs.pods.get(p)) for p in holder.pods):
+                refs.add(holder.claim_ref)
+    return refs
 
 
 def _enough(freed: set[DeviceID], needs: dict[str, list[tuple[int, set[DeviceID]]]]) -> bool:

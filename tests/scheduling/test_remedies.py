@@ -29,6 +29,19 @@ def demo(*extra: dict) -> list[dict]:
     return copy.deepcopy(_DEMO) + [copy.deepcopy(e) for e in extra]
 
 
+MAINTENANCE = {"key": "example.com/maintenance", "value": "planned", "effect": "NoSchedule"}
+
+
+def benign(raw: list[dict]) -> list[dict]:
+    """The demo with gpu-node-2's gpu-3 under planned maintenance instead of failed (XID 79): a
+    taint a pod may choose to tolerate."""
+    for obj in raw:
+        for device in obj.get("spec", {}).get("devices") or [] if obj["kind"] == "ResourceSlice" else []:
+            if any(t["key"] == "gpu.nvidia.com/xid" for t in device.get("taints") or []):
+                device["taints"] = [dict(MAINTENANCE)]
+    return raw
+
+
 def holder(name: str, device: str, priority: int | None = None, namespace: str = "ml-training") -> list[dict]:
     """A running pod on gpu-node-2 holding one of its A100s through a claim of its own."""
     pod_spec = {"containers": [{"name": "main", "image": "registry.example.com/batch:1"}], "nodeName": "gpu-node-2",
@@ -210,20 +223,27 @@ def test_free_devices_for_a_pod_asking_for_an_extended_resource_backed_by_dra():
 
 
 def test_tolerate_names_the_exact_device_toleration():
-    by_kind, _ = remedies_for(demo(*holder("batch", "gpu-2")), Target.pod("ml-training", "trainer-2"))
+    by_kind, _ = remedies_for(benign(demo(*holder("batch", "gpu-2"))), Target.pod("ml-training", "trainer-2"))
     remedy = by_kind["tolerate"]
     assert remedy["change"] == {
         "claim": "ml-training/trainer-2-gpu-p9r4t", "request": "gpu", "template": "ml-training/a100-gpu",
-        "tolerations": [{"key": "gpu.nvidia.com/xid", "operator": "Equal", "value": "79", "effect": "NoExecute"}]}
+        "tolerations": [{"key": "example.com/maintenance", "operator": "Equal", "value": "planned",
+                         "effect": "NoSchedule"}]}
     assert remedy["nodes"] == ["gpu-node-2"]
-    assert "gpu.nvidia.com/xid=79:NoExecute" in remedy["description"]
+    assert "example.com/maintenance=planned:NoSchedule" in remedy["description"]
+
+
+def test_the_demos_failed_gpu_is_never_tolerated():
+    # gpu-3's taint is XID 79 (the GPU fell off the bus), NoExecute: no toleration is advised.
+    by_kind, _ = remedies_for(demo(*holder("batch", "gpu-2")), Target.pod("ml-training", "trainer-2"))
+    assert "tolerate" not in by_kind and "free-devices" in by_kind
 
 
 def test_tolerate_edits_the_template_of_a_what_if_pod():
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer-9", "namespace": "ml-training"},
            "spec": {"containers": [{"name": "main", "image": "registry.example.com/trainer:1.4"}],
                     "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "a100-gpu"}]}}
-    by_kind, _ = remedies_for(demo(*holder("batch", "gpu-2")), pod)
+    by_kind, _ = remedies_for(benign(demo(*holder("batch", "gpu-2"))), pod)
     assert by_kind["tolerate"]["change"]["template"] == "ml-training/a100-gpu"
 
 
@@ -379,12 +399,12 @@ def test_no_remedy_for_a_target_that_fits():
 
 
 def test_limit_caps_the_list():
-    # Two A100s: release trainer-0's, tolerate gpu-3's taint, or ask for one.
+    # Two A100s: tolerate gpu-3's taint, ask for one, or release trainer-0's (cheapest first).
     claim = what_if_claim("two", "ml-training", "gpu.nvidia.com", [AMPERE], count=2)
-    by_kind, found = remedies_for(demo(), claim)
-    assert [r.kind for r in found] == ["free-devices", "tolerate", "relax"]
-    objs = allocator.load_objects(demo())
-    assert [r.kind for r in find_remedies(objs, Target.what_if(claim), FEATURES, limit=1)] == ["free-devices"]
+    by_kind, found = remedies_for(benign(demo()), claim)
+    assert [r.kind for r in found] == ["tolerate", "relax", "free-devices"]
+    objs = allocator.load_objects(benign(demo()))
+    assert [r.kind for r in find_remedies(objs, Target.what_if(claim), FEATURES, limit=1)] == ["tolerate"]
 
 
 # ---------------------------------------------------------------------------- the what-if copies
@@ -411,13 +431,15 @@ def test_with_changes_leaves_the_snapshot_alone_and_shares_the_slice_index():
 def test_the_text_ends_with_what_makes_it_fit_and_the_yaml_to_paste():
     from kubectl_dra.render.explain import remedies_lines
 
-    objs = allocator.load_objects(demo(*holder("batch", "gpu-2")))
+    objs = allocator.load_objects(benign(demo(*holder("batch", "gpu-2"))))
     lines = remedies_lines(find_remedies(objs, Target.pod("ml-training", "trainer-2"), FEATURES))
     assert lines[:2] == ["", "To make it fit:"]
-    assert lines[2].startswith("  1. Free devices: release claim ml-training/batch-gpu (pod ml-training/batch")
+    assert lines[2].startswith("  1. Tolerate device taint example.com/maintenance=planned:NoSchedule")
     tolerations = lines.index("     tolerations:")
-    assert yaml.safe_load("\n".join(l[5:] for l in lines[tolerations + 1:])) == [
-        {"key": "gpu.nvidia.com/xid", "operator": "Equal", "value": "79", "effect": "NoExecute"}]
+    free = next(i for i, line in enumerate(lines) if line.startswith("  2. Free devices: release claim "
+                                                                      "ml-training/batch-gpu (pod ml-training/batch"))
+    assert yaml.safe_load("\n".join(line[5:] for line in lines[tolerations + 1:free])) == [
+        {"key": "example.com/maintenance", "operator": "Equal", "value": "planned", "effect": "NoSchedule"}]
     assert remedies_lines([]) == []
 
 
