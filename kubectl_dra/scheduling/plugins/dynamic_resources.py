@@ -15,6 +15,7 @@ from allocator.explain import ERROR, FITS
 from .. import node_allocatable
 from ..extended import EXTENDED_ANNOTATION, device_requests, special_claim
 from ..resources import aggregate_containers, as_resource, container_requests, exact_amount, pod_requests
+from ..scoring import ScoringError, default_normalize
 from ..status import SKIP, SUCCESS, Code, Status, unresolvable
 from .node_resources_fit import units
 
@@ -180,3 +181,81 @@ def _node_allocatable_fit(cycle, info, verdict) -> Status:
                        for _, name, asked, free, have, _ in short)
     code = Code.UNRESOLVABLE if any(s[5] for s in short) else Code.UNSCHEDULABLE
     return Status(code, tuple(s[0] for s in short), detail=detail)
+
+
+# ---------------------------------------------------------------------------- Score
+#
+# DRAPrioritizedList: a node where the allocator could give a firstAvailable request one of its
+# earlier alternatives scores higher: each allocated subrequest adds 8 - its index
+# (resourceapi.FirstAvailableDeviceRequestMaxSize), summed over the pod's claims, normalised to
+# 0..100 (dynamicresources.go Score, computeScore, NormalizeScore). A Score plugin from 1.35, of
+# weight 2 (default_plugins.go applyDynamicResources); 1.34's has none, which PreScore's Skip
+# gives here. A node without new allocations (every claim already allocated) scores 0.
+
+WEIGHT = 2
+FIRST_AVAILABLE_MAX_SIZE = 8
+
+
+def pre_score(cycle, nodes) -> Status:
+    return SKIP if cycle.features.minor < 35 else SUCCESS
+
+
+def score(cycle, info) -> int:
+    if cycle.features.minor >= 36 and not cycle.features.gates.get("DRAPrioritizedList", False):
+        return 0
+    verdict = (cycle.state.get(NAME) or {}).get(info.name)
+    if verdict is None:
+        return 0
+    return prioritized_list_score(cycle, verdict)
+
+
+def normalize_score(cycle, scores: dict[str, int]) -> dict[str, int]:
+    return default_normalize(scores)
+
+
+def prioritized_list_score(cycle, verdict) -> int:
+    """computeScore over the pod's claims in the scheduler's order (spec.resourceClaims, then the
+    extended-resource claim). From 1.36 an allocated claim is read from its status and the others
+    take the node's new allocations in turn; 1.35 pairs the i-th claim with the i-th new
+    allocation whatever it is, and fails the attempt where there are fewer new allocations than
+    claims (a pod with both an allocated claim and one to allocate)."""
+    order = {entry.get("name"): i for i, entry in enumerate(cycle.pod["spec"].get("resourceClaims") or [])}
+    claims = sorted(verdict.claims, key=lambda c: order.get(c.pod_claim_name, len(order)))
+    fresh = [c.allocation for c in claims if c.state != "Allocated"]
+    if not fresh:
+        return 0  # the allocator did not run: no nodeAllocations entry for the node
+    total = taken = 0
+    for i, outcome in enumerate(claims):
+        if cycle.features.minor < 36:
+            if i >= len(fresh):
+                raise ScoringError(NAME, f"number of allocations {len(fresh)} is smaller than number of claims")
+            allocation = fresh[i]
+        elif outcome.state == "Allocated":
+            allocation = outcome.allocation
+        else:
+            if taken >= len(fresh):
+                raise ScoringError(NAME, f"number of allocations {len(fresh)} is smaller than number of claims "
+                                         "needing allocation")
+            allocation = fresh[taken]
+            taken += 1
+        chosen = {r.get("request") for r in ((allocation or {}).get("devices") or {}).get("results") or []
+                  if "/" in (r.get("request") or "")}
+        for request in _claim_requests(cycle, outcome):
+            if request.get("exactly") is not None:
+                continue
+            for index, sub in enumerate(request.get("firstAvailable") or []):
+                if f"{request.get('name')}/{sub.get('name')}" in chosen:
+                    total += FIRST_AVAILABLE_MAX_SIZE - index
+    return total
+
+
+def _claim_requests(cycle, outcome) -> list[dict]:
+    """The claim's device requests: the object's, or (a claim not created yet) its template's."""
+    claim = cycle.objs.claims.get((outcome.namespace, outcome.name))
+    spec = (claim or {}).get("spec")
+    if spec is None and outcome.pod_claim_name:
+        entry = next((e for e in cycle.pod["spec"].get("resourceClaims") or []
+                      if e.get("name") == outcome.pod_claim_name), {})
+        template = cycle.objs.claim_templates.get((outcome.namespace, entry.get("resourceClaimTemplateName")))
+        spec = ((template or {}).get("spec") or {}).get("spec")
+    return list(((spec or {}).get("devices") or {}).get("requests") or [])

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from allocator.nodeselector import NodeSelectorError, term_matches, validate
 
-from ..status import SKIP, SUCCESS, Status, unresolvable
+from ..scoring import default_normalize
+from ..status import SKIP, SUCCESS, Code, Status, unresolvable
 
 NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
@@ -83,3 +84,50 @@ def filter(cycle, info) -> Status:
     state = cycle.state.get(NAME)
     ok, why = _match(*state, info.node) if state is not None else (True, "")
     return SUCCESS if ok else unresolvable(ERR_REASON_POD, why)
+
+
+# ---------------------------------------------------------------------------- Score
+#
+# The sum of the weights of the pod's preferred terms that match the node, normalised to 0..100
+# (DefaultNormalizeScore). The default profile's NodeAffinityArgs have no addedAffinity, so a pod
+# without preferred terms is not scored (PreScore Skip); an empty list reads as none, as the API
+# server never serves one (omitempty). A term of weight 0 or without requirements is left out;
+# a term that does not parse fails PreScore, and with it the scheduling attempt
+# (nodeaffinity.NewPreferredSchedulingTerms returns the parse errors).
+
+WEIGHT = 2
+SCORE_STATE = "PreScore" + NAME
+
+
+def preferred_terms(pod: dict) -> list[dict]:
+    return list((((pod["spec"].get("affinity") or {}).get("nodeAffinity") or {})
+                 .get("preferredDuringSchedulingIgnoredDuringExecution")) or [])
+
+
+def pre_score(cycle, nodes) -> Status:
+    preferred = preferred_terms(cycle.pod)
+    if not preferred:
+        return SKIP
+    terms = []
+    for term in preferred:
+        preference = term.get("preference") or {}
+        if not term.get("weight") or not (preference.get("matchExpressions") or preference.get("matchFields")):
+            continue
+        try:
+            validate({"nodeSelectorTerms": [preference]})
+        except NodeSelectorError as err:
+            return Status(Code.ERROR, (str(err),))
+        terms.append((int(term["weight"]), preference))
+    cycle.state[SCORE_STATE] = terms
+    return SUCCESS
+
+
+def score(cycle, info) -> int:
+    terms = cycle.state.get(SCORE_STATE) or []
+    meta = info.node.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    return sum(weight for weight, term in terms if term_matches(term, meta.get("name") or "", labels))
+
+
+def normalize_score(cycle, scores: dict[str, int]) -> dict[str, int]:
+    return default_normalize(scores)

@@ -7,6 +7,7 @@ the detail names the first untolerated taint, as the scheduler's log does.
 
 from __future__ import annotations
 
+from ..scoring import default_normalize
 from ..status import SUCCESS, Status, unresolvable
 
 NAME = "TaintToleration"
@@ -49,3 +50,36 @@ def filter(cycle, info) -> Status:
     if taint is None:
         return SUCCESS
     return unresolvable(ERR_REASON, f"taint {describe(taint)} not tolerated")
+
+
+# ---------------------------------------------------------------------------- Score
+#
+# Nodes with fewer PreferNoSchedule taints the pod does not tolerate score higher: the count is
+# the raw score, normalised reversed (DefaultNormalizeScore(100, reverse=true)), so the node with
+# the most such taints scores 0 and one with none 100. Only the pod's tolerations with an empty
+# effect or PreferNoSchedule are consulted (getAllTolerationPreferNoSchedule).
+
+WEIGHT = 3
+SCORE_STATE = "PreScore" + NAME
+
+
+def pre_score(cycle, nodes) -> Status:
+    cycle.state[SCORE_STATE] = _prefer_no_schedule_tolerations(cycle.pod)
+    return SUCCESS
+
+
+def _prefer_no_schedule_tolerations(pod: dict) -> list[dict]:
+    return [t for t in pod["spec"].get("tolerations") or [] if (t.get("effect") or "") in ("", "PreferNoSchedule")]
+
+
+def score(cycle, info) -> int:
+    tolerations = cycle.state.get(SCORE_STATE)
+    if tolerations is None:
+        tolerations = _prefer_no_schedule_tolerations(cycle.pod)
+    taints = (info.node.get("spec") or {}).get("taints") or []
+    return sum(1 for taint in taints if taint.get("effect") == "PreferNoSchedule"
+               and not any(tolerates(t, taint) for t in tolerations))
+
+
+def normalize_score(cycle, scores: dict[str, int]) -> dict[str, int]:
+    return default_normalize(scores, reverse=True)
