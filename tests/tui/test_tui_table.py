@@ -189,6 +189,19 @@ def test_nodes_are_dropped_whole_rather_than_cut_to_a_meaningless_stub():
     assert fit_widths(FITTED, NATURAL, 90) == [14, 10, 9, 30, 0, 0]
 
 
+def test_the_columns_of_a_group_are_dropped_together():
+    # Counts that add up to DEVICES: dropping UNAVAILABLE alone would leave a row that does not add up.
+    counts = (Column("POOL"), Column("DEVICES", priority=2), Column("FREE", priority=2),
+              Column("ALLOCATED", priority=3, group="breakdown"), Column("TAINTED", priority=3, group="breakdown"),
+              Column("UNAVAILABLE", priority=3, group="breakdown"), Column("NODES", priority=3))
+    natural = [10, 7, 4, 9, 7, 11, 10]  # 71 cells with the gaps and the left margin
+    assert fit_widths(counts, natural, 71) == natural
+    assert fit_widths(counts, natural, 60) == [10, 7, 4, 9, 7, 11, 0]  # NODES first: rightmost
+    assert fit_widths(counts, natural, 50) == [10, 7, 4, 0, 0, 0, 0]  # one of the group: all of it
+    ungrouped = tuple(Column(c.label, priority=c.priority) for c in counts)
+    assert fit_widths(ungrouped, natural, 50) == [10, 7, 4, 9, 7, 0, 0]
+
+
 def test_identifying_columns_are_cut_only_when_everything_else_is_gone():
     assert fit_widths(FITTED, NATURAL, 56) == [14, 10, 9, 16, 0, 0]
     assert fit_widths(FITTED, NATURAL, 50) == [14, 10, 9, 10, 0, 0]  # claims at their minimum

@@ -53,6 +53,9 @@ class Column:
     align: Literal["left", "right"] = "left"
     priority: int = IDENTIFYING
     min_width: int | None = None
+    group: str | None = None
+    """Columns of one group (and one priority) are dropped together: counts that add up to a total
+    are shown all or none, never a part that no longer adds up."""
 
 
 @dataclass(slots=True)
@@ -118,8 +121,8 @@ def fit_widths(columns: Sequence[Column], natural: Sequence[int], available: int
     """Each column's width within `available` cells (0: dropped), from its `natural` width.
 
     Least important priority first: the columns of that priority are truncated down to their
-    minimum, widest first, and if that is not enough they are dropped, rightmost first; identifying
-    columns are only truncated. Room left over after a drop goes back to truncated columns, most
+    minimum, widest first, and if that is not enough they are dropped, rightmost first (a column of
+    a group with the rest of its group); identifying columns are only truncated. Room left over after a drop goes back to truncated columns, most
     important first. What still does not fit scrolls sideways.
     """
     floors = [min(width, _text_width(column.label) if column.min_width is None else column.min_width)
@@ -140,7 +143,10 @@ def fit_widths(columns: Sequence[Column], natural: Sequence[int], available: int
         for index in reversed(members):
             if excess() <= 0:
                 break
-            widths[index] = 0
+            group = columns[index].group
+            for dropped in (members if group is not None else (index,)):
+                if dropped == index or columns[dropped].group == group:
+                    widths[dropped] = 0
     spare = -excess()
     for index in sorted(range(len(columns)), key=lambda i: (columns[i].priority, i)):
         if spare <= 0:
