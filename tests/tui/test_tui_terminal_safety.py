@@ -10,6 +10,7 @@ import json
 import pytest
 from rich.console import Console, Group
 from rich.text import Text
+from textual.widgets._toast import Toast
 
 from hostile_text import (CLEAR_SCREEN, DRIVER, FORGED, MARKUP, RETITLE, hostile_objects, raw_controls,
                           terminal_output)
@@ -72,12 +73,16 @@ async def test_selecting_a_hostile_pool_and_device_writes_no_forged_sequence(hos
 
 async def test_notifications_are_plain_text(hostile_store):
     app = DraApp(hostile_store)
-    async with app.run_test(size=DEMO_SIZE) as pilot:
+    # run_test hides notifications unless asked: without them this looked at the tables' cells.
+    async with app.run_test(size=DEMO_SIZE, notifications=True) as pilot:
         await settle(app, pilot)
         app.notify(f"cannot switch to {MARKUP}: {CLEAR_SCREEN}", severity="error")
+        await until(pilot, lambda: app.screen.query(Toast), "the notification")
         await pilot.pause()
+        toast = app.screen.query_one(Toast).render().plain
         shown = terminal_output(app)
-    assert "[link=http://evil.example]click[/link]" in shown and "\\x1b[2J" in shown
+    assert toast == "cannot switch to [link=http://evil.example]click[/link][bold red]: \\x1b[2J\\x1b[31mPWNED\\x1b[0m"
+    assert "[link=http://evil.example]click[/link]" in shown and [forged for forged in FORGED if forged in shown] == []
     assert [forged for forged in FORGED if forged in shown] == []
 
 
