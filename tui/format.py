@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from kubectl_dra.model.states import BAD, BUSY, DIM, GOOD, WARN, tone
+from kubectl_dra.model.words import attribute_value
 
 # The dashboard's colour for each tone of kubectl_dra.model.states.TONES (the CLI has its own
 # palette for the same tones), so a state word has one meaning and one colour on each face.
@@ -36,15 +37,8 @@ def typed_attribute(raw: dict) -> tuple[str, str]:
 
 
 def attribute_text(value: object) -> str:
-    if isinstance(value, list):
-        return "[" + ", ".join(_scalar_text(item) for item in value) + "]"
-    return _scalar_text(value)
-
-
-def _scalar_text(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+    """An attribute's value as the CLI's ATTRIBUTES cell spells it (`true`, `[a,b]`)."""
+    return attribute_value(value)
 
 
 def plural(count: int, word: str) -> str:

@@ -9,7 +9,9 @@ from rich.text import Text
 from textual.containers import Horizontal, Vertical
 
 from allocator.nodeselector import describe as describe_node_selector
-from kubectl_dra.model.claims import claim_state, is_pending, pod_claim_names, pod_state, requests_text, reserved_for, results
+from kubectl_dra.model.claims import claim_state, is_pending, pod_claim_names, pod_state, results
+from kubectl_dra.model.columns import claims as claim_columns
+from kubectl_dra.model.records import ClaimRecord
 from kubectl_dra.model.states import CLAIM_PENDING
 from kubectl_dra.objects import is_dra_pod
 from tui.dashboard import Dashboard
@@ -19,17 +21,13 @@ from tui.views.base import View
 from tui.messages import ExplainRequested, Navigate
 from tui.views.devices_common import status_lines
 from tui.views.detail import Facts, heading
+from tui.views.table_columns import DashboardTable
 from tui.widgets.detail_pane import DetailPane
 from tui.widgets.virtual_table import Column, Row, VirtualTable
 
-CLAIM_COLUMNS = (
-    Column("NAMESPACE", max_width=24, min_width=10),
-    Column("NAME", max_width=40, min_width=16),
-    Column("STATE"),
-    Column("REQUESTS", max_width=40, priority=3, min_width=16),
-    Column("DEVICES", max_width=48, priority=2, min_width=16),
-    Column("RESERVED FOR", max_width=40, priority=4, min_width=16),
-)
+CLAIM_TABLE = DashboardTable(claim_columns.COLUMNS,
+                             ("NAMESPACE", "NAME", "STATE", "REQUESTS", "DEVICES", "NODE", "RESERVED FOR"))
+CLAIM_COLUMNS = CLAIM_TABLE.columns
 
 POD_COLUMNS = (
     Column("NAMESPACE", max_width=24, min_width=10),
@@ -45,13 +43,8 @@ def claim_rows(claims: dict, namespace: str | None) -> list[Row]:
     for (claim_namespace, name), claim in sorted(claims.items()):
         if namespace and claim_namespace != namespace:
             continue
-        state = claim_state(claim)
-        devices = ", ".join(f"{r['pool']}/{r['device']}" for r in results(claim))
-        rows.append(Row(
-            ("ResourceClaim", claim_namespace, name),
-            (claim_namespace, name, state, requests_text(claim), devices, ", ".join(reserved_for(claim))),
-            ("dim", "bold", state_style(state), "", "", ""),
-        ))
+        rows.append(Row(("ResourceClaim", claim_namespace, name), CLAIM_TABLE.cells(ClaimRecord(claim)),
+                        ("dim", "bold", state_style(claim_state(claim)), "", "", "", "")))
     return rows
 
 

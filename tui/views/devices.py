@@ -4,28 +4,22 @@ from __future__ import annotations
 
 from textual.containers import Horizontal
 
+from kubectl_dra.model.columns import devices as device_columns
 from kubectl_dra.model.knowledge import SEES_ALL, Blind
-from kubectl_dra.model.states import device_state, state_text
+from kubectl_dra.model.records import DeviceRecord, DeviceRecords
 from tui.dashboard import Dashboard
 from tui.format import state_style
 from tui.messages import Navigate
 from tui.refs import ObjectRef
 from tui.views.base import RowCache, TableData, View
-from tui.views.devices_common import attribute_summary, device_detail, holders_text, raw_device
+from tui.views.devices_common import device_detail, raw_device
+from tui.views.table_columns import DashboardTable
 from tui.widgets.detail_pane import DetailPane
-from tui.widgets.virtual_table import Column, Row, VirtualTable
+from tui.widgets.virtual_table import Row, VirtualTable
 
-# Driver, pool and device name say which device a row is (pool names repeat across drivers): a
-# narrow table drops attributes, then nodes, then claims before it shortens any of them.
-DEVICE_COLUMNS = (
-    Column("DRIVER", max_width=32, min_width=12),
-    Column("POOL", max_width=32, min_width=12),
-    Column("DEVICE", max_width=32, min_width=12),
-    Column("STATE"),
-    Column("CLAIMS", max_width=40, priority=2, min_width=16),
-    Column("NODES", max_width=28, priority=3, min_width=28),
-    Column("ATTRIBUTES", max_width=60, priority=4, min_width=20),
-)
+DEVICE_TABLE = DashboardTable(device_columns.COLUMNS,
+                              ("DRIVER", "POOL", "DEVICE", "STATE", "CLAIMS", "NODES", "ATTRIBUTES"))
+DEVICE_COLUMNS = DEVICE_TABLE.columns
 
 
 _ROW_STYLES: dict[str, tuple[str, ...]] = {}
@@ -33,38 +27,28 @@ _ROW_STYLES: dict[str, tuple[str, ...]] = {}
 each carried their own)."""
 
 
-def device_row(device, blind: Blind = SEES_ALL, scope_text: str | None = None) -> Row:
-    """`scope_text`: str(device.node_scope) when the caller has it (a slice's devices share one)."""
-    state_colour = state_style(device_state(device, blind))
+def device_row(record: DeviceRecord) -> Row:
+    """The device's row: the CLI's cells (model.columns.devices), coloured by its state."""
+    state_colour = state_style(record.state)
     styles = _ROW_STYLES.get(state_colour)
     if styles is None:
         styles = _ROW_STYLES[state_colour] = ("", "", "bold", state_colour, "", "", "dim")
-    return Row(
-        ("device", device.driver, device.pool, device.name),
-        (device.driver, device.pool, device.name, state_text(device, blind), holders_text(device),
-         str(device.node_scope) if scope_text is None else scope_text, attribute_summary(device)),
-        styles,
-    )
+    device = record.device
+    return Row(("device", device.driver, device.pool, device.name), DEVICE_TABLE.cells(record), styles)
 
 
-def pool_device_rows(pool, blind: Blind = SEES_ALL) -> list[Row]:
-    """A pool's device rows; the node-scope text made once per scope its slices give their devices."""
-    scope_texts: dict[int, str] = {}
-    rows = []
-    for device in pool.devices:
-        scope = device.node_scope
-        text = scope_texts.get(id(scope))
-        if text is None:
-            text = scope_texts[id(scope)] = str(scope)
-        rows.append(device_row(device, blind, text))
-    return rows
+def pool_device_rows(pool, records: DeviceRecords) -> list[Row]:
+    """A pool's device rows (the node-scope words are made once per scope its slices give their devices)."""
+    return [device_row(records(device)) for device in pool.devices]
 
 
 def device_rows(pools, cache: RowCache, blind: Blind = SEES_ALL, model: Dashboard | None = None) -> TableData:
     """`model`: the dashboard's, to remake only the rows of the pools changed since the last table."""
     # A pool's rows change with its report or with what cannot be read (Unknown states: the context).
+    records = DeviceRecords(blind)
+
     def make(_key, pool):
-        return pool_device_rows(pool, blind)
+        return pool_device_rows(pool, records)
 
     patched = cache.patch_pools(model, lambda pool: pool, make, context=blind) if model is not None else None
     if patched is not None:

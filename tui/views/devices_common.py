@@ -1,6 +1,5 @@
-"""How one device reads in a table row and in the detail pane (shared by Pools and Devices).
-
-The state words are the CLI's (`kubectl dra devices`), so both say the same about a device."""
+"""How one device reads in the detail pane (shared by Pools and Devices; its table cells are the
+CLI's, kubectl_dra.model.columns.devices)."""
 
 from __future__ import annotations
 
@@ -13,27 +12,9 @@ from kubectl_dra.model.health import UNKNOWN, DeviceHealth, health_tone, known_h
 from kubectl_dra.model.knowledge import SEES_ALL, Blind
 from kubectl_dra.model.node_resources import node_resource_words
 from kubectl_dra.model.states import device_state, state_text
-from kubectl_dra.model.words import holder_text, short_name
-from tui.format import TONE_STYLES, attribute_text, state_style, typed_attribute
+from kubectl_dra.model.words import short_name
+from tui.format import TONE_STYLES, state_style, typed_attribute
 from tui.views.detail import Facts, heading
-
-ATTRIBUTES_IN_SUMMARY = 3
-
-
-def holders_text(device) -> str:
-    """The first holder as the CLI writes it, and how many more there are."""
-    if not device.allocated_by:
-        return ""
-    more = len(device.allocated_by) - 1
-    return holder_text(device.allocated_by[0]) + (f" +{more}" if more else "")
-
-
-def attribute_summary(device) -> str:
-    """The first attributes as `name=value`, the way a selector would name them."""
-    parts = []
-    for name, value in device.first_attributes(ATTRIBUTES_IN_SUMMARY):
-        parts.append(f"{short_name(device.driver, name)}={attribute_text(value)}")
-    return " ".join(parts)
 
 
 def raw_device(device, normalised_slice: dict) -> dict:

@@ -9,37 +9,32 @@ from rich.table import Table
 from rich.text import Text
 from textual.containers import Horizontal
 
-from kubectl_dra.model.nodes import NodeEntry
+from kubectl_dra.model.columns import nodes as node_columns
 from kubectl_dra.model.knowledge import SEES_ALL, Blind
-from kubectl_dra.model.states import COUNT_COLUMNS, FREE, count_text, device_state
+from kubectl_dra.model.nodes import NodeEntry
+from kubectl_dra.model.records import NodeRecord
+from kubectl_dra.model.states import FREE, count_text, device_state, is_free
 from tui.dashboard import Dashboard
 from tui.format import plural, state_style
 from tui.refs import ObjectRef
 from tui.views.base import RowCache, TableData, View
-from tui.views.pools import COUNT_PRIORITY, count_styles
+from tui.views.pools import COUNT_HEADERS, count_styles
+from tui.views.table_columns import DashboardTable
 from tui.widgets.detail_pane import DetailPane
-from tui.widgets.virtual_table import Column, Row, VirtualTable
+from tui.widgets.virtual_table import Row, VirtualTable
 
-NODE_COLUMNS = (
-    Column("NAME", max_width=40, min_width=16),
-    Column("STATUS"),
-    Column("POOLS", align="right", priority=8),
-    Column("DEVICES", align="right", priority=2),
-    *(Column(header, align="right", priority=COUNT_PRIORITY.get(header, 3)) for header, _ in COUNT_COLUMNS),
-    Column("DRIVERS", max_width=60, priority=9, min_width=20),
-)
+NODE_TABLE = DashboardTable(node_columns.COLUMNS, ("NAME", "STATUS", "POOLS", "DEVICES", *COUNT_HEADERS, "DRIVERS"))
+NODE_COLUMNS = NODE_TABLE.columns
 FREE_DEVICES_LISTED = 24
 
 
 def node_row(entry: NodeEntry) -> Row:
-    counts = entry.counts
-    drivers = sorted({reach.pool.driver for reach in entry.reach})
-    name = entry.name if entry.node is not None else f"{entry.name} (no Node object)"
+    record = NodeRecord(entry, {})
     return Row(
         ("Node", entry.name),
-        (name, entry.status, str(len(entry.reach)), str(counts.total), *(count_text(count) for count in counts.columns()),
-         ", ".join(drivers)),
-        ("bold" if entry.node is not None else "dim", state_style(entry.ready), "", "", *count_styles(counts), "dim"),
+        NODE_TABLE.cells(record),
+        ("bold" if entry.node is not None else "dim", state_style(entry.ready), "", "", *count_styles(record.counts),
+         "dim"),
     )
 
 
@@ -72,7 +67,7 @@ def node_detail(entry: NodeEntry, blind: Blind = SEES_ALL) -> RenderableType:
     parts: list[RenderableType] = [title, Text(), table, Text("\nFree here", style="bold underline")]
     free_devices = [
         f"{reach.pool.pool}/{device.name}"
-        for reach in entry.reach for device in reach.devices if device_state(device, blind) == FREE
+        for reach in entry.reach for device in reach.devices if is_free(device_state(device, blind))
     ]
     if not free_devices:
         parts.append(Text("nothing", style="yellow"))

@@ -9,42 +9,31 @@ from rich.text import Text
 from textual.containers import Horizontal
 from textual.widgets import Static
 
+from kubectl_dra.model.columns import devices as device_columns, pools as pool_columns
+from kubectl_dra.model.columns.pools import counter_text
 from kubectl_dra.model.knowledge import SEES_ALL, Blind
-from kubectl_dra.model.missing_nodes import hint as missing_nodes_hint
-from kubectl_dra.model.states import (COUNT_COLUMNS, SLICE_STALE, UNAVAILABLE, UNKNOWN, count_text, device_state,
-                                      state_text)
+from kubectl_dra.model.records import DeviceRecords, PoolRecord
+from kubectl_dra.model.states import COUNT_COLUMNS, SLICE_STALE, UNAVAILABLE, UNKNOWN, count_text
 from tui.dashboard import Dashboard
 from tui.format import plural, state_style
 from tui.messages import Navigate
 from tui.refs import ObjectRef
 from tui.views.base import RowCache, TableData, View
 from tui.views.detail import Facts
-from tui.views.devices_common import attribute_summary, holders_text
+from tui.views.table_columns import DashboardTable
 from tui.widgets.terminal_safe import TerminalSafe
-from tui.widgets.virtual_table import Column, Row, VirtualTable
+from tui.widgets.virtual_table import Row, VirtualTable
 
-COUNT_PRIORITY = {"FREE": 2, "UNAVAILABLE": 2, "TAINTED": 3, "BLOCKED": 4, "ALLOCATED": 5, "SHARED": 5}
-"""How soon a narrow table drops a count column (higher: sooner; tui.widgets.virtual_table.Column)."""
+COUNT_HEADERS = tuple(header for header, _ in COUNT_COLUMNS)
 
 # The pool name and its state say which pool and whether it works (the driver is the heading);
 # what keeps devices from use and REASON stay longest, the generation and slice count go first.
-POOL_COLUMNS = (
-    Column("POOL", max_width=40, min_width=12),
-    Column("GEN", align="right", priority=9),
-    Column("SLICES", align="right", priority=8),
-    Column("STATE"),
-    Column("NODES", max_width=36, priority=6, min_width=24),
-    Column("DEVICES", align="right", priority=2),
-    *(Column(header, align="right", priority=COUNT_PRIORITY.get(header, 3)) for header, _ in COUNT_COLUMNS),
-    Column("REASON", max_width=60, priority=2, min_width=16),
-)
+POOL_TABLE = DashboardTable(pool_columns.COLUMNS,
+                            ("POOL", "GEN", "SLICES", "STATE", "NODES", "DEVICES", *COUNT_HEADERS, "REASON"))
+POOL_COLUMNS = POOL_TABLE.columns
 
-POOL_DEVICE_COLUMNS = (
-    Column("DEVICE", max_width=32, min_width=12),
-    Column("STATE"),
-    Column("CLAIMS", max_width=40, priority=2, min_width=16),
-    Column("ATTRIBUTES", max_width=80, priority=3, min_width=20),
-)
+POOL_DEVICE_TABLE = DashboardTable(device_columns.COLUMNS, ("DEVICE", "STATE", "CLAIMS", "ATTRIBUTES"))
+POOL_DEVICE_COLUMNS = POOL_DEVICE_TABLE.columns
 
 
 def count_styles(counts) -> tuple[str, ...]:
@@ -54,23 +43,17 @@ def count_styles(counts) -> tuple[str, ...]:
                  for (_, states), count in zip(COUNT_COLUMNS, counts.columns()))
 
 
-def pool_row(pool, counts, missing_nodes: tuple[str, ...] = ()) -> Row:
-    """`missing_nodes`: the nodes its slices name that do not exist (REASON says so, as in the CLI)."""
+def pool_row(record: PoolRecord) -> Row:
+    """The pool's row: the CLI's cells (model.columns.pools); REASON also says which nodes its
+    slices name that do not exist."""
+    pool = record.pool
     pool_style = state_style(pool.state)
     return Row(
         ("pool", pool.driver, pool.pool),
-        (
-            pool.pool,
-            str(pool.generation),
-            f"{pool.slices_seen}/{pool.slices_expected}",
-            pool.state,
-            str(pool.node_scope),
-            str(counts.total),
-            *(count_text(count) for count in counts.columns()),
-            pool.reason or (missing_nodes_hint(list(missing_nodes)) if missing_nodes else ""),
-        ),
+        POOL_TABLE.cells(record),
         ("", "", pool_style if pool.slices_seen != pool.slices_expected else "", pool_style,
-         "", "", *count_styles(counts), state_style(UNAVAILABLE) if missing_nodes and not pool.reason else pool_style),
+         "", "", *count_styles(record.counts),
+         state_style(UNAVAILABLE) if record.missing_nodes and not pool.reason else pool_style),
     )
 
 
@@ -96,7 +79,7 @@ def pool_rows(model: Dashboard, cache: RowCache) -> TableData:
 
     def make(_key, source) -> list[Row]:
         pool, nodes = source if isinstance(source, tuple) else (source, ())
-        return [pool_row(pool, model.pool_counts(pool), nodes)]
+        return [pool_row(PoolRecord(pool, model.pool_counts(pool), nodes))]
 
     patched = cache.patch_pools(model, source, make, context=model.blind)
     if patched is not None:
@@ -108,10 +91,11 @@ def pool_rows(model: Dashboard, cache: RowCache) -> TableData:
 
 
 def pool_device_rows(pool, raw_slices_by_name: dict[str, dict], blind: Blind = SEES_ALL) -> list[Row]:
-    """The pool's devices grouped under a heading per slice."""
+    """The pool's devices grouped under a heading per slice, with the CLI's cells."""
     by_slice: dict[str, list] = {name: [] for name in pool.slice_names}
     for device in pool.devices:
         by_slice.setdefault(device.slice_name, []).append(device)
+    records = DeviceRecords(blind)
     rows: list[Row] = []
     for slice_name, devices in by_slice.items():
         slice_ = raw_slices_by_name.get(slice_name) or {}
@@ -122,11 +106,11 @@ def pool_device_rows(pool, raw_slices_by_name: dict[str, dict], blind: Blind = S
             heading=True,
         ))
         for device in devices:
-            state = device_state(device, blind)
+            record = records(device)
             rows.append(Row(
                 ("device", device.driver, device.pool, device.name),
-                (device.name, state_text(device, blind), holders_text(device), attribute_summary(device)),
-                ("", state_style(state), "", "dim"),
+                POOL_DEVICE_TABLE.cells(record),
+                ("", state_style(record.state), "", "dim"),
             ))
     return rows
 
@@ -150,9 +134,7 @@ def pool_summary(pool, counts) -> Group:
     unknown = [f"{counts.unknown} unknown"] if counts.unknown else []
     facts.add("devices", f"{counts.total}: " + ", ".join(known + unknown))
     for set_name, counters in sorted(pool.counter_sets.items()):
-        used = ", ".join(
-            f"{name} {values.get('consumed', 0)}/{values.get('value')}" for name, values in sorted(counters.items())
-        )
+        used = ", ".join(counter_text(name, values) for name, values in sorted(counters.items()))
         facts.add(f"counters {set_name}", used)
     return Group(title, facts)
 

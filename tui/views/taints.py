@@ -8,39 +8,33 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.containers import Horizontal
 
-from kubectl_dra.model.states import UNKNOWN_COUNT
+from kubectl_dra.model.columns import taints as taint_columns
+from kubectl_dra.model.records import TaintRecord
 from kubectl_dra.model.taints import TaintGroup
 from tui.dashboard import Dashboard
 from tui.format import plural, state_style
 from tui.refs import ObjectRef
 from tui.views.base import View
 from tui.views.detail import Facts, heading
+from tui.views.table_columns import DashboardTable
 from tui.widgets.detail_pane import DetailPane
-from tui.widgets.virtual_table import Column, Row, VirtualTable
+from tui.widgets.virtual_table import Row, VirtualTable
 
-TAINT_COLUMNS = (
-    Column("EFFECT"),
-    Column("KEY", max_width=40, min_width=16),
-    Column("VALUE", max_width=20, priority=3, min_width=8),
-    Column("DEVICES", align="right", priority=2),
-    Column("CLAIMS", align="right", priority=2),
-    Column("PODS", align="right", priority=2),
-    Column("SOURCE", max_width=48, min_width=20),
-)
+TAINT_TABLE = DashboardTable(taint_columns.COLUMNS, ("EFFECT", "KEY", "VALUE", "DEVICES", "CLAIMS", "PODS", "SOURCE"))
+TAINT_COLUMNS = TAINT_TABLE.columns
 DEVICES_LISTED = 40
 
 
 def taint_rows(groups: list[TaintGroup], claims_known: bool = True) -> list[Row]:
-    """`claims_known`: False when claims cannot be read; the CLAIMS and PODS counts are then `?`."""
+    """`claims_known`: False when claims cannot be read; the CLAIMS and PODS cells are then `?`."""
     rows = []
     for group in groups:
-        pods = group.pods
-        claims, pod_count = (str(len(group.claims)), str(len(pods))) if claims_known else (UNKNOWN_COUNT,) * 2
         rows.append(Row(
             group.row_key,
-            (group.effect, group.key, group.value, str(len(group.devices)), claims, pod_count, group.source),
+            TAINT_TABLE.cells(TaintRecord(group, claims_known)),
             (state_style(group.effect), "", "", "" if group.devices else "dim", "yellow" if group.claims else "",
-             "bold red" if pods and group.effect == "NoExecute" else "", "bold" if group.rule is not None else "dim"),
+             "bold red" if group.pods and group.effect == "NoExecute" else "",
+             "bold" if group.rule is not None else "dim"),
         ))
     return rows
 

@@ -1,0 +1,30 @@
+"""The dashboard's pick of a kind's columns (kubectl_dra.model.columns): which it shows and in what
+order. Header, cell text and fit come from the model, the same as the CLI's; a view adds colours."""
+
+from __future__ import annotations
+
+from typing import Generic, Sequence, TypeVar
+
+from kubectl_dra.model.columns import ColumnSpec
+from tui.widgets.virtual_table import Column
+
+R = TypeVar("R")
+
+
+class DashboardTable(Generic[R]):
+    """The columns named by `headers`, in that order, from a kind's `specs`: each must have the
+    dashboard's layout."""
+
+    def __init__(self, specs: Sequence[ColumnSpec[R]], headers: Sequence[str]) -> None:
+        by_header = {spec.header: spec for spec in specs}
+        self.specs = tuple(by_header[header] for header in headers)
+        missing = [spec.header for spec in self.specs if spec.layout is None]
+        if missing:
+            raise ValueError(f"no dashboard layout for {', '.join(missing)}")
+        self.columns = tuple(Column(spec.header, spec.layout.max_width, spec.layout.align, spec.layout.priority,
+                                    spec.layout.min_width, spec.layout.group) for spec in self.specs)
+        self._makers = tuple(spec.dashboard_cell for spec in self.specs)
+
+    def cells(self, record: R) -> tuple[str, ...]:
+        """The record's cells in this table's order."""
+        return tuple(make(record) for make in self._makers)
