@@ -66,7 +66,10 @@ def _verdict_line(exp) -> str:
         return f"Verdict: {exp.verdict} — runs on {summary.bound_to} (bound)"
     line = f"Verdict: {exp.verdict} — {count}"
     if summary.first_fit:
-        line += f"; first: {summary.first_fit}"
+        line += f"; best: {summary.first_fit}"
+        others = [n for n in summary.best if n != summary.first_fit]
+        if others:
+            line += f" (as good: {_names(others)})"
     elif exp.verdict == "Error" or exp.message.startswith("the scheduler does not try"):
         line += f"; {exp.message}"
     return line
@@ -106,6 +109,8 @@ def _names(nodes: list[str], limit: int = EXAMPLES) -> str:
 def node_tree(node) -> list[str]:
     lines = [f"{MARK.get(node.verdict, '?')} {node.node}: {node.verdict}" + (f" — {node.message}" if node.message else "")]
     children: list[list[str]] = [[filters_line(node.filters)]]
+    if node.score is not None:
+        children.append([score_line(node.score)])
     for status in node.filters:
         if status.rejected or status.code.value == "Error":
             children.append([f"{status.plugin}: {status.detail or status.message}"])
@@ -115,6 +120,12 @@ def node_tree(node) -> list[str]:
         children.append([f"pool {pool.driver}/{pool.name} not used: {pool.state} — {pool.reason}"])
     lines.extend(_tree(children))
     return lines
+
+
+def score_line(score) -> str:
+    """The node's score and what each plugin gave it (weighted), largest first."""
+    parts = sorted(((v, k) for k, v in score.by_plugin.items() if v), reverse=True)
+    return f"score: {score.total}" + (" (" + ", ".join(f"{k} {v}" for v, k in parts) + ")" if parts else "")
 
 
 def filters_line(filters) -> str:

@@ -73,6 +73,10 @@ def _explain_pod_now(objs, pod: dict, features, node: str | None, what_if: bool,
     nodes = [_node(result, verdicts.get(result.name), diagnosis.pre_filter) for result in diagnosis.nodes]
     meta = pod["metadata"]
     bound_to = None if what_if else pod["spec"].get("nodeName") or None
+    if not bound_to:
+        scores = framework.score_nodes(cycle, [cycle.snapshot[r.name] for r in diagnosis.nodes if r.fits])
+        for explained in nodes:
+            explained.score = scores.get(explained.node)
     scheduler_message = None if (node is not None or bound_to) else message.scheduler_message(cycle, diagnosis)
     summary = _summary(nodes, scheduler_message, bound_to)
     first = cycle.allocator_explanations[0] if cycle.allocator_explanations else None
@@ -138,9 +142,20 @@ def _summary(nodes: list[NodeExplanation], scheduler_message: str | None, bound_
     causes = group({n.node: n.cause for n in failing})
     ranked = [(n.node, n.cause, _dra_cause(n), sum(1 for s in n.filters if s.rejected)) for n in failing
               if n.verdict == UNSCHEDULABLE]
+    best = best_nodes(fitting)
     return Summary(len(nodes), len(fitting), sum(1 for n in failing if n.verdict == UNSCHEDULABLE),
                    sum(1 for n in failing if n.verdict == ERROR), scheduler_message, causes,
-                   [] if fitting else closest(ranked), bound_to, fitting[0].node if fitting else None)
+                   [] if fitting else closest(ranked), bound_to, best[0] if best else None, best)
+
+
+def best_nodes(fitting: list[NodeExplanation]) -> list[str]:
+    """The fitting nodes of the top score, by name: the scheduler picks one of them at random
+    (schedule_one.go selectHost). One fitting node is the best without a score."""
+    scored = [n for n in fitting if n.score is not None]
+    if not scored:
+        return sorted(n.node for n in fitting)[:1]
+    top = max(n.score.total for n in scored)
+    return sorted(n.node for n in scored if n.score.total == top)
 
 
 def _overall(nodes: list[NodeExplanation], summary: Summary, pre_enqueue: str, bound_to: str | None) -> tuple[str, str]:
@@ -165,7 +180,8 @@ def _order(nodes: list[NodeExplanation]) -> None:
     from .summary import closeness
 
     nodes.sort(key=lambda n: (rank[n.verdict], closeness(_dra_cause(n), sum(1 for s in n.filters if s.rejected))
-                              if n.verdict == UNSCHEDULABLE else (), n.node))
+                              if n.verdict == UNSCHEDULABLE else (-n.score.total,) if n.score is not None else (),
+                              n.node))
 
 
 def _claim_only(exp) -> Explanation:

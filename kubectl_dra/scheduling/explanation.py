@@ -24,6 +24,7 @@ class NodeExplanation:
     filters: list[Status]
     cause: Cause | None = None       # the dominant cause (None when it fits)
     allocation: object = None        # allocator NodeVerdict: claims, requests, devices
+    score: object = None             # scoring.NodeScore where it fits and another node fits too
 
     @property
     def claims(self) -> list:
@@ -44,9 +45,16 @@ class NodeExplanation:
             "message": self.message,
             "cause": self.cause.to_dict() if self.cause else None,
             "filters": [s.to_dict() for s in self.filters],
+            "score": _score_dict(self.score),
             "claims": allocation["claims"],
             "skippedPools": allocation["skippedPools"],
         }
+
+
+def _score_dict(score) -> dict | None:
+    if score is None:
+        return None
+    return {"total": score.total, "plugins": dict(score.by_plugin)}
 
 
 def _without_other_classes(request: dict) -> None:
@@ -65,7 +73,8 @@ class Summary:
     causes: list[CauseGroup]
     closest: list[str]
     bound_to: str | None = None
-    first_fit: str | None = None
+    first_fit: str | None = None     # the best-scored fitting node (ties by name)
+    best: list[str] = field(default_factory=list)   # every fitting node of the top score
 
     @property
     def message(self) -> str:
@@ -80,6 +89,7 @@ class Summary:
             "schedulerMessage": self.scheduler_message,
             "boundTo": self.bound_to,
             "firstFit": self.first_fit,
+            "bestNodes": list(self.best),
             "reasons": [{"reason": g.text, "nodes": len(g.nodes)} for g in self.causes],
             "causes": [g.to_dict() for g in self.causes],
             "closest": self.closest,

@@ -30,6 +30,21 @@ MODELLED = tuple(p for p in PROFILE if not isinstance(p, str))
 NOT_CHECKED = tuple(p for p in PROFILE if isinstance(p, str))
 
 
+def scorers() -> tuple:
+    """The plugins of the profile that score nodes (a `score` function and a WEIGHT)."""
+    return tuple(p for p in MODELLED if hasattr(p, "score") and getattr(p, "WEIGHT", 0))
+
+
+def score_nodes(cycle: Cycle, feasible: list[NodeInfo]) -> dict:
+    """{node name: NodeScore} for the feasible nodes, as prioritizeNodes gives them; {} for one
+    node or none (schedule_one.go: a single feasible node is taken without scoring)."""
+    if len(feasible) < 2:
+        return {}
+    from . import scoring
+
+    return scoring.score(cycle, feasible, scorers())
+
+
 def plugin_name(plugin) -> str:
     return plugin if isinstance(plugin, str) else plugin.NAME
 

@@ -176,7 +176,7 @@ def test_a_pod_of_the_snapshot_is_placed_like_a_live_one(run_cli):
     assert (first["node"], [d["device"] for d in first["devices"] if d["driver"] == "gpu.nvidia.com"]) == \
         ("gpu-node-2", ["gpu-2"])
     explained = run_cli("--demo", "explain", "pod/trainer-2", "-n", "ml-training")
-    assert "first: gpu-node-2" in explained.stdout
+    assert "best: gpu-node-2" in explained.stdout
 
 
 POD_GROUP = """apiVersion: resource.k8s.io/v1

@@ -252,7 +252,8 @@ def test_cloned_nodes_have_fresh_pools_and_devices():
     wl = expand(deployment(2))
     grown, pods = fit.prepare(objs.with_changes(add=added), wl)
     plan = fit.place_sequential(grown, pods, wl.roles, FEATURES)
-    assert [p.node for p in plan.placements] == ["n0-template-1", "n0-template-1"]
+    # NodeResourcesFit's LeastAllocated score spreads the pods (their default requests count).
+    assert [p.node for p in plan.placements] == ["n0-template-1", "n0-template-2"]
 
 
 def test_add_node_auto_finds_the_smallest_count():
@@ -320,7 +321,8 @@ def test_gang_backtracks_across_several_alike_nodes():
     jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js", "namespace": "default"},
               "spec": {"replicatedJobs": [job("any"), job("big")]}}
     objs = allocator.load_objects(objects)
-    assert placed(objs, jobset).placed == 4  # any: n0, n0, n1 (big), big: n2; two big pods are left
+    # The scheduler spreads "any" over n0, n1, n2 (LeastAllocated), each taking a big GPU: no big one is left.
+    assert placed(objs, jobset).placed == 3
     plan = placed(objs, jobset, gang=True)
     assert plan.fits and plan.greedy_fits is False
     devices = {(p.role, p.node, d["device"]) for p in plan.placements for d in p.devices}

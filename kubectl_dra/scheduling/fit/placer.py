@@ -209,6 +209,33 @@ class Placer:
             for name in fitting:
                 yield name, verdicts.get(name)
 
+    def best(self, pod: dict):
+        """Where the scheduler binds `pod`: (node, allocator verdict, NodeScore or None, the other
+        nodes of the same top score), or None when no node fits. Like findNodesThatFitPod it stops
+        once it has numFeasibleNodesToFind feasible nodes, then scores them (prioritizeNodes); the
+        scheduler picks among the top score at random, we take the first by name."""
+        from .. import scoring
+
+        limit = scoring.num_feasible_nodes_to_find(len(self.order))
+        found = []
+        for candidate in self.candidates(pod):
+            found.append(candidate)
+            if len(found) >= limit:
+                break
+        if not found:
+            return None
+        if len(found) == 1:
+            return found[0][0], found[0][1], None, []
+        infos = {name: self.infos[name] for name, _ in found}
+        cycle = framework.Cycle(pod, self.objs, self.features, infos, what_if=True, selectors=self.selectors,
+                                snapshot=self.infos)
+        cycle.state.update(self.cycle_state(pod))
+        scores = framework.score_nodes(cycle, list(infos.values()))
+        top = max(score.total for score in scores.values())
+        tied = sorted(name for name, score in scores.items() if score.total == top)
+        verdicts = dict(found)
+        return tied[0], verdicts[tied[0]], scores[tied[0]], tied[1:]
+
     def alternatives(self, pod: dict, node: str, verdict):
         """Other device choices on `node`: the allocator run again with one chosen device held
         back (left out of its slice: holding it with a claim would also take the counters it

@@ -18,9 +18,12 @@ class PodPlacement:
     node: str | None
     devices: list[dict] = field(default_factory=list)   # {claim, request, driver, pool, device}
     claims: list[str] = field(default_factory=list)
+    score: int | None = None        # the node's total score (None: the only feasible node, or a gang placement)
+    as_good: list[str] = field(default_factory=list)   # other nodes of the same top score
 
     def to_dict(self) -> dict:
         return {"pod": {"namespace": self.namespace, "name": self.name}, "role": self.role, "node": self.node,
+                "score": self.score, "equallyGood": list(self.as_good),
                 "claims": list(self.claims), "devices": [dict(d) for d in self.devices]}
 
 

@@ -26,7 +26,7 @@ def place_sequential(objs, pods: list[dict], roles: list[str], features, workloa
                 if plan.failed_pod is None:
                     plan.failed_pod = f"{meta.get('namespace') or 'default'}/{meta['name']}"
                 continue
-            found = next(placer.candidates(pod), None)
+            found = placer.best(pod)
             if found is None:
                 plan.placements.append(PodPlacement(meta.get("namespace") or "default", meta["name"], role, None))
                 if plan.failure is None:
@@ -34,8 +34,11 @@ def place_sequential(objs, pods: list[dict], roles: list[str], features, workloa
                     if explain_failure:
                         plan.failure = explain_at(placer.objs, pod, features, placer.cycle_state(pod))
                 continue
-            _, _, placement = placer.commit(pod, *found)
+            node, verdict, score, as_good = found
+            _, _, placement = placer.commit(pod, node, verdict)
             placement.role = role
+            placement.score = score.total if score is not None else None
+            placement.as_good = as_good
             placed[f"{placement.namespace}/{placement.name}"] = placement.node
             plan.placements.append(placement)
         plan.search_steps = placer.steps
