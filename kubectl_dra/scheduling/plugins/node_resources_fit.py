@@ -154,6 +154,9 @@ def _pod_non_zero(bound, node_allocatable: bool) -> tuple[int, int]:
     pod = bound.pod
     if not pod:
         return bound.requests.milli_cpu, bound.requests.memory
+    spec = pod.get("spec") or {}
+    if all(_asks_cpu_and_memory(c) for part in ("containers", "initContainers") for c in spec.get(part) or []):
+        return bound.requests.milli_cpu, bound.requests.memory  # nothing to default
     key = (id(pod), node_allocatable)
     cached = _NON_ZERO.get(key)
     if cached is not None and cached[0] is pod:
@@ -161,17 +164,24 @@ def _pod_non_zero(bound, node_allocatable: bool) -> tuple[int, int]:
     dra = None
     if node_allocatable and (pod.get("status") or {}).get("nodeAllocatableResourceClaimStatuses"):
         dra = amounts_of(status_footprints(pod))
-    requests = pod_requests(pod, dra=dra)
-    pod_level = ((pod.get("spec") or {}).get("resources") or {}).get("requests") or {}
+    pod_level = (spec.get("resources") or {}).get("requests") or {}
     if any(n in (CPU, MEMORY) or n.startswith("hugepages-") for n in pod_level):
+        requests = pod_requests(pod, dra=dra)
         fill = {name: value for name, value in _DEFAULTS.items() if name not in requests}
+        non_zero = as_resource(pod_requests(_with_missing(pod, fill), dra=dra) if fill else requests)
     else:
-        fill = _DEFAULTS
-    non_zero = as_resource(pod_requests(_with_missing(pod, fill), dra=dra) if fill else requests)
+        non_zero = as_resource(pod_requests(_with_missing(pod, _DEFAULTS), dra=dra))
     if len(_NON_ZERO) >= _NON_ZERO_LIMIT:
         _NON_ZERO.clear()
     _NON_ZERO[key] = (pod, non_zero.milli_cpu, non_zero.memory)
     return non_zero.milli_cpu, non_zero.memory
+
+
+def _asks_cpu_and_memory(container: dict) -> bool:
+    """The container names both, as a request or a limit (which the API server copies)."""
+    resources = container.get("resources") or {}
+    requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
+    return (CPU in requests or CPU in limits) and (MEMORY in requests or MEMORY in limits)
 
 
 def node_usage(cycle, info: NodeInfo) -> NodeUsage:
