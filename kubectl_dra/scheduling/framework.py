@@ -14,8 +14,8 @@ import copy
 from dataclasses import dataclass, field
 
 from .extended import classes_by_resource, dra_backed
-from .plugins import (dynamic_resources, node_affinity, node_name, node_ports, node_resources_fit,
-                      node_unschedulable, taint_toleration)
+from .plugins import (balanced_allocation, dynamic_resources, image_locality, node_affinity, node_name, node_ports,
+                      node_resources_fit, node_unschedulable, taint_toleration)
 from .resources import NodeInfo, is_extended, node_infos, pod_requests
 from .status import Code, Status
 
@@ -27,12 +27,14 @@ PROFILE = (
     "InterPodAffinity", dynamic_resources, "NodeDeclaredFeatures",
 )
 MODELLED = tuple(p for p in PROFILE if not isinstance(p, str))
+# The profile's plugins that only score (default_plugins.go: after DefaultPreemption).
+SCORE_ONLY = (balanced_allocation, image_locality)
 NOT_CHECKED = tuple(p for p in PROFILE if isinstance(p, str))
 
 
 def scorers() -> tuple:
     """The plugins of the profile that score nodes (a `score` function and a WEIGHT)."""
-    return tuple(p for p in MODELLED if hasattr(p, "score") and getattr(p, "WEIGHT", 0))
+    return tuple(p for p in MODELLED + SCORE_ONLY if hasattr(p, "score") and getattr(p, "WEIGHT", 0))
 
 
 def score_nodes(cycle: Cycle, feasible: list[NodeInfo]) -> dict:
