@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kubectl_dra import API_VERSION
 from kubectl_dra.node.nvml import Gpu, System
 
 NOT_AVAILABLE = "n/a"
@@ -113,7 +114,7 @@ def report(system: System, node: str) -> dict:
             },
         })
     return {
-        "apiVersion": "kubectl-dra.io/v1alpha1",
+        "apiVersion": API_VERSION,
         "kind": "NodeInventory",
         "node": node,
         "driverVersion": system.driver_version,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import allocator
+from kubectl_dra import API_VERSION
 from kubectl_dra.node.nvml import System, normalize_pci_bus_id
 from kubectl_dra.node.slices import PCI_BUS_ID
 
@@ -82,7 +83,7 @@ def match(system: System, objs: allocator.ObjectSet, features: allocator.Feature
             })
     unpublished = [{"device": local.label, "uuid": local.uuid}
                    for local in by_uuid.values() if local.uuid not in seen]
-    return {"apiVersion": "kubectl-dra.io/v1alpha1", "kind": "NodeDeviceMatch", "node": node,
+    return {"apiVersion": API_VERSION, "kind": "NodeDeviceMatch", "node": node,
             "devices": rows, "unpublished": unpublished}
 
 
