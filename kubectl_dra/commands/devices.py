@@ -25,7 +25,8 @@ def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tai
     and claims report), taints, capacity, status (conditions, network data), attributes and node
     resources (what holding the device adds to a pod's cpu/memory/hugepages: DRANodeAllocatableResources)."""
     from kubectl_dra.errors import InputError
-    from kubectl_dra.model import FREE, UNKNOWN, ClusterModel
+    from kubectl_dra.model import UNKNOWN, ClusterModel
+    from kubectl_dra.model.states import is_free
     from kubectl_dra.model.health import known_health
     from kubectl_dra.render.devices import DevicesView
 
@@ -52,7 +53,7 @@ def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tai
         records = [d for d in records if d.id in members]
         session.report(model.classes.errors)
     if free:
-        records = [d for d in records if model.device_state(d) == FREE]
+        records = [d for d in records if is_free(model.device_state(d))]
     if tainted:
         records = [d for d in records if d.tainted]
     unknown = model.blind.unreadable() if any(model.device_state(d) == UNKNOWN for d in records) else []
