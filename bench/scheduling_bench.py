@@ -126,7 +126,8 @@ def main() -> None:
     for case in args.case:
         if case in ("explain-dra", "explain-chain"):
             pod = pending_pod("new", case == "explain-chain")
-            seconds, exp = timed(lambda: scheduling.explain_objects(objs, pod, FEATURES, remedies=False), args.repeat)
+            seconds, exp = timed(lambda pod=pod: scheduling.explain_objects(objs, pod, FEATURES, remedies=False),
+                                 args.repeat)
             print(f"{case}: {seconds:.2f} s (median of {args.repeat}); {exp.message}")
         elif case == "fit":
             from kubectl_dra.scheduling import fit
@@ -134,7 +135,8 @@ def main() -> None:
 
             job = expand(deployment(args.fit_pods))
             grown, pods = fit.prepare(objs, job)
-            seconds, plan = timed(lambda: fit.place_sequential(grown, pods, job.roles, FEATURES, job.ref), 1)
+            seconds, plan = timed(lambda grown=grown, pods=pods, job=job: fit.place_sequential(
+                grown, pods, job.roles, FEATURES, job.ref), 1)
             print(f"fit: {args.fit_pods} pods in {seconds:.2f} s; {plan.summary()}")
         elif case == "memory":
             from kubectl_dra.objects import keep

@@ -10,6 +10,7 @@ from allocator.gcpause import paused_gc
 from . import framework, message
 from .explanation import Explanation, NodeExplanation, Summary
 from .plugins import dynamic_resources
+from .scoring import ScoringError
 from .status import Code, Status
 from . import node_allocatable
 from .summary import Cause, closest, dra_cause, filter_cause, group, node_allocatable_rejection
@@ -73,8 +74,12 @@ def _explain_pod_now(objs, pod: dict, features, node: str | None, what_if: bool,
     nodes = [_node(result, verdicts.get(result.name), diagnosis.pre_filter) for result in diagnosis.nodes]
     meta = pod["metadata"]
     bound_to = None if what_if else pod["spec"].get("nodeName") or None
+    scoring_failed = ""
     if not bound_to:
-        scores = framework.score_nodes(cycle, [cycle.snapshot[r.name] for r in diagnosis.nodes if r.fits])
+        try:
+            scores = framework.score_nodes(cycle, [cycle.snapshot[r.name] for r in diagnosis.nodes if r.fits])
+        except ScoringError as error:  # the scheduler's attempt ends there; it retries the pod later
+            scores, scoring_failed = {}, str(error)
         for explained in nodes:
             explained.score = scores.get(explained.node)
     scheduler_message = None if (node is not None or bound_to) else message.scheduler_message(cycle, diagnosis)
@@ -85,6 +90,9 @@ def _explain_pod_now(objs, pod: dict, features, node: str | None, what_if: bool,
     if not nodes and "the cluster has no nodes" not in warnings:
         warnings.append("the cluster has no nodes")
     warnings.extend(_pod_warnings(pod))
+    if scoring_failed:
+        warnings.append(f"the scheduler fails to score the fitting nodes ({scoring_failed}): it binds the pod "
+                        "nowhere this attempt and retries it")
     if not features.gates.get("DRANodeAllocatableResources", False):
         warnings.extend(node_allocatable.unmodelled_warning(objs.slices, verdicts.values()))
     unknown = sorted(name for name, info in cycle.node_infos.items() if "allocatable" not in (info.node.get("status") or {}))

@@ -230,6 +230,7 @@ class Placer:
         cycle = framework.Cycle(pod, self.objs, self.features, infos, what_if=True, selectors=self.selectors,
                                 snapshot=self.infos)
         cycle.state.update(self.cycle_state(pod))
+        cycle.state[dynamic_resources.NAME] = dict(found)   # what DynamicResources scores by
         scores = framework.score_nodes(cycle, list(infos.values()))
         top = max(score.total for score in scores.values())
         tied = sorted(name for name, score in scores.items() if score.total == top)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from allocator.gcpause import paused_gc
 
 from ...workloads.controllers import follow_leader
+from ..scoring import ScoringError
 from .placer import Placer
 from .plan import SEQUENTIAL, FitPlan, PodPlacement
 
@@ -26,7 +27,12 @@ def place_sequential(objs, pods: list[dict], roles: list[str], features, workloa
                 if plan.failed_pod is None:
                     plan.failed_pod = f"{meta.get('namespace') or 'default'}/{meta['name']}"
                 continue
-            found = placer.best(pod)
+            try:
+                found = placer.best(pod)
+            except ScoringError as error:
+                plan.warnings.append(f"pod {meta['name']}: the scheduler fails to score its nodes ({error}) and "
+                                     "retries it later")
+                found = None
             if found is None:
                 plan.placements.append(PodPlacement(meta.get("namespace") or "default", meta["name"], role, None))
                 if plan.failure is None:
