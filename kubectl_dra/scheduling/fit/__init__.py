@@ -8,8 +8,9 @@ claims (templates instantiated per pod, named claims shared) get the allocation 
 reserved for the pod, and the pod is bound to the node (counted in the node's requested resources),
 exactly like the snapshot of a cluster where the scheduler had placed it.
 
-Nodes are tried in name order and the first that fits is taken (the scheduler scores nodes and
-breaks ties at random; where the choice of node does not matter the counts agree).
+Each pod goes where the scheduler would bind it: the best-scored of the first
+numFeasibleNodesToFind feasible nodes (kubectl_dra.scheduling.scoring), ties by name, the other
+equally good nodes reported; the gang search tries nodes in name order.
 The JSON form (`to_dict`) is documented in docs/FIT.md; `capacity` is in fit_capacity.py.
 
 Modules: plan (results), placer (the cluster while pods are placed), workload (a workload's pods
