@@ -131,7 +131,7 @@ def pending_pods(ctx: Context) -> Finding:
             unexplained.append(f"pod/{namespace}/{name}")
             continue
         if cause is None:
-            cause = by_shape[shape] = _dominant_cause(objs, namespace, name, model.features)
+            cause = by_shape[shape] = _blocker(objs, namespace, name, model.features)
         causes.setdefault(cause, []).append(f"pod/{namespace}/{name}")
     groups = sorted(causes.items(), key=lambda item: (-len(item[1]), item[0]))
     details = [f"{len(refs)} × {cause}" for cause, refs in groups]
@@ -169,16 +169,18 @@ def _refused_template_claim(pod: dict, model, quotas) -> str | None:
     return None
 
 
-def _dominant_cause(objs, namespace: str, name: str, features) -> str:
+def _blocker(objs, namespace: str, name: str, features) -> str:
+    """The pod's blocker (kubectl_dra.scheduling.blocker), with the word the exporter labels it with."""
+    from kubectl_dra.scheduling.blocker import WAITING_FOR_SCHEDULER, blocker_of
+
     try:
         exp = scheduling.explain_pod(objs, namespace, name, features, remedies=False)
     except scheduling.ExplainError as error:
         return f"cannot explain: {error}"
-    if exp.summary.fits:
+    blocker = blocker_of(exp)
+    if blocker.reason == WAITING_FOR_SCHEDULER:
         return FITS_NOW
-    if exp.summary.causes:
-        return exp.summary.causes[0].text
-    return exp.message or exp.verdict
+    return f"{blocker.reason}: {blocker.text()}"
 
 
 def leaked_claims(ctx: Context) -> Finding:
@@ -400,8 +402,9 @@ CLAIMS_CHECKS = [
           ("DeviceClass", "ResourceSlice"), class_selector_errors),
     Check("classes.extended-resource", "classes sharing an extendedResourceName", "when two classes back one extended "
           "resource, pods asking for it get only one class's devices", ("DeviceClass",), extended_resource_conflicts),
-    Check("claims.pending-pods", "pending pods with claims, by dominant cause", "pods waiting on devices; the dominant "
-          "cause says what to fix first", ("Pod", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice",
+    Check("claims.pending-pods", "pending pods with claims, by blocker", "pods waiting on devices; the blocker (the "
+          "cause whose removal lets the pod fit, the exporter's reason label) says what to fix first",
+          ("Pod", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice",
                                             "DeviceClass", "Node"), pending_pods),
     Check("claims.leaked", "claims holding devices for nobody", "an allocated claim whose pod is gone keeps its "
           "devices from every other pod", ("ResourceClaim", "Pod"), leaked_claims),

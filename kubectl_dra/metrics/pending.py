@@ -1,5 +1,6 @@
-"""Why pods that use resource claims are not scheduled, as one word each: the dominant cause of
-`kubectl dra explain` (kubectl_dra.scheduling), reduced to a bounded set of values for a label.
+"""Why pods that use resource claims are not scheduled, as one word each: the blocker of `kubectl
+dra explain` (kubectl_dra.scheduling.blocker: the cause whose removal makes the pod fit somewhere,
+the word doctor and explain's summary give too), from a bounded set of values for a label.
 
 Explaining a pod judges every node (seconds on a big cluster), so it happens off the derivation, on
 the exporter's explain thread; each pod's reason is kept for `interval` seconds, and a pod not
@@ -13,20 +14,15 @@ import time
 from dataclasses import dataclass
 
 from kubectl_dra.objects import is_dra_pod
+from kubectl_dra.scheduling.blocker import (EXPLAIN_ERROR, NO_NODES, NOT_TRIED, OTHER, PLUGIN_REASONS,
+                                            WAITING_FOR_SCHEDULER, blocker_of)
 
-FITS = "Fits"
+FITS = WAITING_FOR_SCHEDULER
 """It fits on some node now: the scheduler has not placed it yet."""
-NOT_TRIED = "NotTriedYet"
-"""The scheduler does not try it yet (scheduling gates, a claim that does not exist)."""
-NO_NODES = "NoNodes"
-EXPLAIN_ERROR = "ExplainError"
 NOT_EXPLAINED = "NotExplainedYet"
 """New since the last explanations: explained within seconds."""
-OTHER = "Other"
-
-PLUGIN_REASONS = ("NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
-                  "NodeResourcesFit")
-"""A pod held back by another filter than DynamicResources has that filter's name as its reason."""
+__all__ = ["EXPLAIN_ERROR", "FITS", "NOT_EXPLAINED", "NOT_TRIED", "NO_NODES", "OTHER", "PLUGIN_REASONS",
+           "PendingReasons", "pending_pods", "reason_of"]
 
 
 @dataclass
@@ -44,26 +40,8 @@ def pending_pods(pods) -> list[dict]:
 
 
 def reason_of(explanation) -> str:
-    """The one word for an Explanation of a pod (see module docstring and docs/METRICS.md)."""
-    from allocator.explain import ERROR, FITS as FITS_VERDICT
-
-    if explanation.verdict == FITS_VERDICT:
-        return FITS
-    if explanation.message.startswith("the scheduler does not try the pod yet"):
-        return NOT_TRIED
-    if explanation.verdict == ERROR:
-        return EXPLAIN_ERROR
-    if not explanation.nodes:
-        return NO_NODES
-    groups = explanation.summary.causes
-    if not groups or not groups[0].plugin:
-        return OTHER
-    dominant = groups[0]
-    cause = next((node.cause for node in explanation.nodes
-                  if node.cause is not None and node.cause.key == dominant.cause), None)
-    if dominant.plugin == "DynamicResources":
-        return (cause.reason if cause is not None and cause.reason else "DynamicResources")
-    return dominant.plugin if dominant.plugin in PLUGIN_REASONS else OTHER
+    """The one word for an Explanation of a pod: its blocker's (docs/METRICS.md)."""
+    return blocker_of(explanation).reason
 
 
 class PendingReasons:
