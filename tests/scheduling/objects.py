@@ -40,7 +40,7 @@ def container(name: str = "main", requests: dict | None = None, limits: dict | N
 
 
 def pod(name: str, *, namespace: str = "default", node_name: str | None = None, containers=None, init=None,
-        claims: list[dict] | None = None, phase: str | None = None, **spec) -> dict:
+        claims: list[dict] | None = None, phase: str | None = None, labels: dict | None = None, **spec) -> dict:
     body = {"containers": containers or [container()], **spec}
     if init:
         body["initContainers"] = init
@@ -48,7 +48,10 @@ def pod(name: str, *, namespace: str = "default", node_name: str | None = None, 
         body["nodeName"] = node_name
     if claims:
         body["resourceClaims"] = claims
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{name}"},
+    meta = {"name": name, "namespace": namespace, "uid": f"uid-{name}"}
+    if labels:
+        meta["labels"] = dict(labels)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
             "spec": body, "status": {"phase": phase or ("Running" if node_name else "Pending")}}
 
 
