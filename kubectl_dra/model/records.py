@@ -4,7 +4,8 @@ A record holds the facts of one object and what the model derived for it (a devi
 pool's counts, a node's reach); the cell text of every column is made from it by
 `kubectl_dra.model.columns`, the same for the CLI and the dashboard. Records are made per row and
 thrown away: what is costly and only some columns need (a device's health, its node resources) is
-looked up when read, never when the record is made.
+looked up when read, never when the record is made. They are plain (not frozen) dataclasses:
+a frozen one's __init__ cost each row of a million devices; nothing changes a record once made.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from kubectl_dra.model.states import StateCounts, count_text, device_state_why
 from kubectl_dra.model.taints import TaintGroup
 
 
-@dataclass(frozen=True)
+@dataclass
 class PoolRecord:
     pool: allocator.PoolReport
     counts: StateCounts
@@ -40,7 +41,7 @@ class PoolRecord:
         return tuple(map(count_text, self.counts.columns()))
 
 
-@dataclass(frozen=True)
+@dataclass
 class SliceRecord:
     slice: dict
     """The normalised (v1-shaped) object."""
@@ -67,7 +68,7 @@ class SliceRecord:
         return scope_of(self.spec)
 
 
-@dataclass(frozen=True)
+@dataclass
 class NodeRecord:
     entry: NodeEntry
     classes: dict[str, StateCounts]
@@ -105,14 +106,14 @@ class NodeRecord:
         return tuple(map(count_text, self.counts.columns()))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ClaimRecord:
     claim: dict
     now: datetime.datetime | None = None
     """What AGE is measured against (None: no AGE)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TaintRecord:
     group: TaintGroup
     claims_known: bool = True
@@ -134,22 +135,21 @@ class DeviceRecords:
         self._node_resources_source = node_resources
         self._reasons = {u.kind: u.reason for u in blind.unreadable()} if blind else {}
         self._scope_texts: dict[int, tuple[allocator.NodeScope, str]] = {}
+        """str(scope) per scope object: a slice's devices share one (a selector's words are not
+        cheap, and a big cluster has a million devices)."""
 
     def __call__(self, device: allocator.DeviceReport) -> DeviceRecord:
         state, missing = device_state_why(device, self.blind)
-        return DeviceRecord(device, state, missing, self)
+        scope = device.node_scope
+        known = self._scope_texts.get(id(scope))
+        if known is None or known[0] is not scope:
+            known = self._scope_texts[id(scope)] = (scope, str(scope))
+        return DeviceRecord(device, state, missing, state if missing is None else f"{state} ({self._reasons[missing]})",
+                            known[1], self)
 
     def reason(self, kind: str) -> str:
         """How an Unknown state names the unreadable `kind`: `claims not readable`."""
         return self._reasons[kind]
-
-    def scope_text(self, scope: allocator.NodeScope) -> str:
-        """str(scope), made once per scope object: a slice's devices share one (a selector's words
-        are not cheap, and a big cluster has a million devices)."""
-        known = self._scope_texts.get(id(scope))
-        if known is None or known[0] is not scope:
-            known = self._scope_texts[id(scope)] = (scope, str(scope))
-        return known[1]
 
     @cached_property
     def health(self) -> dict[DeviceID, DeviceHealth]:
@@ -167,13 +167,17 @@ class DeviceRecords:
         return self._node_resources_source() if self._node_resources_source is not None else {}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DeviceRecord:
     device: allocator.DeviceReport
     state: str
     """Its one state word (model.states.device_state_why)."""
     missing: str | None
     """For an Unknown state, the kind that could not be read (`ResourceClaim`); else None."""
+    state_text: str
+    """The STATE cell: the word, and for Unknown why (`Unknown (claims not readable)`)."""
+    scope_text: str
+    """The NODES cell: the device's node scope in words."""
     source: DeviceRecords
     """Where the health and node resources below are looked up, when read."""
 
@@ -181,16 +185,6 @@ class DeviceRecord:
     def why(self) -> str | None:
         """For an Unknown state, what could not be read in words (`claims not readable`)."""
         return None if self.missing is None else self.source.reason(self.missing)
-
-    @property
-    def state_text(self) -> str:
-        """The STATE cell: the word, and for Unknown why (`Unknown (claims not readable)`)."""
-        return self.state if self.missing is None else f"{self.state} ({self.why})"
-
-    @property
-    def scope_text(self) -> str:
-        """The NODES cell: the device's node scope in words."""
-        return self.source.scope_text(self.device.node_scope)
 
     @property
     def health(self) -> DeviceHealth | None:

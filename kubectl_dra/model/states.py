@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable
 
 import allocator
@@ -205,6 +206,12 @@ class StateCounts:
 
     def columns(self) -> tuple[int | None, ...]:
         """The counts in COUNT_COLUMNS order; None where Unknown devices may belong."""
+        return self._columns
+
+    @cached_property
+    def _columns(self) -> tuple[int | None, ...]:
+        # Asked for each row's cells and again for its colours; a pool's counts are kept across
+        # the dashboard's revisions (ClusterModel.counts_cache), so they are summed once.
         return tuple(_sum(*(self.known(state) for state in states)) for _, states in COUNT_COLUMNS)
 
     def to_dict(self) -> dict:

@@ -109,15 +109,16 @@ class SpecView(ListView):
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         if "specs" in cls.__dict__:
+            from kubectl_dra.model.columns import row_maker
+
             cls.columns = cli_columns(cls.specs)
-            cls._cell_makers = tuple(spec.cell for spec in cls.specs if spec.cli)
+            cls.cells = staticmethod(row_maker([spec for spec in cls.specs if spec.cli]))
 
     def record(self, item):
         return item
 
     def row(self, record) -> tuple[str, ...]:
-        shown = self.record(record)
-        return tuple(cell(shown) for cell in self._cell_makers)
+        return self.cells(self.record(record))
 
 
 def emit(view: ListView, fmt: str, *, no_headers: bool = False, out: TextIO | None = None,

@@ -23,16 +23,15 @@ DEVICE_COLUMNS = DEVICE_TABLE.columns
 
 
 _ROW_STYLES: dict[str, tuple[str, ...]] = {}
-"""One styles tuple per state colour, shared by every row of that colour (a million devices' rows
-each carried their own)."""
+"""One styles tuple per state word, shared by every row in that state (a million devices' rows
+each carried their own, and each looked its colour up again)."""
 
 
 def device_row(record: DeviceRecord) -> Row:
     """The device's row: the CLI's cells (model.columns.devices), coloured by its state."""
-    state_colour = state_style(record.state)
-    styles = _ROW_STYLES.get(state_colour)
+    styles = _ROW_STYLES.get(record.state)
     if styles is None:
-        styles = _ROW_STYLES[state_colour] = ("", "", "bold", state_colour, "", "", "dim")
+        styles = _ROW_STYLES[record.state] = ("", "", "bold", state_style(record.state), "", "", "dim")
     device = record.device
     return Row(("device", device.driver, device.pool, device.name), DEVICE_TABLE.cells(record), styles)
 

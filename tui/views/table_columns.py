@@ -3,9 +3,9 @@ order. Header, cell text and fit come from the model, the same as the CLI's; a v
 
 from __future__ import annotations
 
-from typing import Generic, Sequence, TypeVar
+from typing import Callable, Generic, Sequence, TypeVar
 
-from kubectl_dra.model.columns import ColumnSpec
+from kubectl_dra.model.columns import ColumnSpec, row_maker
 from tui.widgets.virtual_table import Column
 
 R = TypeVar("R")
@@ -23,8 +23,5 @@ class DashboardTable(Generic[R]):
             raise ValueError(f"no dashboard layout for {', '.join(missing)}")
         self.columns = tuple(Column(spec.header, spec.layout.max_width, spec.layout.align, spec.layout.priority,
                                     spec.layout.min_width, spec.layout.group) for spec in self.specs)
-        self._makers = tuple(spec.dashboard_cell for spec in self.specs)
-
-    def cells(self, record: R) -> tuple[str, ...]:
+        self.cells: Callable[[R], tuple[str, ...]] = row_maker(self.specs, dashboard=True)
         """The record's cells in this table's order."""
-        return tuple(make(record) for make in self._makers)

@@ -8,6 +8,6 @@ same on both faces: tests/cli/test_model_properties.py compares every cell the d
 the CLI's for the same object.
 """
 
-from kubectl_dra.model.columns.base import IDENTIFYING, ColumnSpec, Layout, cells
+from kubectl_dra.model.columns.base import IDENTIFYING, ColumnSpec, Layout, cells, field, row_maker
 
-__all__ = ["IDENTIFYING", "ColumnSpec", "Layout", "cells"]
+__all__ = ["IDENTIFYING", "ColumnSpec", "Layout", "cells", "field", "row_maker"]

@@ -3,7 +3,7 @@ over a DeviceRecord."""
 
 from __future__ import annotations
 
-from kubectl_dra.model.columns.base import ColumnSpec, Layout
+from kubectl_dra.model.columns.base import ColumnSpec, Layout, field
 from kubectl_dra.model.health import health_tone
 from kubectl_dra.model.node_resources import node_resource_words
 from kubectl_dra.model.records import DeviceRecord
@@ -15,7 +15,8 @@ ATTRIBUTES_SHOWN = 3
 
 
 def claims(record: DeviceRecord) -> str:
-    return joined(holder_text(holder) for holder in record.device.allocated_by)
+    holders = record.device.allocated_by
+    return ",".join([holder_text(holder) for holder in holders]) if holders else ""
 
 
 def pods(record: DeviceRecord) -> str:
@@ -50,8 +51,8 @@ def attributes(record: DeviceRecord) -> str:
 def first_attributes(record: DeviceRecord) -> str:
     """The ATTRIBUTES cell up to its first ATTRIBUTES_SHOWN attributes."""
     device = record.device
-    return joined(f"{short_name(device.driver, k)}={attribute_value(v)}"
-                  for k, v in device.first_attributes(ATTRIBUTES_SHOWN))
+    driver = device.driver
+    return ",".join([f"{short_name(driver, k)}={attribute_value(v)}" for k, v in device.first_attributes(ATTRIBUTES_SHOWN)])
 
 
 def node_resources(record: DeviceRecord) -> str:
@@ -63,11 +64,11 @@ NAME_LAYOUT = Layout(max_width=32, min_width=12)
 narrow table drops attributes, then nodes, then claims before it shortens any of them."""
 
 COLUMNS: tuple[ColumnSpec[DeviceRecord], ...] = (
-    ColumnSpec("DRIVER", lambda r: r.device.driver, layout=NAME_LAYOUT),
-    ColumnSpec("POOL", lambda r: r.device.pool, layout=NAME_LAYOUT),
-    ColumnSpec("DEVICE", lambda r: r.device.name, layout=NAME_LAYOUT),
-    ColumnSpec("NODES", lambda r: r.scope_text, layout=Layout(3, max_width=28, min_width=28)),
-    ColumnSpec("STATE", lambda r: r.state_text, tone=tone, layout=Layout()),
+    field("DRIVER", "device.driver", layout=NAME_LAYOUT),
+    field("POOL", "device.pool", layout=NAME_LAYOUT),
+    field("DEVICE", "device.name", layout=NAME_LAYOUT),
+    field("NODES", "scope_text", layout=Layout(3, max_width=28, min_width=28)),
+    field("STATE", "state_text", tone=tone, layout=Layout()),
     ColumnSpec("CLAIMS", claims, layout=Layout(2, max_width=40, min_width=16)),
     ColumnSpec("PODS", pods, wide=True),
     ColumnSpec("HEALTH", health, wide=True, tone=health_tone),

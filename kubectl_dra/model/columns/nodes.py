@@ -5,7 +5,7 @@ shows every count column instead (CONVENTIONS.md), with the same words as pools.
 
 from __future__ import annotations
 
-from kubectl_dra.model.columns.base import ColumnSpec, Layout
+from kubectl_dra.model.columns.base import ColumnSpec, Layout, field
 from kubectl_dra.model.columns.pools import count_layout
 from kubectl_dra.model.records import NodeRecord
 from kubectl_dra.model.states import COUNT_COLUMNS, StateCounts, free_of_total, tone
@@ -28,13 +28,9 @@ def name(record: NodeRecord) -> str:
     return record.name if record.entry.node is not None else record.name + NO_NODE
 
 
-def _count(index: int):
-    return lambda record: record.count_cells[index]
-
-
 COLUMNS: tuple[ColumnSpec[NodeRecord], ...] = (
     ColumnSpec("NAME", name, layout=Layout(max_width=40, min_width=16)),
-    ColumnSpec("STATUS", lambda r: r.status, tone=status_tone, layout=Layout()),
+    field("STATUS", "status", tone=status_tone, layout=Layout()),
     ColumnSpec("POOLS", lambda r: str(len(r.entry.reach)), layout=Layout(8, align="right")),
     # Per driver (per class with -o wide), never one sum: 3 GPUs, 14 MIG slices, 2 NICs and 3
     # licence seats added up say nothing about whether a pod's request fits.
@@ -43,7 +39,7 @@ COLUMNS: tuple[ColumnSpec[NodeRecord], ...] = (
                wide=True),
     ColumnSpec("FREE/TOTAL BY CLASS", lambda r: free_of_total_by(r.classes), wide=True),
     ColumnSpec("DEVICES", lambda r: str(r.counts.total), cli=False, layout=Layout(2, align="right")),
-    *(ColumnSpec(header, _count(index), cli=False, layout=count_layout(header))
+    *(field(header, f"count_cells[{index}]", cli=False, layout=count_layout(header))
       for index, (header, _) in enumerate(COUNT_COLUMNS)),
     ColumnSpec("DRIVERS", lambda r: joined(sorted({reach.pool.driver for reach in r.entry.reach})), cli=False,
                layout=Layout(9, max_width=60, min_width=20)),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kubectl_dra.model import missing_nodes
-from kubectl_dra.model.columns.base import ColumnSpec, Layout
+from kubectl_dra.model.columns.base import ColumnSpec, Layout, field
 from kubectl_dra.model.records import PoolRecord
 from kubectl_dra.model.states import COUNT_COLUMNS, tone
 from kubectl_dra.model.words import joined
@@ -40,19 +40,15 @@ def counter_text(name: str, counter: dict) -> str:
     return f"{name} {counter.get('consumed')}/{counter.get('value')}"
 
 
-def _count(index: int):
-    return lambda record: record.count_cells[index]
-
-
 COLUMNS: tuple[ColumnSpec[PoolRecord], ...] = (
-    ColumnSpec("DRIVER", lambda r: r.pool.driver),  # the dashboard's heading of a group of pools
-    ColumnSpec("POOL", lambda r: r.pool.pool, layout=Layout(max_width=40, min_width=12)),
+    field("DRIVER", "pool.driver"),  # the dashboard's heading of a group of pools
+    field("POOL", "pool.pool", layout=Layout(max_width=40, min_width=12)),
     ColumnSpec("GEN", lambda r: str(r.pool.generation), layout=Layout(9, align="right")),
     ColumnSpec("SLICES", lambda r: f"{r.pool.slices_seen}/{r.pool.slices_expected}", layout=Layout(8, align="right")),
-    ColumnSpec("STATE", lambda r: r.pool.state, tone=tone, layout=Layout()),
+    field("STATE", "pool.state", tone=tone, layout=Layout()),
     ColumnSpec("NODES", lambda r: str(r.pool.node_scope), layout=Layout(6, max_width=36, min_width=24)),
     ColumnSpec("DEVICES", lambda r: str(r.counts.total), layout=Layout(2, align="right")),
-    *(ColumnSpec(header, _count(index), layout=count_layout(header)) for index, (header, _) in enumerate(COUNT_COLUMNS)),
+    *(field(header, f"count_cells[{index}]", layout=count_layout(header)) for index, (header, _) in enumerate(COUNT_COLUMNS)),
     ColumnSpec("REASON", reason, layout=Layout(2, max_width=60, min_width=16)),
     ColumnSpec("COUNTERS IN USE", lambda r: counters_in_use(r.pool.counter_sets), wide=True),
     ColumnSpec("STALE SLICES", lambda r: joined(r.pool.stale_slice_names), wide=True),

@@ -3,7 +3,7 @@ pool's devices, not as a table), over a SliceRecord."""
 
 from __future__ import annotations
 
-from kubectl_dra.model.columns.base import ColumnSpec
+from kubectl_dra.model.columns.base import ColumnSpec, field
 from kubectl_dra.model.records import SliceRecord
 from kubectl_dra.model.states import SLICE_CURRENT, SLICE_STALE, tone
 from kubectl_dra.model.words import age, joined
@@ -40,7 +40,7 @@ def _counter_sets(record: SliceRecord) -> list[dict]:
 
 
 COLUMNS: tuple[ColumnSpec[SliceRecord], ...] = (
-    ColumnSpec("NAME", lambda r: r.name),
+    field("NAME", "name"),
     ColumnSpec("DRIVER", lambda r: r.spec["driver"]),
     ColumnSpec("POOL", lambda r: r.spec["pool"]["name"]),
     ColumnSpec("GEN", lambda r: str(r.spec["pool"].get("generation", 0))),

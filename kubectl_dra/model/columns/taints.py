@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_dra.model.columns.base import ColumnSpec, Layout
+from kubectl_dra.model.columns.base import ColumnSpec, Layout, field
 from kubectl_dra.model.records import TaintRecord
 from kubectl_dra.model.states import UNKNOWN_COUNT, tone
 from kubectl_dra.model.words import joined
@@ -24,10 +24,10 @@ def tolerated_by(record: TaintRecord) -> str:
 
 
 COLUMNS: tuple[ColumnSpec[TaintRecord], ...] = (
-    ColumnSpec("SOURCE", lambda r: r.group.source, layout=Layout(max_width=48, min_width=20)),
-    ColumnSpec("KEY", lambda r: r.group.key, layout=Layout(max_width=40, min_width=16)),
-    ColumnSpec("VALUE", lambda r: r.group.value, layout=Layout(3, max_width=20, min_width=8)),
-    ColumnSpec("EFFECT", lambda r: r.group.effect, tone=tone, layout=Layout()),
+    field("SOURCE", "group.source", layout=Layout(max_width=48, min_width=20)),
+    field("KEY", "group.key", layout=Layout(max_width=40, min_width=16)),
+    field("VALUE", "group.value", layout=Layout(3, max_width=20, min_width=8)),
+    field("EFFECT", "group.effect", tone=tone, layout=Layout()),
     ColumnSpec("DEVICES", lambda r: str(len(r.group.devices)), layout=Layout(2, align="right")),
     ColumnSpec("CLAIMS", claims, layout=Layout(2, max_width=40, min_width=16)),
     ColumnSpec("PODS", pods, layout=Layout(3, max_width=40, min_width=16)),
