@@ -70,10 +70,28 @@ class Selector:
         return self.requirements == ()
 
     def matches(self, labels: Mapping[str, str] | None) -> bool:
-        if self.requirements is None:
+        # A plain loop over the requirements: this runs once per pod of the cluster.
+        requirements = self.requirements
+        if requirements is None:
             return False
-        labels = labels or {}
-        return all(req.matches(labels) for req in self.requirements)
+        if labels is None:
+            labels = {}
+        for req in requirements:
+            op = req.operator
+            if op == "Exists":
+                if req.key not in labels:
+                    return False
+            elif op == "DoesNotExist":
+                if req.key in labels:
+                    return False
+            else:
+                value = labels.get(req.key)
+                if op == "NotIn":
+                    if value is not None and value in req.values:
+                        return False
+                elif value is None or value not in req.values:
+                    return False
+        return True
 
     def describe(self) -> str:
         """labels.Selector.String() (requirements sorted by key); `<all>` and `<none>` for the
