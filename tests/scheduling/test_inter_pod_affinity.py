@@ -501,3 +501,13 @@ def test_explain_offers_preemption_for_anti_affinity_with_a_lower_priority_pod(p
     assert exp.summary.scheduler_message == (
         f"0/1 nodes are available: 1 {ANTI_AFFINITY_RULES}. "
         "preemption: found a potential placement for pod on node a, preempting 1 victims")
+
+
+def test_the_scoring_pipeline_weighs_the_normalised_score_by_two(profile):
+    objects = [*zones(a="z1", b="z2"), pod("db", node_name="a", labels={"app": "db"}),
+               pod("p", affinity=affinity(preferred=[(10, term({"app": "db"}, ZONE))]))]
+    cycle = cycle_for(objects)
+    framework.run(cycle)
+    scores = framework.score_nodes(cycle, [cycle.node_infos["a"], cycle.node_infos["b"]])
+    assert scores["a"].by_plugin["InterPodAffinity"] == 200
+    assert scores["b"].by_plugin["InterPodAffinity"] == 0

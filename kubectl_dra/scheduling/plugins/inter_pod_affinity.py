@@ -262,12 +262,11 @@ class _NodeEntry:
                 and self.last is (pods[-1] if pods else None))
 
     def by_namespace(self) -> dict[str, list]:
-        """{namespace: [(labels, BoundPod)]}, made when a term first needs it."""
+        """{namespace: [BoundPod]}, made when a term first needs it."""
         if self._by_namespace is None:
             grouped: dict[str, list] = {}
             for bound in self.info.pods:
-                labels = (bound.pod.get("metadata") or {}).get("labels")
-                grouped.setdefault(bound.namespace, []).append((labels, bound))
+                grouped.setdefault(bound.namespace, []).append(bound)
             self._by_namespace = grouped
         return self._by_namespace
 
@@ -277,14 +276,20 @@ class _Index:
         self.snapshot = snapshot
         self.entries: dict[str, _NodeEntry] = {}
         self._parsed: dict[int, tuple[dict, PodTerms]] = {}
+        self._by_content: dict[tuple[str, str], PodTerms] = {}
 
     def parse(self, pod: dict) -> PodTerms:
-        """An existing pod's terms, parsed once per pod object (NodeInfo.AddPod ignores the
-        error: a list that does not parse is empty)."""
+        """An existing pod's terms (NodeInfo.AddPod ignores the error: a list that does not parse
+        is empty), parsed once per pod object, and once for all the replicas whose affinity reads
+        the same in the same namespace (terms are immutable, so they share them)."""
         cached = self._parsed.get(id(pod))
         if cached is not None and cached[0] is pod:
             return cached[1]
-        terms = pod_terms(pod)
+        key = ((pod.get("metadata") or {}).get("namespace") or "default",
+               repr((pod.get("spec") or {}).get("affinity")))
+        terms = self._by_content.get(key)
+        if terms is None:
+            terms = self._by_content[key] = pod_terms(pod)
         self._parsed[id(pod)] = (pod, terms)
         return terms
 
@@ -408,7 +413,8 @@ def _count_incoming(state: FilterState, index: _Index) -> None:
         grouped = entry.by_namespace()
         groups = list(grouped.items()) if everything else [(ns, grouped[ns]) for ns in wanted if ns in grouped]
         for namespace, pods in groups:
-            for pod_labels, bound in pods:
+            for bound in pods:
+                pod_labels = (bound.pod.get("metadata") or {}).get("labels")
                 for pair in _affinity_pairs(state, namespace, pod_labels, labels):
                     affinity[pair] = affinity.get(pair, 0) + 1
                 for pair, term in _anti_pairs(state, namespace, pod_labels, labels):
@@ -592,7 +598,8 @@ def pre_score(cycle, nodes) -> Status:
                 continue   # processExistingPod: a pod on a node without labels adds nothing
             if has_constraints:
                 for ns, pods in entry.by_namespace().items():
-                    for labels_of_pod, _bound in pods:
+                    for bound in pods:
+                        labels_of_pod = (bound.pod.get("metadata") or {}).get("labels")
                         for term in terms.preferred_affinity:
                             if term.matches(ns, labels_of_pod, None):
                                 touched |= _add(scores, term, labels, term.weight)
