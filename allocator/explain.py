@@ -654,8 +654,13 @@ class _Diagnoser:
         for pool in self.skipped:
             code = {"Incomplete": POOL_INCOMPLETE, "BeingReplaced": POOL_BEING_REPLACED}.get(pool.state, POOL_INVALID)
             for device in pool.devices:
-                if self._selectable(spec, request, klass, device) is None:
+                rejection = self._selectable(spec, request, klass, device)
+                if rejection is None:
                     outcome.rejected.append(DeviceRejection(device.id, code, f"pool {pool.driver}/{pool.name}: {pool.reason}"))
+                elif rejection.code == REQUEST_SELECTOR:
+                    # Of the class, so on this node, but not what the claim asks for: said so,
+                    # never "no devices of the class on this node".
+                    outcome.rejected.append(rejection)
         for pool in self.pools:
             for device in pool.devices_targeting_node():
                 if device.id in chosen_set:

@@ -52,6 +52,11 @@ def explain_text(exp, focused: bool = False) -> str:
         by_name = {n.node: n for n in exp.nodes}
         lines.append("Closest:")
         lines.extend(f"  {name}: {by_name[name].cause.short}" for name in summary.closest if name in by_name)
+    if exp.verdict == "Unschedulable" and not summary.bound_to:
+        from kubectl_dra.scheduling.blocker import blocker_of
+
+        blocker = blocker_of(exp)  # the word doctor and the exporter give this pod
+        lines.append(f"Blocker: {blocker.reason}: {blocker.text()}")
     if exp.not_checked:
         lines.append(f"Not checked: {', '.join(exp.not_checked)}")
     lines.extend(f"Warning: {w}" for w in exp.warnings)

@@ -57,7 +57,8 @@ class Blocker:
         if self.reason == WAITING_FOR_SCHEDULER:
             return f"fits now on {self.node}: waiting for the scheduler to place it" if self.node else self.cause
         if self.node is None:
-            return self.cause
+            return (f"{self.cause} ({self.nodes} node{'s' if self.nodes != 1 else ''}; no node is close to fitting)"
+                    if self.nodes else self.cause)
         return f"{self.cause} (on {self.node})"
 
     def to_dict(self) -> dict:

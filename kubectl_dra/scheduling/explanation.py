@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from allocator.explain import API_VERSION, ERROR, FITS, KIND, UNSCHEDULABLE
 from allocator.search import CLASS_SELECTOR
 
+from .blocker import blocker_of
 from .status import Status
 from .summary import Cause, CauseGroup
 
@@ -122,7 +123,7 @@ class Explanation:
             "message": self.message,
             "claims": [c.to_dict() for c in self.claims],
             "notChecked": list(self.not_checked),
-            "summary": self.summary.to_dict(),
+            "summary": {**self.summary.to_dict(), "blocker": blocker_of(self).to_dict()},
             "nodes": [n.to_dict() for n in self.nodes],
             "remedies": [r.to_dict() for r in self.remedies],
             "warnings": list(self.warnings),

@@ -107,15 +107,6 @@ def dra_cause(verdict) -> Cause:
             if request.candidates >= wanted and request.wanted != "All":
                 continue
             klass = _request_class(request)
-            unpublished = [p for p in verdict.skipped_pools if p.state in ("Incomplete", "BeingReplaced") and p.devices]
-            if total == 0 and unpublished:
-                # Devices are there, in a pool not usable yet: never "no devices on this node".
-                pool = unpublished[0]
-                return Cause(plugin, f"no {klass} devices usable: the node's pool is {pool.state}",
-                             f"request {request.name}: no {klass} devices usable: pool {pool.driver}/{pool.name} is "
-                             f"{pool.state} ({pool.reason})", devices_missing=wanted, wanted=wanted, helpable=False,
-                             specific=f"no {klass} devices usable: pool {pool.driver}/{pool.name} is {pool.state}",
-                             reason="Pool" + pool.state)
             if total == 0:
                 return Cause(plugin, f"no {klass} devices on this node", f"request {request.name}: no {klass} devices "
                              "on this node", devices_missing=wanted, wanted=wanted, helpable=False,

@@ -4,6 +4,7 @@ makes the pod fit somewhere, said alike by explain's summary, doctor and the exp
 from __future__ import annotations
 
 import copy
+import json
 
 import allocator
 import yaml
@@ -46,6 +47,11 @@ def test_the_only_fitting_node_cordoned_is_the_blocker_everywhere(run_cli, tmp_p
     assert reason_of(explain(raw, "ml-training", "trainer-2", remedies=False)) == "NodeUnschedulable"
     path = tmp_path / "cluster.yaml"
     path.write_text(yaml.safe_dump_all(raw))
+    text = run_cli("--from", str(path), "explain", "-n", "ml-training", "pod/trainer-2")
+    assert "Blocker: NodeUnschedulable: cordoned (on gpu-node-2)\n" in text.stdout
+    document = json.loads(run_cli("--from", str(path), "explain", "-n", "ml-training", "pod/trainer-2", "-o",
+                                  "json").stdout)
+    assert document["summary"]["blocker"] == {"reason": "NodeUnschedulable", "cause": "cordoned", "node": "gpu-node-2"}
     doctor = run_cli("--from", str(path), "doctor")
     # trainer-2 and the extended-resource pod gpu-smoke-test both wait on that cordon.
     assert "2 × NodeUnschedulable: cordoned (on gpu-node-2)" in doctor.stdout, doctor.stdout
@@ -83,16 +89,20 @@ def test_no_node_to_help_gives_the_cause_most_nodes_share():
     assert exp.summary.closest == []
     blocker = blocker_of(exp)
     assert blocker.node is None and blocker.reason == "TooFewDevicesOnNode"
+    assert blocker.text().endswith("; no node is close to fitting)")
 
 
 def test_devices_in_an_unpublished_pool_are_never_no_devices_on_this_node():
-    # gpu-node-3's pool is being replaced (generation 2 has one of two slices): its A100s are there.
+    # gpu-node-3's pool is being replaced (generation 2 has one of two slices): its two A100s are
+    # there, of the class (and not the H100s the claim's selector asks for).
     exp = explain(demo(), "research", "big-model-train")
     node = next(n for n in exp.nodes if n.node == "gpu-node-3")
-    assert "no gpu.nvidia.com devices on this node" not in node.message
-    assert node.message == ("request gpus: no gpu.nvidia.com devices usable: pool gpu.nvidia.com/gpu-node-3 is "
-                            "Incomplete (1 of 2 slices of generation 2 published)")
-    assert node.cause.reason == "PoolIncomplete"
-    # A node without any such pool still says so.
+    assert node.message == "request gpus: gpu.nvidia.com: needs 4, only 2 on this node (0 usable)"
+    # A node without devices of the class still says so, whatever its pools.
     cpu = next(n for n in exp.nodes if n.node == "cpu-node-1")
     assert cpu.message == "request gpus: no gpu.nvidia.com devices on this node"
+    mig = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "m", "namespace": "research"},
+           "spec": {"devices": {"requests": [{"name": "mig", "exactly": {"deviceClassName": "mig.nvidia.com"}}]}}}
+    exp = scheduling.explain_objects(allocator.load_objects(demo()), mig, FEATURES, remedies=False)
+    node = next(n for n in exp.nodes if n.node == "gpu-node-3")
+    assert node.message == "request mig: no mig.nvidia.com devices on this node"
