@@ -14,8 +14,8 @@ import copy
 from dataclasses import dataclass, field
 
 from .extended import classes_by_resource, dra_backed
-from .plugins import (balanced_allocation, dynamic_resources, image_locality, node_affinity, node_name, node_ports,
-                      node_resources_fit, node_unschedulable, taint_toleration)
+from .plugins import (balanced_allocation, dynamic_resources, image_locality, inter_pod_affinity, node_affinity,
+                      node_name, node_ports, node_resources_fit, node_unschedulable, taint_toleration)
 from .resources import NodeInfo, is_extended, node_infos, pod_requests
 from .status import Code, Status
 
@@ -24,7 +24,7 @@ from .status import Code, Status
 PROFILE = (
     node_name, node_unschedulable, taint_toleration, node_affinity, node_ports, node_resources_fit,
     "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-    "InterPodAffinity", dynamic_resources, "NodeDeclaredFeatures",
+    inter_pod_affinity, dynamic_resources, "NodeDeclaredFeatures",
 )
 MODELLED = tuple(p for p in PROFILE if not isinstance(p, str))
 # The profile's plugins that only score (default_plugins.go: after DefaultPreemption).

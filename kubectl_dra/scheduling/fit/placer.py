@@ -13,7 +13,7 @@ from allocator.search import SelectorEvaluator
 
 from .. import framework, node_allocatable
 from ..extended import EXTENDED_ANNOTATION
-from ..plugins import dynamic_resources
+from ..plugins import dynamic_resources, inter_pod_affinity
 from ..resources import bound_pod, node_infos
 from .plan import PodPlacement
 
@@ -288,7 +288,8 @@ class Placer:
         """Binds `pod` to `node` with the claims `verdict` allocated; returns what undo needs."""
         meta = pod["metadata"]
         namespace = meta.get("namespace") or "default"
-        bound = copy.copy(pod)
+        # Bound, it is an existing pod as the API server stored it: matchLabelKeys merged once.
+        bound = copy.copy(inter_pod_affinity.apply_match_label_keys(pod))
         bound["spec"] = {**pod["spec"], "nodeName": node}
         statuses, claims, devices, names, pending = [], [], [], [], []
         own_ref = {"resource": "pods", "name": meta["name"], "uid": meta.get("uid") or f"fit-{meta['name']}"}
