@@ -21,8 +21,13 @@ RESOURCE_VERSIONS = ("v1", "v1beta2", "v1beta1")
 TAINT_RULE_VERSIONS = ("v1", "v1beta2", "v1alpha3")
 
 RESOURCE_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate")
-CORE_KINDS = ("Node", "Pod", "Namespace")
-ALL_KINDS = RESOURCE_KINDS + ("DeviceTaintRule",) + CORE_KINDS
+CORE_KINDS = ("Node", "Pod", "Namespace", "PersistentVolumeClaim", "PersistentVolume")
+STORAGE_GROUP = "storage.k8s.io"
+STORAGE_KINDS = ("StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity", "VolumeAttachment")
+ALL_KINDS = RESOURCE_KINDS + ("DeviceTaintRule",) + CORE_KINDS + STORAGE_KINDS
+# What the volume plugins of the scheduler read (VolumeBinding, VolumeZone, VolumeRestrictions,
+# NodeVolumeLimits): kept as given, only the namespace defaulted; the allocator itself never reads them.
+VOLUME_KINDS = ("PersistentVolumeClaim", "PersistentVolume") + STORAGE_KINDS
 
 # Device fields that v1beta1 keeps inside the `basic` wrapper.
 _BASIC_FIELDS = (
@@ -49,6 +54,14 @@ class ObjectSet:
     nodes: dict[str, dict] = field(default_factory=dict)
     pods: dict[tuple[str, str], dict] = field(default_factory=dict)
     namespaces: dict[str, dict] = field(default_factory=dict)
+    # The volume plugins' kinds (VOLUME_KINDS), as given: no field is defaulted or checked.
+    pvcs: dict[tuple[str, str], dict] = field(default_factory=dict)
+    pvs: dict[str, dict] = field(default_factory=dict)
+    storage_classes: dict[str, dict] = field(default_factory=dict)
+    csinodes: dict[str, dict] = field(default_factory=dict)
+    csidrivers: dict[str, dict] = field(default_factory=dict)
+    csi_storage_capacities: dict[tuple[str, str], dict] = field(default_factory=dict)
+    volume_attachments: dict[str, dict] = field(default_factory=dict)
     errors: list[ObjectError] = field(default_factory=list)
     ignored_kinds: dict[str, int] = field(default_factory=dict)
     # Derived, per-ObjectSet caches (device models, pool index); see allocator.index.
@@ -104,6 +117,11 @@ class ObjectSet:
             self.pods[(namespace, name)] = normalised
         elif kind == "Namespace":
             self.namespaces[name] = normalised
+        elif kind in _NAMESPACED_STORES:
+            meta["namespace"] = namespace
+            getattr(self, _NAMESPACED_STORES[kind])[(namespace, name)] = normalised
+        elif kind in _CLUSTER_STORES:
+            getattr(self, _CLUSTER_STORES[kind])[name] = normalised
 
     def with_objects(self, extra: Iterable[dict]) -> "ObjectSet":
         """A copy with more objects added (what-if), leaving this one untouched."""
@@ -112,6 +130,7 @@ class ObjectSet:
             claim_templates=dict(self.claim_templates), taint_rules=dict(self.taint_rules),
             nodes=dict(self.nodes), pods=dict(self.pods), namespaces=dict(self.namespaces),
             errors=list(self.errors), ignored_kinds=dict(self.ignored_kinds),
+            **{name: dict(getattr(self, name)) for name in VOLUME_STORES},
         )
         for obj in extra:
             clone.add(obj)
@@ -141,9 +160,13 @@ class ObjectSet:
         return clone
 
 
-_NAMESPACED_STORES = {"ResourceClaim": "claims", "ResourceClaimTemplate": "claim_templates", "Pod": "pods"}
+_NAMESPACED_STORES = {"ResourceClaim": "claims", "ResourceClaimTemplate": "claim_templates", "Pod": "pods",
+                      "PersistentVolumeClaim": "pvcs", "CSIStorageCapacity": "csi_storage_capacities"}
 _CLUSTER_STORES = {"DeviceClass": "device_classes", "DeviceTaintRule": "taint_rules", "Node": "nodes",
-                   "Namespace": "namespaces"}
+                   "Namespace": "namespaces", "PersistentVolume": "pvs", "StorageClass": "storage_classes",
+                   "CSINode": "csinodes", "CSIDriver": "csidrivers", "VolumeAttachment": "volume_attachments"}
+VOLUME_STORES = tuple({**_NAMESPACED_STORES, **_CLUSTER_STORES}[kind] for kind in VOLUME_KINDS)
+"""The ObjectSet fields holding VOLUME_KINDS, in that order."""
 
 
 class Prepared(dict):
@@ -211,12 +234,16 @@ def normalise(obj: dict, known: Prepared | None = None) -> tuple[str | None, dic
     elif kind in CORE_KINDS:
         if api_version != "v1":
             raise FieldError("apiVersion", f"{api_version!r} is not a version of {kind} (want v1)")
+    elif kind in STORAGE_KINDS:
+        if group != STORAGE_GROUP or not version:
+            raise FieldError("apiVersion", f"{api_version!r} is not a version of {kind} (want {STORAGE_GROUP}/v1)")
     else:
         return None, obj
-    if (kind == "ResourceSlice" and version != "v1beta1") or kind == "Node":
+    if (kind == "ResourceSlice" and version != "v1beta1") or kind == "Node" or kind in VOLUME_KINDS:
         # Slices are the bulk of a cluster (40,000 devices = 5,000 slices) and nodes many: they are
         # validated without being modified (a node's labels at most default to {}), so only the
-        # top level and metadata are copied and the rest is shared.
+        # top level and metadata are copied and the rest is shared; the volume kinds are never
+        # modified past their namespace.
         obj = dict(obj)
         if isinstance(obj.get("metadata"), dict):
             obj["metadata"] = dict(obj["metadata"])
@@ -227,6 +254,8 @@ def normalise(obj: dict, known: Prepared | None = None) -> tuple[str | None, dic
         raise FieldError("metadata", "missing")
     if not isinstance(meta.get("name"), str) or not meta["name"]:
         raise FieldError("metadata.name", "missing")
+    if kind in VOLUME_KINDS:
+        return kind, obj  # read by the scheduler's volume plugins as the API server gave them
     obj["apiVersion"] = "v1" if kind in CORE_KINDS else f"{RESOURCE_GROUP}/v1"
     if kind == "ResourceSlice":
         _normalise_slice(obj, version, known)

@@ -20,6 +20,7 @@ from typing import Callable, Iterator
 
 import allocator
 from allocator.gcpause import paused_gc
+from allocator.objects import VOLUME_STORES
 
 from kubectl_dra.model.classes import ClassCache
 from kubectl_dra.model.cluster import ClusterModel
@@ -357,7 +358,8 @@ class ModelBuilder:
         return self._others.update(snapshot.items)
 
 
-_OBJECT_SET_DICTS = ("device_classes", "claims", "claim_templates", "taint_rules", "nodes", "pods", "namespaces")
+_OBJECT_SET_DICTS = ("device_classes", "claims", "claim_templates", "taint_rules", "nodes", "pods", "namespaces",
+                     *VOLUME_STORES)
 
 
 class OtherObjects:
