@@ -1,12 +1,14 @@
 """What the store keeps of each object.
 
 Every source passes objects through `keep()`: Pods and Nodes are cut down to the fields the
-scheduler's filters and DRA need. Pods that reference resource claims keep what DRA views show;
-every other pod keeps only what the filters read (its node, priority, requests, host ports,
-placement rules), because a bound pod's requests decide whether another pod fits on its node.
-That keeps memory small on big clusters and keeps things that may hold secrets (container env,
-command lines, the last-applied annotation, which repeats the whole spec) out of the store and
-therefore out of snapshots and output.
+scheduler's filters, scores and DRA need. Pods that reference resource claims keep what DRA views
+show; every other pod keeps only what the default profile's plugins read of it: a pending pod its
+placement rules (affinity, topology spread, tolerations, volumes, container images), a bound pod
+what counts on its node (requests, host ports, labels, pod (anti-)affinity, volumes), because a
+bound pod decides whether another pod fits beside it. That keeps memory small on big clusters and
+keeps things that may hold secrets (container env, command lines and args, the last-applied
+annotation, which repeats the whole spec, the contents of secret, configMap, projected and
+downwardAPI volumes) out of the store and therefore out of snapshots and output.
 """
 
 from __future__ import annotations
@@ -23,13 +25,19 @@ _POD_SPEC_FIELDS = (
     # The PodGroup (1.36+) or Workload (1.35) a pod belongs to: with DRAWorkloadResourceClaims its
     # group's claims are its own (resourceclaim.IsForPod, IsReservedForPod, BindTo).
     "schedulingGroup", "workloadRef",
+    "topologySpreadConstraints",  # PodTopologySpread (filter and score)
 )
-# What the scheduler's filters read of a pod without claims (see kubectl_dra/scheduling/).
-_PLAIN_POD_METADATA = ("name", "namespace", "uid", "deletionTimestamp", "resourceVersion")
+# What the scheduler's filters read of a pod without claims (see kubectl_dra/scheduling/): labels
+# for InterPodAffinity and PodTopologySpread (a terminating pod is not counted by the latter).
+_PLAIN_POD_METADATA = ("name", "namespace", "uid", "labels", "deletionTimestamp", "resourceVersion")
 _PLAIN_POD_STATUS = ("phase", "nominatedNodeName", "extendedResourceClaimStatus",
                      "initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
-# A bound pod without claims only takes room on its node: placement rules no longer matter.
-_BOUND_POD_SPEC = ("nodeName", "priority", "overhead", "resources", "containers", "initContainers")
+# A bound pod without claims takes room on its node (requests, ports), holds its volumes there
+# (VolumeRestrictions, NodeVolumeLimits) and keeps its pod (anti-)affinity, which every incoming
+# pod is checked against (InterPodAffinity's symmetry, filter and score); its own node placement
+# rules no longer matter.
+_BOUND_POD_SPEC = ("nodeName", "priority", "overhead", "resources", "containers", "initContainers", "volumes")
+_POD_AFFINITY_KINDS = ("podAffinity", "podAntiAffinity")
 _POD_STATUS_FIELDS = (
     "phase", "conditions", "nominatedNodeName", "resourceClaimStatuses",
     "extendedResourceClaimStatus", "nodeAllocatableResourceClaimStatuses", "reason", "message",
@@ -38,6 +46,28 @@ _CONTAINER_LISTS = ("initContainers", "containers")
 # Of container statuses, a DRA pod keeps only the kubelet's device health (allocatedResourcesStatus).
 _CONTAINER_STATUS_LISTS = ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
 _NODE_STATUS_FIELDS = ("capacity", "allocatable", "conditions", "nodeInfo", "addresses")
+# Volume sources kept whole: they name storage the volume plugins judge and hold no credentials (a
+# secret is named at most). VolumeBinding, VolumeZone and NodeVolumeLimits follow claims
+# (persistentVolumeClaim, ephemeral); VolumeRestrictions compares gcePersistentDisk,
+# awsElasticBlockStore, rbd and iscsi volumes of the pods on a node
+# (pkg/scheduler/framework/plugins/volumerestrictions/volume_restrictions.go); NodeVolumeLimits
+# counts the in-tree sources CSI migration translates (nodevolumelimits/csi.go, csi-translation-lib).
+_KEPT_VOLUME_SOURCES = (
+    "persistentVolumeClaim", "ephemeral", "gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi",
+    "azureDisk", "azureFile", "cinder", "vsphereVolume", "portworxVolume", "photonPersistentDisk", "fc",
+    "scaleIO", "storageos",
+)
+# Of an inline CSI volume only its driver and mode: volumeAttributes are free-form driver settings.
+_CSI_VOLUME_FIELDS = ("driver", "readOnly", "fsType")
+# Every other source (secret, configMap, projected, downwardAPI, emptyDir, hostPath, nfs, gitRepo,
+# flexVolume, image...) is read by no filter or score, and some carry what must not be kept (a
+# gitRepo URL with a token, flexVolume options): such volumes are left out.
+# What replicas repeat in a pod as kept: shared between pods by Interner.pod.
+_SHARED_POD_SPEC = ("affinity", "tolerations", "topologySpreadConstraints", "nodeSelector", "containers",
+                    "initContainers", "volumes", "resources", "overhead")
+# Storage kinds: fields no plugin reads that may hold credentials (provisioner parameters, a
+# driver's free-form attributes and attachment metadata).
+_STORAGE_CLASS_DROPPED = ("parameters",)
 
 
 def is_dra_pod(pod: dict) -> bool:
@@ -49,13 +79,23 @@ def keep(kind: str, obj: dict, shared: Interner | None = None) -> dict | None:
     """The object as the store keeps it, or None when the store does not keep it at all.
 
     `shared`: the Interner a source uses for everything it loads (see Interner); ResourceSlices
-    then share their devices' repeated values instead of holding a copy per device."""
+    then share their devices' repeated values instead of holding a copy per device, Pods what the
+    replicas of a workload repeat, Nodes the images they hold."""
     if kind == "Pod":
-        return _slim_pod(obj) if is_dra_pod(obj) else _plain_pod(obj)
+        kept = _slim_pod(obj) if is_dra_pod(obj) else _plain_pod(obj)
+        if shared is not None:
+            shared.pod(kept)
+        return kept
     if kind == "Node":
-        return _slim_node(obj)
+        return _slim_node(obj, shared)
     if kind == "ResourceQuota":
         return _dra_quota(obj)
+    if kind == "StorageClass":
+        return _slim_storage_class(obj)
+    if kind == "PersistentVolume":
+        return _slim_persistent_volume(obj)
+    if kind == "VolumeAttachment":
+        return _slim_volume_attachment(obj)
     kept = _without_noise(obj)
     if kind == "ResourceSlice" and shared is not None:
         shared.slice(kept)
@@ -82,7 +122,7 @@ class Interner:
     long watch on a churning cluster: past it they start afresh (values already shared stay
     shared)."""
 
-    __slots__ = ("_shared", "_wholes", "_encode", "limit", "plain_attributes", "_last")
+    __slots__ = ("_shared", "_wholes", "_encode", "limit", "plain_attributes", "_last", "_values")
 
     def __init__(self, limit: int = 1 << 21, record_plain: bool = False) -> None:
         self._shared: dict[str, dict] = {}
@@ -96,6 +136,8 @@ class Interner:
         listed one after another repeat most of them ({"string": "Hopper"}), and one comparison
         of two one-key dicts costs less than taking the value apart (a string leaf equals only a
         string, so the comparison is as exact as the tables' keys)."""
+        self._values: dict[bytes, object] = {}
+        """JSON spelling -> the one pod or node value spelt so (Interner.share)."""
         self._encode = _json_encoder()
         self.limit = limit
         self.plain_attributes: dict[int, dict] | None = {} if record_plain else None
@@ -110,8 +152,7 @@ class Interner:
         spec = obj.get("spec")
         if not isinstance(spec, dict):
             return
-        if sum(map(len, self._shared.values())) + len(self._wholes) > self.limit:
-            self._shared, self._wholes, self._last = {}, {}, {}
+        self._bound()
         whole, intern = self._whole, sys.intern
         attributes = self._leaves
         plain = True
@@ -147,6 +188,47 @@ class Interner:
             found = whole(counter_sets)
             if found is not counter_sets:
                 spec["sharedCounters"] = found
+
+    def pod(self, pod: dict) -> None:
+        """Shares, in place, what the replicas of a workload repeat in a pod keep() has just made
+        (its spec is a new dict; its metadata is replaced, never changed): labels, placement rules,
+        the slim containers (requests, ports, images), volumes. A Deployment's pods then hold one
+        copy of each between them."""
+        self._bound()
+        share = self.share
+        spec = pod.get("spec")
+        if spec.__class__ is dict:
+            for key in _SHARED_POD_SPEC:
+                value = spec.get(key)
+                if value:
+                    spec[key] = share(value)
+        metadata = pod.get("metadata")
+        labels = metadata.get("labels") if metadata.__class__ is dict else None
+        if labels.__class__ is dict and labels:
+            found = share(labels)
+            if found is not labels:
+                pod["metadata"] = {**metadata, "labels": found}
+
+    def share(self, value):
+        """The value seen before whose JSON spelling and value (==) equal `value`'s, else `value`
+        (kept for the next one). Values msgspec cannot spell stay as they are."""
+        encode = self._encode
+        if encode is None:
+            return value
+        try:
+            key = encode(value)
+        except Exception:  # noqa: BLE001 - what msgspec cannot spell is not shared
+            return value
+        found = self._values.get(key)
+        if found is None:
+            self._values[key] = value
+            return value
+        return found if found == value else value
+
+    def _bound(self) -> None:
+        """Past `limit` values the tables start afresh (what is shared stays shared)."""
+        if sum(map(len, self._shared.values())) + len(self._wholes) + len(self._values) > self.limit:
+            self._shared, self._wholes, self._last, self._values = {}, {}, {}, {}
 
     def _whole(self, value):
         """The capacity dict or counter list seen before that equals `value`, else `value` itself
@@ -237,9 +319,13 @@ def _slim_pod(pod: dict) -> dict:
     pod = _without_noise(pod)
     spec = pod.get("spec") or {}
     slim_spec = {k: spec[k] for k in _POD_SPEC_FIELDS if k in spec}
+    # Only a pod still to be placed is scored by ImageLocality: a bound pod's images are not read.
+    images = not spec.get("nodeName")
     for list_name in _CONTAINER_LISTS:
         if list_name in spec:
-            slim_spec[list_name] = [_slim_container(c) for c in spec[list_name] or [] if isinstance(c, dict)]
+            slim_spec[list_name] = [_slim_container(c, images) for c in spec[list_name] or [] if isinstance(c, dict)]
+    if "volumes" in spec:
+        slim_spec["volumes"] = _slim_volumes(spec["volumes"])
     status = pod.get("status") or {}
     slim = {k: v for k, v in pod.items() if k not in ("spec", "status")}
     slim["spec"] = slim_spec
@@ -258,18 +344,27 @@ def _plain_pod(pod: dict) -> dict:
     slim = _slim_pod(pod)
     metadata = pod.get("metadata") or {}
     slim["metadata"] = {k: metadata[k] for k in _PLAIN_POD_METADATA if k in metadata}
-    if slim["spec"].get("nodeName"):
-        slim["spec"] = {k: v for k, v in slim["spec"].items() if k in _BOUND_POD_SPEC}
+    spec = slim["spec"]
+    if spec.get("nodeName"):
+        slim["spec"] = {k: v for k, v in spec.items() if k in _BOUND_POD_SPEC}
+        affinity = spec.get("affinity")
+        if isinstance(affinity, dict):
+            kept = {k: affinity[k] for k in _POD_AFFINITY_KINDS if affinity.get(k)}
+            if kept:
+                slim["spec"]["affinity"] = kept
     status = slim.get("status")
     if status is not None:
         slim["status"] = {k: status[k] for k in _PLAIN_POD_STATUS if k in status}
     return slim
 
 
-def _slim_container(container: dict) -> dict:
-    # resources (requests, limits, claims), host ports and the sidecar restartPolicy are all the
-    # scheduler reads; env and command may hold secrets.
+def _slim_container(container: dict, image: bool = False) -> dict:
+    # resources (requests, limits, claims), host ports, the sidecar restartPolicy and (ImageLocality)
+    # the image are all the scheduler reads; env, command and args may hold secrets.
     slim = {"name": container.get("name")}
+    if image and container.get("image"):
+        name = container["image"]
+        slim["image"] = sys.intern(name) if name.__class__ is str else name
     if container.get("resources"):
         slim["resources"] = container["resources"]
     if container.get("restartPolicy"):
@@ -277,6 +372,24 @@ def _slim_container(container: dict) -> dict:
     ports = [p for p in container.get("ports") or [] if isinstance(p, dict) and p.get("hostPort")]
     if ports:
         slim["ports"] = ports
+    return slim
+
+
+def _slim_volumes(volumes) -> list:
+    """The volumes a volume plugin reads (_KEPT_VOLUME_SOURCES, inline CSI without its attributes);
+    anything else in the list is left out."""
+    if not isinstance(volumes, list):
+        return volumes  # not a list: left for the reader to refuse, as the API server would
+    slim = []
+    for volume in volumes:
+        if not isinstance(volume, dict):
+            continue
+        kept = {k: v for k, v in volume.items() if k in _KEPT_VOLUME_SOURCES}
+        csi = volume.get("csi")
+        if isinstance(csi, dict):
+            kept["csi"] = {k: csi[k] for k in _CSI_VOLUME_FIELDS if k in csi}
+        if kept:
+            slim.append({"name": volume.get("name"), **kept})
     return slim
 
 
@@ -314,9 +427,69 @@ def _dra_quota(quota: dict) -> dict:
     return slim
 
 
-def _slim_node(node: dict) -> dict:
+def _slim_node(node: dict, shared: Interner | None = None) -> dict:
     node = _without_noise(node)
     status = node.get("status")
     if not isinstance(status, dict):
         return node
-    return {**node, "status": {k: status[k] for k in _NODE_STATUS_FIELDS if k in status}}
+    slim = {k: status[k] for k in _NODE_STATUS_FIELDS if k in status}
+    images = status.get("images")
+    if isinstance(images, list):
+        # ImageLocality reads each image's names and size. A fleet holds the same images on every
+        # node: with an Interner each image (and a whole list equal to one seen) is one object.
+        kept = [{k: image[k] for k in ("names", "sizeBytes") if k in image} for image in images if isinstance(image, dict)]
+        if shared is not None:
+            kept = shared.share([shared.share(image) for image in kept])
+        slim["images"] = kept
+    return {**node, "status": slim}
+
+
+def _slim_storage_class(storage_class: dict) -> dict:
+    """VolumeBinding and NodeVolumeLimits read a class's provisioner, binding mode and allowed
+    topologies; its provisioner parameters (which some provisioners fill with credentials) are not kept."""
+    storage_class = _without_noise(storage_class)
+    if not any(k in storage_class for k in _STORAGE_CLASS_DROPPED):
+        return storage_class
+    return {k: v for k, v in storage_class.items() if k not in _STORAGE_CLASS_DROPPED}
+
+
+def _slim_persistent_volume(volume: dict) -> dict:
+    volume = _without_noise(volume)
+    spec = volume.get("spec")
+    if not isinstance(spec, dict):
+        return volume
+    slim_spec = _slim_volume_spec(spec)
+    return volume if slim_spec is spec else {**volume, "spec": slim_spec}
+
+
+def _slim_volume_spec(spec: dict) -> dict:
+    """A PersistentVolume's spec without a CSI source's volumeAttributes and a flexVolume's options
+    (free-form driver settings: NodeVolumeLimits reads the driver and volume handle only)."""
+    csi, flex = spec.get("csi"), spec.get("flexVolume")
+    csi_noise = isinstance(csi, dict) and "volumeAttributes" in csi
+    flex_noise = isinstance(flex, dict) and "options" in flex
+    if not csi_noise and not flex_noise:
+        return spec
+    spec = dict(spec)
+    if csi_noise:
+        spec["csi"] = {k: v for k, v in csi.items() if k != "volumeAttributes"}
+    if flex_noise:
+        spec["flexVolume"] = {k: v for k, v in flex.items() if k != "options"}
+    return spec
+
+
+def _slim_volume_attachment(attachment: dict) -> dict:
+    """NodeVolumeLimits counts a node's attachments by attacher and volume (spec); of the status
+    only whether it is attached: attachmentMetadata is the driver's own data."""
+    attachment = _without_noise(attachment)
+    slim = dict(attachment)
+    spec = attachment.get("spec")
+    if isinstance(spec, dict):
+        source = spec.get("source")
+        inline = source.get("inlineVolumeSpec") if isinstance(source, dict) else None
+        if isinstance(inline, dict):
+            slim["spec"] = {**spec, "source": {**source, "inlineVolumeSpec": _slim_volume_spec(inline)}}
+    status = attachment.get("status")
+    if isinstance(status, dict):
+        slim["status"] = {k: status[k] for k in ("attached",) if k in status}
+    return slim

@@ -16,8 +16,9 @@ API_VERSION = "kubectl-dra.io/v1alpha1"
 SNAPSHOT_KIND = "DRASnapshot"
 
 # Objects are written in the order `kubectl apply -f` would need them.
-SAVE_ORDER = ("Namespace", "ResourceQuota", "Node", "DeviceClass", "DeviceTaintRule", "ResourceSlice",
-              "ResourceClaimTemplate", "ResourceClaim", "Pod")
+SAVE_ORDER = ("Namespace", "ResourceQuota", "Node", "CSIDriver", "CSINode", "StorageClass", "CSIStorageCapacity",
+              "PersistentVolume", "PersistentVolumeClaim", "VolumeAttachment", "DeviceClass", "DeviceTaintRule",
+              "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim", "Pod")
 assert sorted(SAVE_ORDER) == sorted(KINDS)
 
 _MINOR = re.compile(r"^v?1\.(\d+)")

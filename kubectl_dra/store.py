@@ -25,9 +25,19 @@ KINDS = (
     "Pod",
     "Namespace",
     "ResourceQuota",
+    # What the default scheduler profile's volume plugins read (VolumeBinding, VolumeZone,
+    # VolumeRestrictions, NodeVolumeLimits), for explain's and fit's judgement of pods with volumes.
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
+    "VolumeAttachment",
 )
 
-NAMESPACED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "Pod", "ResourceQuota"})
+NAMESPACED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "Pod", "ResourceQuota",
+                              "PersistentVolumeClaim", "CSIStorageCapacity"})
 
 KIND_STATES = ("ok", "forbidden", "not-served", "error")
 CONNECTION_MODES = ("live", "reconnecting", "snapshot", "demo")

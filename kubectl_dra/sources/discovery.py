@@ -1,4 +1,8 @@
-"""Which API versions of the DRA kinds the server serves, and which Kubernetes version it runs."""
+"""Which API versions of the kinds we read the server serves, and which Kubernetes version it runs.
+
+The DRA kinds are in resource.k8s.io, the storage kinds the scheduler's volume plugins read in
+storage.k8s.io; core kinds (v1) are always served. A group or version the server does not serve
+leaves its kinds "not-served": no objects can exist, so they are known to be empty."""
 
 from __future__ import annotations
 
@@ -13,6 +17,8 @@ RESOURCE_GROUP = "resource.k8s.io"
 CORE_VERSIONS = ("v1",)
 RESOURCE_VERSIONS = ("v1", "v1beta2", "v1beta1")
 TAINT_RULE_VERSIONS = ("v1", "v1beta2", "v1alpha3")
+STORAGE_GROUP = "storage.k8s.io"
+STORAGE_VERSIONS = ("v1",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,8 +42,18 @@ RESOURCE_KINDS = {
         ResourceKind("Pod", "", "pods", True, CORE_VERSIONS),
         ResourceKind("Namespace", "", "namespaces", False, CORE_VERSIONS),
         ResourceKind("ResourceQuota", "", "resourcequotas", True, CORE_VERSIONS),
+        ResourceKind("PersistentVolumeClaim", "", "persistentvolumeclaims", True, CORE_VERSIONS),
+        ResourceKind("PersistentVolume", "", "persistentvolumes", False, CORE_VERSIONS),
+        ResourceKind("StorageClass", STORAGE_GROUP, "storageclasses", False, STORAGE_VERSIONS),
+        ResourceKind("CSINode", STORAGE_GROUP, "csinodes", False, STORAGE_VERSIONS),
+        ResourceKind("CSIDriver", STORAGE_GROUP, "csidrivers", False, STORAGE_VERSIONS),
+        ResourceKind("CSIStorageCapacity", STORAGE_GROUP, "csistoragecapacities", True, STORAGE_VERSIONS),
+        ResourceKind("VolumeAttachment", STORAGE_GROUP, "volumeattachments", False, STORAGE_VERSIONS),
     )
 }
+GROUP_VERSIONS = {RESOURCE_GROUP: tuple(dict.fromkeys(RESOURCE_VERSIONS + TAINT_RULE_VERSIONS)),
+                  STORAGE_GROUP: STORAGE_VERSIONS}
+"""Per API group: the versions any kind of it is read in."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,41 +96,47 @@ async def discover(server: ApiServer) -> Discovery:
     minor = kubernetes_minor(git_version)
     if minor is None and str(version_doc.get("minor") or "").rstrip("+").isdigit():
         minor = int(str(version_doc["minor"]).rstrip("+"))  # some distributions report "37+"
-    offered, served_resources = await _served_resource_versions(server)
+    groups = await asyncio.gather(*(_served_versions(server, group, versions)
+                                    for group, versions in GROUP_VERSIONS.items()))
+    offered = dict(zip(GROUP_VERSIONS, (versions for versions, _ in groups)))
+    plurals = dict(zip(GROUP_VERSIONS, (names for _, names in groups)))
     served, not_served = {}, {}
     for kind, resource in RESOURCE_KINDS.items():
         if not resource.group:
             served[kind] = ServedKind(resource, resource.versions[0])
             continue
-        version = next((v for v in resource.versions if resource.plural in served_resources.get(v, ())), None)
+        by_version = plurals[resource.group]
+        version = next((v for v in resource.versions if resource.plural in by_version.get(v, ())), None)
         if version:
             served[kind] = ServedKind(resource, version)
-        elif not served_resources:
-            not_served[kind] = f"the server does not serve the {RESOURCE_GROUP} API group"
+        elif not by_version:
+            not_served[kind] = f"the server does not serve the {resource.group} API group"
         else:
-            wanted = ", ".join(f"{RESOURCE_GROUP}/{v}" for v in resource.versions)
+            wanted = ", ".join(f"{resource.group}/{v}" for v in resource.versions)
             not_served[kind] = f"not served in any version kubectl dra reads ({wanted})"
-    return Discovery(git_version, minor, served, not_served, offered)
+    return Discovery(git_version, minor, served, not_served, offered[RESOURCE_GROUP])
 
 
-async def _served_resource_versions(server: ApiServer) -> tuple[tuple[str, ...], dict[str, set[str]]]:
-    """The versions of resource.k8s.io the server offers, and {version: {plural, ...}} for those we read."""
+async def _served_versions(server: ApiServer, group: str, versions: tuple[str, ...]
+                          ) -> tuple[tuple[str, ...], dict[str, set[str]]]:
+    """The versions of `group` the server offers, and {version: {plural, ...}} for those of
+    `versions` it offers; a group the server does not know (404) offers none."""
     try:
-        group = await server.get_json(f"/apis/{RESOURCE_GROUP}")
+        document = await server.get_json(f"/apis/{group}")
     except ApiStatusError as error:
         if error.status == 404:
             return (), {}
         raise _explained(server, error) from None
-    offered = tuple(dict.fromkeys(str(v.get("version")) for v in group.get("versions") or []
+    offered = tuple(dict.fromkeys(str(v.get("version")) for v in document.get("versions") or []
                                   if isinstance(v, dict) and v.get("version")))
-    wanted = [v for v in dict.fromkeys(RESOURCE_VERSIONS + TAINT_RULE_VERSIONS) if v in offered]
-    documents = await asyncio.gather(*(_resource_list(server, v) for v in wanted))
+    wanted = [v for v in versions if v in offered]
+    documents = await asyncio.gather(*(_resource_list(server, group, v) for v in wanted))
     return offered, {version: names for version, names in zip(wanted, documents)}
 
 
-async def _resource_list(server: ApiServer, version: str) -> set[str]:
+async def _resource_list(server: ApiServer, group: str, version: str) -> set[str]:
     try:
-        document = await server.get_json(f"/apis/{RESOURCE_GROUP}/{version}")
+        document = await server.get_json(f"/apis/{group}/{version}")
     except ApiStatusError as error:
         if error.status == 404:
             return set()

@@ -74,7 +74,8 @@ class FileSource(Source):
                 continue
             obj = self._with_namespace(kind, document.obj)
             self._remember(kind, obj, document.origin)
-            kept = objects.keep(kind, obj)  # its values are already shared
+            # A slice's values are already shared (read_documents' `each`); pods and nodes share theirs here.
+            kept = objects.keep(kind, obj, None if kind == "ResourceSlice" else shared)
             if kept is not None:
                 by_kind[kind].append(kept)
                 self.kept_kinds[kind] += 1

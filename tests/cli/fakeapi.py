@@ -11,16 +11,24 @@ import json
 from aiohttp import web
 
 GROUP = "resource.k8s.io"
-CORE = {"nodes": "Node", "pods": "Pod", "namespaces": "Namespace", "resourcequotas": "ResourceQuota"}
+STORAGE_GROUP = "storage.k8s.io"
+CORE = {"nodes": "Node", "pods": "Pod", "namespaces": "Namespace", "resourcequotas": "ResourceQuota",
+        "persistentvolumeclaims": "PersistentVolumeClaim", "persistentvolumes": "PersistentVolume"}
 RESOURCE = {"resourceslices": "ResourceSlice", "deviceclasses": "DeviceClass", "resourceclaims": "ResourceClaim",
             "resourceclaimtemplates": "ResourceClaimTemplate", "devicetaintrules": "DeviceTaintRule"}
+STORAGE = {"storageclasses": "StorageClass", "csinodes": "CSINode", "csidrivers": "CSIDriver",
+           "csistoragecapacities": "CSIStorageCapacity", "volumeattachments": "VolumeAttachment"}
 
 
 class FakeApiServer:
-    def __init__(self, token: str = "tok-fake", versions=("v1",)) -> None:
+    def __init__(self, token: str = "tok-fake", versions=("v1",), storage: bool = True) -> None:
         self.token = token
         self.versions = versions
-        self.objects: dict[str, list[dict]] = {plural: [] for plural in {**CORE, **RESOURCE}}
+        self.storage = storage
+        """Whether storage.k8s.io/v1 is served (a server without it: its kinds are not served)."""
+        self.forbidden: set[str] = set()
+        """Plurals every list and watch of which is answered 403 Forbidden."""
+        self.objects: dict[str, list[dict]] = {plural: [] for plural in {**CORE, **RESOURCE, **STORAGE}}
         self.resource_version = 100
         self.requests: list[tuple[str, dict, str]] = []
         """(path, query, Authorization header) of every request."""
@@ -38,6 +46,9 @@ class FakeApiServer:
         app.router.add_get("/apis/resource.k8s.io", self._group)
         app.router.add_get("/apis/resource.k8s.io/{version}", self._resource_list)
         app.router.add_get("/apis/resource.k8s.io/{version}/{plural}", self._collection)
+        app.router.add_get("/apis/storage.k8s.io", self._storage_group)
+        app.router.add_get("/apis/storage.k8s.io/{version}", self._storage_resource_list)
+        app.router.add_get("/apis/storage.k8s.io/{version}/{plural}", self._collection)
         app.router.add_get("/api/v1/{plural}", self._collection)
         self.runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=0.1)
         await self.runner.setup()
@@ -95,11 +106,29 @@ class FakeApiServer:
                                   "resources": [{"name": p, "kind": k, "namespaced": p in ("resourceclaims", "resourceclaimtemplates")}
                                                 for p, k in RESOURCE.items()]})
 
+    async def _storage_group(self, request):
+        self._record(request)
+        if not self.storage:
+            return _status(404, "NotFound", "the server could not find the requested resource")
+        return web.json_response({"kind": "APIGroup", "name": STORAGE_GROUP,
+                                  "versions": [{"groupVersion": f"{STORAGE_GROUP}/v1", "version": "v1"}]})
+
+    async def _storage_resource_list(self, request):
+        self._record(request)
+        if not self.storage or request.match_info["version"] != "v1":
+            return _status(404, "NotFound", "the server could not find the requested resource")
+        return web.json_response({"kind": "APIResourceList", "groupVersion": f"{STORAGE_GROUP}/v1",
+                                  "resources": [{"name": p, "kind": k, "namespaced": p == "csistoragecapacities"}
+                                                for p, k in STORAGE.items()]})
+
     async def _collection(self, request):
         self._record(request)
         if not self._authorized(request):
             return _status(401, "Unauthorized", "Unauthorized")
         plural = request.match_info["plural"]
+        if plural in self.forbidden:
+            return _status(403, "Forbidden", f'{plural} is forbidden: User "fake" cannot list resource "{plural}" '
+                                             f'at the cluster scope')
         if request.query.get("watch") in ("true", "1"):
             return await self._watch(request, plural)
         return self._list(request, plural)

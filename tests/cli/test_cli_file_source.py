@@ -72,7 +72,8 @@ def test_pods_are_kept_slim_and_without_secrets(tmp_path):
     assert "SECRET" not in repr(pod) and "SECRET" not in repr(plain)
     assert pod["metadata"]["annotations"] == {"team": "ml"}
     assert "managedFields" not in pod["metadata"]
-    assert pod["spec"]["containers"] == [{"name": "main", "resources": {"claims": [{"name": "gpu"}]}}]
+    # A pending pod keeps its images (ImageLocality scores nodes by them); a bound one does not.
+    assert pod["spec"]["containers"] == [{"name": "main", "image": "trainer:1", "resources": {"claims": [{"name": "gpu"}]}}]
     assert pod["status"] == {"phase": "Pending"}
     # A pod without claims keeps only what the scheduler's filters read (its requests count on its node).
     assert plain["metadata"] == {"name": "plain", "namespace": "default"}
