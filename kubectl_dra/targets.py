@@ -36,7 +36,10 @@ def parse_target(words: tuple[str, ...]) -> tuple[str, str]:
 # ---------------------------------------------------------------------------- what-if manifests
 
 # Kinds whose objects the judgement reads: from a manifest they are used as if applied.
-APPLIED_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice", "DeviceTaintRule", "Node")
+APPLIED_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice", "DeviceTaintRule", "Node",
+                 # what the volume plugins read (allocator.objects.VOLUME_KINDS)
+                 "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver",
+                 "CSIStorageCapacity", "VolumeAttachment")
 CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
 # Where each workload kind keeps the template of the pods it creates.
 WORKLOAD_TEMPLATES = {
@@ -50,7 +53,8 @@ EXPANDED_KINDS = ("JobSet", "LeaderWorkerSet", "PyTorchJob", "MPIJob", "TFJob", 
 COMPANION_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime", "Workload", "PodGroup")
 CLUSTER_SCOPED_KINDS = ("DeviceClass", "ResourceSlice", "DeviceTaintRule", "Node", "Namespace",
                         "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "PriorityClass",
-                        "StorageClass", "RuntimeClass", "PersistentVolume", "ClusterTrainingRuntime")
+                        "StorageClass", "RuntimeClass", "PersistentVolume", "ClusterTrainingRuntime",
+                        "CSINode", "CSIDriver", "VolumeAttachment")
 
 
 def is_workload(kind: str) -> bool:

@@ -57,12 +57,13 @@ def explain(ctx, target, filenames, recursive, node, feature_gates, output):
     namespace = session.namespace() or session.context_namespace
     objs = session.store.object_set()
     features = features_with_gates(session, feature_gates)
-    _refuse_missing_inputs(ctx, session, parsed, namespace, features, output)
+    plan = _plan(documents, namespace, options.namespace) if documents is not None else None
+    _refuse_missing_inputs(ctx, session, parsed, namespace, features, output, plan)
     if parsed:
         kind, name = parsed
         explanations = [build_explanation(objs, (kind, namespace, name), features, node)]
     else:
-        explanations = _explain_manifest(documents, objs, namespace, options.namespace, features, node)
+        explanations = _explain_manifest(plan, objs, features, node)
     _emit(explanations, output, focused=node is not None)
     fits = all(exp.verdict == "Fits" for exp in explanations)
     ctx.exit(EXIT_OK if fits else EXIT_DOES_NOT_FIT)
@@ -71,17 +72,28 @@ def explain(ctx, target, filenames, recursive, node, feature_gates, output):
 VERDICT_UNKNOWN = "Unknown"
 
 
-def _refuse_missing_inputs(ctx, session, parsed, namespace, features, output) -> None:
+def _refuse_missing_inputs(ctx, session, parsed, namespace, features, output, plan) -> None:
     """An input the judgement needs could not be read (forbidden, failed): the verdict is Unknown,
     naming what it lacked, and the exit status 2 (CONVENTIONS.md), instead of a guess from partial
-    objects. A target that cannot be read is named as forbidden, never as not found."""
+    objects. A target that cannot be read is named as forbidden, never as not found. What a pod
+    needs depends on the pod (its volumes, its affinity's namespace selectors): the named pod as
+    the store keeps it ({} when it is not there: it is then not found), or each what-if target."""
     from kubectl_dra.errors import EXIT_USAGE_OR_INPUT
     from kubectl_dra.model.knowledge import explain_inputs
     from kubectl_dra.render.base import API_VERSION, to_json, to_yaml
     from kubectl_dra.terminal_text import safe_line
 
     kind, name = parsed if parsed else ("Pod", None)
-    missing = explain_inputs(session.store.kind_status, features, kind)
+    if parsed:
+        judged = [session.store.get("Pod", namespace, name) or {}] if kind == "Pod" else [None]
+    else:
+        judged = [target.obj for target in plan.targets]
+    found: dict = {}
+    existing = session.store.object_set().pods.values()  # built once per revision, already built
+    for pod in judged:
+        for unreadable in explain_inputs(session.store.kind_status, features, kind, pod, existing):
+            found.setdefault(unreadable.kind, unreadable)
+    missing = list(found.values())
     if not missing:
         return
     message = "cannot judge without " + "; ".join(m.detail() for m in missing)
@@ -119,12 +131,17 @@ def _read_manifests(filenames: tuple[str, ...], recursive: bool) -> list:
     return read_inputs(filenames, recursive=recursive)
 
 
-def _explain_manifest(documents, objs, namespace, explicit_namespace, features, node) -> list:
+def _plan(documents, namespace, explicit_namespace):
+    from kubectl_dra.targets import plan_what_if
+
+    return plan_what_if(documents, namespace, explicit_namespace)
+
+
+def _explain_manifest(plan, objs, features, node) -> list:
     """Every target of a manifest judged against the cluster with the manifest's other objects
     applied; nothing is judged when any object is one the API server would refuse."""
-    from kubectl_dra.targets import plan_what_if, replicas_note
+    from kubectl_dra.targets import replicas_note
 
-    plan = plan_what_if(documents, namespace, explicit_namespace)
     _refuse_invalid(plan, features)
     if plan.skipped:
         print(safe_line(plan.manifest.skipped_line()), file=sys.stderr)  # names from the files

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from kubectl_dra.store import KindStatus
 
@@ -25,6 +25,9 @@ READ_AS = {
     "ResourceSlice": "ResourceSlices", "DeviceClass": "DeviceClasses", "ResourceClaim": "claims",
     "ResourceClaimTemplate": "ResourceClaimTemplates", "DeviceTaintRule": "DeviceTaintRules",
     "Node": "nodes", "Pod": "pods", "Namespace": "namespaces", "ResourceQuota": "ResourceQuotas",
+    "PersistentVolumeClaim": "PersistentVolumeClaims", "PersistentVolume": "PersistentVolumes",
+    "StorageClass": "StorageClasses", "CSINode": "CSINodes", "CSIDriver": "CSIDrivers",
+    "CSIStorageCapacity": "CSIStorageCapacities", "VolumeAttachment": "VolumeAttachments",
 }
 """How a reason names each kind: "claims not readable"."""
 
@@ -97,15 +100,80 @@ def _blind(claims: Unreadable | None, taint_rules: Unreadable | None) -> Blind:
     return Blind(claims, taint_rules) if claims or taint_rules else SEES_ALL
 
 
+VOLUME_INPUTS = ("PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver",
+                 "CSIStorageCapacity", "VolumeAttachment")
+"""What the volume plugins read for a pod with volumes: VolumeBinding (claims, volumes, classes,
+CSINodes, CSIDrivers and their storage capacities), VolumeZone (the claims' volumes), NodeVolumeLimits
+(CSINodes' limits, CSIDrivers, and the claims, volumes and VolumeAttachments counted on a node),
+VolumeRestrictions (the claims, for ReadWriteOncePod)."""
+
+# Volume sources that engage a volume plugin's PreFilter: the claim-backed ones (VolumeBinding,
+# VolumeZone, VolumeRestrictions' ReadWriteOncePod, NodeVolumeLimits) and the in-tree sources CSI
+# migration translates, which NodeVolumeLimits counts on a node beside its claims' volumes
+# (pkg/scheduler/framework/plugins/nodevolumelimits/csi.go PreFilter: PersistentVolumeClaim,
+# Ephemeral or IsInlineMigratable). Other volumes (secret, emptyDir, inline CSI...) read no storage kind.
+_STORAGE_VOLUME_SOURCES = ("persistentVolumeClaim", "ephemeral", "gcePersistentDisk", "awsElasticBlockStore",
+                           "azureDisk", "azureFile", "cinder", "vsphereVolume", "portworxVolume", "rbd")
+_POD_AFFINITY_KINDS = ("podAffinity", "podAntiAffinity")
+
+
 def explain_inputs(kind_status: dict[str, KindStatus], features: allocator.Features,
-                   target_kind: str) -> list[Unreadable]:
+                   target_kind: str, pod: dict | None = None,
+                   existing_pods: Iterable[dict] = ()) -> list[Unreadable]:
     """The inputs an explanation of a Pod or ResourceClaim needs that could not be read. A pod is
     judged against nodes, the pods bound to them, claims, templates, slices and classes (and
-    DeviceTaintRules where the rules read them); a claim alone needs no nodes' pods."""
+    DeviceTaintRules where the rules read them); a claim alone needs no nodes' pods.
+
+    `pod`: the pod judged, when known. Then the storage kinds (VOLUME_INPUTS) are needed only when
+    it has a volume a volume plugin follows, and Namespaces only when a pod (anti-)affinity term of
+    its own or of one of `existing_pods` (the bound pods) selects namespaces by their labels; terms
+    that only score count too, since the scores choose the node explain names first. Without
+    `pod`, everything a pod may need is needed. Pods are always needed: the bound pods' required
+    anti-affinity applies to every incoming pod."""
     kinds = ["ResourceClaim", "ResourceSlice", "DeviceClass", "Node"]
     if target_kind == "Pod":
         kinds[:0] = ["Pod"]
         kinds.append("ResourceClaimTemplate")
     if features.device_taint_rules:
         kinds.append("DeviceTaintRule")
+    if target_kind == "Pod":
+        if pod is None or uses_storage(pod):
+            kinds.extend(VOLUME_INPUTS)
+        if pod is None or selects_namespaces(pod) or _existing_select_namespaces(kind_status, existing_pods):
+            kinds.append("Namespace")
     return unreadable_kinds(kind_status, kinds)
+
+
+def uses_storage(pod: dict) -> bool:
+    """Whether a volume of `pod` engages a volume plugin that reads the storage kinds."""
+    volumes = (pod.get("spec") or {}).get("volumes") if isinstance(pod.get("spec"), dict) else None
+    return isinstance(volumes, list) and any(
+        isinstance(v, dict) and any(v.get(source) is not None for source in _STORAGE_VOLUME_SOURCES) for v in volumes)
+
+
+def selects_namespaces(pod: dict) -> bool:
+    """Whether a pod (anti-)affinity term of `pod`, required or preferred, has a namespaceSelector
+    that needs namespaces' labels (an empty selector matches every namespace without reading them)."""
+    spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
+    affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else {}
+    for kind in _POD_AFFINITY_KINDS:
+        rules = affinity.get(kind) if isinstance(affinity.get(kind), dict) else {}
+        terms = list(rules.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
+        terms += [t.get("podAffinityTerm") for t in rules.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+                  if isinstance(t, dict)]
+        for term in terms:
+            selector = term.get("namespaceSelector") if isinstance(term, dict) else None
+            if isinstance(selector, dict) and (selector.get("matchLabels") or selector.get("matchExpressions")):
+                return True
+    return False
+
+
+def _existing_select_namespaces(kind_status: dict[str, KindStatus], existing_pods: Iterable[dict]) -> bool:
+    """A bound pod's term selects namespaces by label: the incoming pod's namespace labels decide
+    whether it matches (its required anti-affinity filters every incoming pod, its other terms
+    score them: interpodaffinity/filtering.go and scoring.go). Looked at only when Namespaces
+    could not be read."""
+    status = kind_status.get("Namespace")
+    if status is None or status.state not in UNREADABLE_STATES:
+        return False
+    return any(selects_namespaces(p) for p in existing_pods)
