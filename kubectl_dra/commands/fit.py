@@ -50,6 +50,7 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
     from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK, InputError
     from kubectl_dra.options import options_of
     from kubectl_dra.scheduling import fit as fitting
+    from kubectl_dra.scheduling.admission import refused_pods
     from kubectl_dra.scheduling.remedies_policy import WORKLOAD_ANNOTATION, for_gang
     from kubectl_dra.targets import sort_manifest
     from kubectl_dra.terminal_text import safe_line
@@ -84,7 +85,7 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
     refuse_invalid(manifest.applied, features)
     for member, origin in zip(workload_set.members, workload_set.origins):
         refuse_invalid_pods(member, origin, features)
-    objs = session.store.object_set()
+    objs = cluster = session.store.object_set()
     if manifest.applied:
         objs = objs.with_objects([d.obj for d in manifest.applied])
     # DRAWorkloadResourceClaims is the one switch; --workload-claims only sets it.
@@ -101,12 +102,20 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
     gang_min = workload_set.gang_min
     with_gang = gang or gang_min is not None
     roles, ref = workload_set.roles, workload_set.ref
+    # ResourceQuota admission: a pod whose claim would be refused is never tried (scheduling/admission).
+    refusals = refused_pods(session.store.items("ResourceQuota"), objs, pods,
+                            [d.obj for d in manifest.applied if d.obj["kind"] == "ResourceClaim"], cluster.claims)
+    admitted = [i for i in range(len(pods)) if i not in refusals]
+    placed_pods, placed_roles = [pods[i] for i in admitted], [roles[i] for i in admitted]
     if node_name is not None:
-        plan = fitting.fit_with_nodes(objs, pods, roles, features, node_name, count, with_gang, ref, time_limit)
+        plan = fitting.fit_with_nodes(objs, placed_pods, placed_roles, features, node_name, count, with_gang, ref,
+                                      time_limit)
     elif with_gang:
-        plan = fitting.place_gang(objs, pods, roles, features, ref, time_limit)
+        plan = fitting.place_gang(objs, placed_pods, placed_roles, features, ref, time_limit)
     else:
-        plan = fitting.place_sequential(objs, pods, roles, features, ref)
+        plan = fitting.place_sequential(objs, placed_pods, placed_roles, features, ref)
+    if refusals:
+        _with_refusals(plan, pods, roles, admitted, refusals, with_gang)
     for member in workload_set.members:
         if member.shared_claims and not group_claims:
             plan.warnings.append(f"{member.ref} has spec.resourceClaims: with DRAWorkloadResourceClaims off (the "
@@ -119,6 +128,36 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
         for_gang(plan.failure.remedies, f"{plan.failure.namespace}/{plan.failure.name}")
     _emit(plan, output)
     ctx.exit(EXIT_OK if plan.fits else EXIT_DOES_NOT_FIT)
+
+
+def _with_refusals(plan, pods, roles, admitted, refusals, gang: bool) -> None:
+    """The plan of the admitted pods made the plan of every pod: a refused one stays Pending with no
+    claim (never tried), in its place; in a gang none is placed then."""
+    from kubectl_dra.scheduling.fit import PodPlacement
+
+    placements = dict(zip(admitted, plan.placements))
+    merged = []
+    for index, (pod, role) in enumerate(zip(pods, roles)):
+        meta = pod["metadata"]
+        placement = placements.get(index) or PodPlacement(meta.get("namespace") or "default", meta["name"], role, None)
+        if gang:
+            placement = PodPlacement(placement.namespace, placement.name, role, None)
+        merged.append(placement)
+    plan.placements, plan.total = merged, len(pods)
+    if gang:
+        plan.exists = False
+    for index, refusal in sorted(refusals.items()):
+        meta = pods[index]["metadata"]
+        plan.warnings.append(f"pod {meta.get('namespace') or 'default'}/{meta['name']} is not tried: {refusal.words()}")
+    first = pods[min(refusals)]["metadata"]
+    refused_first = f"{first.get('namespace') or 'default'}/{first['name']}"
+    if plan.failed_pod is None or min(refusals) < _index_of(pods, plan.failed_pod):
+        plan.failed_pod, plan.failure = refused_first, None
+
+
+def _index_of(pods, ref: str) -> int:
+    return next((i for i, p in enumerate(pods)
+                 if f"{p['metadata'].get('namespace') or 'default'}/{p['metadata']['name']}" == ref), len(pods))
 
 
 def _with_workload_claims(session, feature_gates: str) -> str:
