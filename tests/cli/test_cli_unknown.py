@@ -142,12 +142,10 @@ def test_saving_the_snapshot_again_keeps_what_was_missing(run_cli, tmp_path):
 
 
 def test_saving_a_snapshot_of_nothing_is_an_error_and_writes_nothing(run_cli, tmp_path):
-    plurals = {"ResourceSlice": "resourceslices", "DeviceClass": "deviceclasses", "ResourceClaim": "resourceclaims",
-               "ResourceClaimTemplate": "resourceclaimtemplates", "DeviceTaintRule": "devicetaintrules",
-               "Node": "nodes", "Pod": "pods", "Namespace": "namespaces", "ResourceQuota": "resourcequotas"}
-    entries = [forbidden(kind, plural, "" if kind in ("Node", "Pod", "Namespace", "ResourceQuota") else "resource.k8s.io")
-               for kind, plural in plurals.items()]
-    path = with_missing(tmp_path, *entries, drop=tuple(plurals))
+    from kubectl_dra.sources.discovery import RESOURCE_KINDS
+
+    entries = [forbidden(kind, resource.plural, resource.group) for kind, resource in RESOURCE_KINDS.items()]
+    path = with_missing(tmp_path, *entries, drop=tuple(RESOURCE_KINDS))
     target = tmp_path / "out.yaml"
     result = run_cli("--from", path, "snapshot", "save", str(target))
     assert (result.status, result.stdout) == (1, "")
