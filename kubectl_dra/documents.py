@@ -25,22 +25,32 @@ FILE_SUFFIXES = (".yaml", ".yml", ".json")
 class Document:
     obj: dict
     origin: str
+    line: int | None = None     # where its YAML document starts (when read with `warnings`)
+
+    @property
+    def where(self) -> str:
+        """The origin with the line, for warnings: `FILE document 3 (line 41)`."""
+        return f"{self.origin} (line {self.line})" if self.line else self.origin
 
 
-def read_documents(path: str, recursive: bool = True, each: Callable[[dict], None] | None = None) -> list[Document]:
+def read_documents(path: str, recursive: bool = True, each: Callable[[dict], None] | None = None,
+                   warnings: list[str] | None = None) -> list[Document]:
     """Every API object in `path` (a file, a directory, or "-" for stdin), with List kinds
     flattened. A directory's subdirectories are read only when `recursive` (kubectl apply's -R).
     `each` is called on every object as soon as it is decoded, before the next one is (a source
-    shares repeated values there: objects.Interner). Raises InputError naming the file and document."""
+    shares repeated values there: objects.Interner). With `warnings` (a list to add to), YAML is
+    also checked for keys given twice in one mapping (the later value wins, and may swallow an
+    object) and each Document gets the line its YAML document starts on. Raises InputError naming
+    the file and document."""
     if path == "-":
         def read_stdin() -> bytes:
             return sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
 
-        return _documents(read_stdin, "<stdin>", is_json=False, each=each)
+        return _documents(read_stdin, "<stdin>", is_json=False, each=each, warnings=warnings)
     if os.path.isdir(path):
         documents: list[Document] = []
         for file_path in _files_under(path, recursive):
-            documents.extend(read_documents(file_path, each=each))
+            documents.extend(read_documents(file_path, each=each, warnings=warnings))
         return documents
 
     def read_file() -> bytes | mmap.mmap:
@@ -57,15 +67,17 @@ def read_documents(path: str, recursive: bool = True, each: Callable[[dict], Non
         except OSError as error:
             raise InputError(f"{path}: cannot read: {error.strerror or error}") from None
 
-    return _documents(read_file, _label(path), is_json=path.endswith(".json"), each=each)
+    return _documents(read_file, _label(path), is_json=path.endswith(".json"), each=each, warnings=warnings)
 
 
-def read_inputs(paths: list[str] | tuple[str, ...], recursive: bool = True) -> list[Document]:
+def read_inputs(paths: list[str] | tuple[str, ...], recursive: bool = True,
+                warnings: list[str] | None = None) -> list[Document]:
     """Every object of several -f arguments, in order; an input with no object at all (an empty
-    file, stdin, a file of comments) is refused, naming the inputs. Raises InputError."""
+    file, stdin, a file of comments) is refused, naming the inputs. `warnings`: see
+    read_documents. Raises InputError."""
     documents: list[Document] = []
     for path in paths:
-        documents.extend(read_documents(path, recursive=recursive))
+        documents.extend(read_documents(path, recursive=recursive, warnings=warnings))
     if not documents:
         where = ", ".join("<stdin>" if path == "-" else _label(path) for path in paths)
         raise InputError(f"{where}: holds no Kubernetes objects")
@@ -75,7 +87,8 @@ def read_inputs(paths: list[str] | tuple[str, ...], recursive: bool = True) -> l
 _LEADING_SPACE = re.compile(rb"[ \t\n\r\x0b\x0c]*")
 
 
-def _documents(read: Callable[[], bytes], label: str, is_json: bool, each=None) -> list[Document]:
+def _documents(read: Callable[[], bytes], label: str, is_json: bool, each=None,
+               warnings: list[str] | None = None) -> list[Document]:
     """JSON goes straight from bytes to objects through the fast decoder (no text copy of the
     file); anything it refuses (YAML, a BOM, NaN, broken JSON) takes the general path, which
     decodes exactly as before and words errors the same way. Only this frame holds the bytes, so
@@ -94,14 +107,15 @@ def _documents(read: Callable[[], bytes], label: str, is_json: bool, each=None) 
             _release(mapped)
         text = _decoded(raw, label)
         del raw
-        parsed = _parse(text, label, is_json=is_json)
+        lines: list[int] | None = [] if warnings is not None else None
+        parsed = _parse(text, label, is_json=is_json, warnings=warnings, lines=lines)
         if each is not None:
             for doc in parsed:
                 items = doc.get("items") if isinstance(doc, dict) else None
                 for obj in items if isinstance(items, list) else (doc,):
                     if isinstance(obj, dict):
                         each(obj)
-        return list(_flatten_all(parsed, label))
+        return list(_flatten_all(parsed, label, lines))
 
 
 MAP_FROM_BYTES = 1 << 20
@@ -230,7 +244,8 @@ def _label(path: str) -> str:
     return relative if not relative.startswith("..") else path
 
 
-def _parse(text: str, label: str, is_json: bool) -> list[object]:
+def _parse(text: str, label: str, is_json: bool, warnings: list[str] | None = None,
+           lines: list[int] | None = None) -> list[object]:
     if is_json or text.lstrip().startswith(("{", "[")):
         try:
             return [json.loads(text)]
@@ -239,6 +254,8 @@ def _parse(text: str, label: str, is_json: bool) -> list[object]:
                 raise InputError(
                     f"{label}: line {error.lineno}, column {error.colno}: invalid JSON: {error.msg}"
                 ) from None
+    if warnings is not None:
+        return _parse_yaml_checked(text, label, warnings, lines if lines is not None else [])
     return _parse_yaml(text, label)
 
 
@@ -273,13 +290,63 @@ def _parse_yaml(text: str, label: str) -> list[object]:
         raise InputError(f"{label}: invalid YAML: {error}") from None
 
 
-def _flatten_all(parsed: list[object], label: str) -> Iterator[Document]:
+def _parse_yaml_checked(text: str, label: str, warnings: list[str], lines: list[int]) -> list[object]:
+    """_parse_yaml, node by node: each document's first line into `lines`, and a warning for each
+    key given twice in one mapping (the YAML loader keeps the later value without a word)."""
+    import yaml
+
+    loader = _loader()(text)
+    parsed = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:
+                continue
+            _duplicate_keys(node, label, warnings)
+            doc = loader.construct_document(node)
+            if doc is not None:
+                parsed.append(doc)
+                lines.append(node.start_mark.line + 1)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = error.problem or error.context or "malformed YAML"
+        raise InputError(f"{label}: {where}invalid YAML: {problem}") from None
+    except yaml.YAMLError as error:
+        raise InputError(f"{label}: invalid YAML: {error}") from None
+    finally:
+        loader.dispose()
+    return parsed
+
+
+def _duplicate_keys(node, label: str, warnings: list[str]) -> None:
+    import yaml
+
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, yaml.MappingNode):
+            seen: dict[object, int] = {}
+            for key, value in current.value:
+                name = key.value if isinstance(key, yaml.ScalarNode) else None
+                if name is not None and name in seen:
+                    warnings.append(f"{label}: line {key.start_mark.line + 1}: key {name!r} given twice in one mapping "
+                                    f"(first on line {seen[name]}): the later value is used, the earlier is lost")
+                elif name is not None:
+                    seen[name] = key.start_mark.line + 1
+                stack.append(value)
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(current.value)
+
+
+def _flatten_all(parsed: list[object], label: str, lines: list[int] | None = None) -> Iterator[Document]:
     for index, doc in enumerate(parsed, start=1):
         origin = f"{label} document {index}" if len(parsed) > 1 else label
-        yield from _flatten(doc, origin)
+        line = lines[index - 1] if lines and len(lines) == len(parsed) else None
+        yield from _flatten(doc, origin, line)
 
 
-def _flatten(doc: object, origin: str) -> Iterator[Document]:
+def _flatten(doc: object, origin: str, line: int | None = None) -> Iterator[Document]:
     if not isinstance(doc, dict):
         raise InputError(f"{origin}: expected a Kubernetes object (a mapping), found {describe(doc)}")
     kind = doc.get("kind")
@@ -296,9 +363,9 @@ def _flatten(doc: object, origin: str) -> Iterator[Document]:
         for index, item in enumerate(items):
             if item_kind and isinstance(item, dict):
                 item = {"kind": item_kind, "apiVersion": doc["apiVersion"], **item}
-            yield from _flatten(item, f"{origin} items[{index}]")
+            yield from _flatten(item, f"{origin} items[{index}]", line)
         return
     metadata = doc.get("metadata")
     if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str) or not metadata["name"]:
         raise InputError(f"{origin}: {describe(doc)}: field metadata.name: required")
-    yield Document(doc, origin)
+    yield Document(doc, origin, line)

@@ -35,7 +35,6 @@ Exit status: 0 at least one copy fits, 1 none fits, 2 usage or input error.""")
 @click.pass_context
 def capacity(ctx, filenames, class_name, count, time_limit, feature_gates, output):
     """How many more copies of a claim fit now, per node and pool, and what limits each node."""
-    import sys
 
     from kubectl_dra.commands.common import features_with_gates, open_session
     from kubectl_dra.commands.fit import refuse_invalid, refuse_invalid_pods
@@ -44,8 +43,8 @@ def capacity(ctx, filenames, class_name, count, time_limit, feature_gates, outpu
     from kubectl_dra.options import options_of
     from kubectl_dra.scheduling import fit_capacity
     from kubectl_dra.scheduling.fit import prepare
-    from kubectl_dra.targets import CLAIM_KINDS, sort_manifest
-    from kubectl_dra.terminal_text import safe_line
+    from kubectl_dra.commands.manifests import checked_manifest
+    from kubectl_dra.targets import CLAIM_KINDS
     from kubectl_dra.workloads.sets import expand_set, placed_workloads
 
     if bool(filenames) == bool(class_name):
@@ -55,16 +54,15 @@ def capacity(ctx, filenames, class_name, count, time_limit, feature_gates, outpu
     if time_limit <= 0:
         raise click.UsageError("--time-limit: must be greater than 0")
     options = options_of(ctx)
-    documents = read_inputs(filenames) if filenames else []
+    read_warnings: list[str] = []
+    documents = read_inputs(filenames, warnings=read_warnings) if filenames else []
     session = open_session(ctx)
     namespace = session.namespace() or session.context_namespace
     features = features_with_gates(session, feature_gates)
     objs = session.store.object_set()
     pod, warnings = None, []
     if filenames:
-        manifest = sort_manifest(documents, namespace, options.namespace)
-        if manifest.skipped:
-            print(safe_line(manifest.skipped_line()), file=sys.stderr)  # names from the files
+        manifest = checked_manifest(documents, namespace, options.namespace, session.store.get, read_warnings)
         applied = manifest.applied
         refuse_invalid(applied, features)
         workloads = placed_workloads(manifest.workloads + manifest.companions)

@@ -43,8 +43,6 @@ Exit status: 0 every pod fits, 1 some pod does not fit, 2 usage or input error."
 def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node, feature_gates, workload_claims,
         output):
     """Will a whole workload fit? Where each pod goes, and what stops the first that does not."""
-    import sys
-
     from kubectl_dra.commands.common import features_with_gates, open_session
     from kubectl_dra.documents import read_inputs
     from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK, InputError
@@ -52,8 +50,7 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
     from kubectl_dra.scheduling import fit as fitting
     from kubectl_dra.scheduling.admission import refused_pods
     from kubectl_dra.scheduling.remedies_policy import WORKLOAD_ANNOTATION, for_gang
-    from kubectl_dra.targets import sort_manifest
-    from kubectl_dra.terminal_text import safe_line
+    from kubectl_dra.commands.manifests import checked_manifest
     from kubectl_dra.workloads.sets import expand_set, placed_workloads
 
     if time_limit <= 0:
@@ -65,14 +62,14 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
     if options.all_namespaces:
         raise click.UsageError("-A (--all-namespaces) cannot be used with fit: a workload lives in one namespace")
     live = parse_live_target(target) if target else None
-    documents = read_inputs(filenames, recursive=recursive) if filenames else []
+    warnings: list[str] = []
+    documents = read_inputs(filenames, recursive=recursive, warnings=warnings) if filenames else []
     session = open_session(ctx)
     namespace = session.namespace() or session.context_namespace
     if live is not None:
         documents = fetch_live(session, live, namespace)
-    manifest = sort_manifest(documents, namespace, options.namespace)
-    if manifest.skipped:
-        print(safe_line(manifest.skipped_line()), file=sys.stderr)  # names from the files
+    manifest = checked_manifest(documents, namespace, options.namespace, session.store.get, warnings,
+                                from_files=bool(filenames))
     workloads = placed_workloads(manifest.workloads + manifest.companions)
     if not workloads:
         count_all = len(manifest.documents)
