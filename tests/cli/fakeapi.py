@@ -50,6 +50,8 @@ class FakeApiServer:
         app.router.add_get("/apis/storage.k8s.io/{version}", self._storage_resource_list)
         app.router.add_get("/apis/storage.k8s.io/{version}/{plural}", self._collection)
         app.router.add_get("/api/v1/{plural}", self._collection)
+        app.router.add_get("/api/v1/namespaces/{namespace}/{plural}", self._collection)
+        app.router.add_get("/apis/{group}/{version}/namespaces/{namespace}/{plural}", self._collection)
         self.runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=0.1)
         await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", 0)
@@ -135,6 +137,9 @@ class FakeApiServer:
 
     def _list(self, request, plural):
         items = self.objects[plural]
+        namespace = request.match_info.get("namespace")
+        if namespace:
+            items = [i for i in items if (i.get("metadata") or {}).get("namespace") == namespace]
         limit = int(request.query.get("limit", "0") or 0)
         start = int(request.query.get("continue", "0") or 0)
         self.page_size_seen.append(request.query.get("limit", ""))
