@@ -52,9 +52,14 @@ def explain(ctx, target, filenames, recursive, node, feature_gates, output):
                                if target else "-A (--all-namespaces) cannot be used with -f: "
                                "each object is explained in its own namespace")
     parsed = parse_target(target) if target else None
-    documents = _read_manifests(filenames, recursive) if filenames else None
+    read_warnings: list[str] = []
+    documents = _read_manifests(filenames, recursive, read_warnings) if filenames else None
     session = open_session(ctx)
     namespace = session.namespace() or session.context_namespace
+    if documents is not None:
+        from kubectl_dra.commands.manifests import checked_documents
+
+        documents = checked_documents(documents, namespace, session.store.get, read_warnings)
     objs = session.store.object_set()
     features = features_with_gates(session, feature_gates)
     plan = _plan(documents, namespace, options.namespace) if documents is not None else None
@@ -63,7 +68,7 @@ def explain(ctx, target, filenames, recursive, node, feature_gates, output):
         kind, name = parsed
         explanations = [build_explanation(objs, (kind, namespace, name), features, node)]
     else:
-        explanations = _explain_manifest(plan, objs, features, node)
+        explanations = _explain_manifest(plan, objs, features, node, session.store.items("ResourceQuota"))
     _emit(explanations, output, focused=node is not None)
     fits = all(exp.verdict == "Fits" for exp in explanations)
     ctx.exit(EXIT_OK if fits else EXIT_DOES_NOT_FIT)
@@ -125,10 +130,10 @@ def build_explanation(objs, target, features, node):
         raise InputError(str(error)) from None
 
 
-def _read_manifests(filenames: tuple[str, ...], recursive: bool) -> list:
+def _read_manifests(filenames: tuple[str, ...], recursive: bool, warnings: list[str]) -> list:
     from kubectl_dra.documents import read_inputs
 
-    return read_inputs(filenames, recursive=recursive)
+    return read_inputs(filenames, recursive=recursive, warnings=warnings)
 
 
 def _plan(documents, namespace, explicit_namespace):
@@ -137,16 +142,22 @@ def _plan(documents, namespace, explicit_namespace):
     return plan_what_if(documents, namespace, explicit_namespace)
 
 
-def _explain_manifest(plan, objs, features, node) -> list:
+def _explain_manifest(plan, objs, features, node, quotas=()) -> list:
     """Every target of a manifest judged against the cluster with the manifest's other objects
-    applied; nothing is judged when any object is one the API server would refuse."""
+    applied; nothing is judged when any object is one the API server would refuse. A target whose
+    claim a ResourceQuota would refuse has that refusal as its verdict (scheduling/admission)."""
+    from kubectl_dra.scheduling import admission
     from kubectl_dra.targets import replicas_note
 
     _refuse_invalid(plan, features)
     if plan.skipped:
         print(safe_line(plan.manifest.skipped_line()), file=sys.stderr)  # names from the files
+    cluster = objs
     if plan.applied:
         objs = objs.with_objects([d.obj for d in plan.applied])
+    refusals = admission.what_if_refusals(quotas, objs, [t.obj for t in plan.targets],
+                                          [d.obj for d in plan.applied if d.obj["kind"] == "ResourceClaim"],
+                                          cluster.claims)
     if len(plan.targets) > 1:
         print(f"Warning: {len(plan.targets)} targets, each judged alone: one's devices are not taken from the "
               f"others (kubectl dra fit -f places them as one set)", file=sys.stderr)
@@ -155,6 +166,8 @@ def _explain_manifest(plan, objs, features, node) -> list:
         if target.workload is not None:
             print(f"Warning: {safe_line(replicas_note(target))}", file=sys.stderr)
         explanations.append(build_explanation(objs, target.obj, features, node))
+        if len(explanations) - 1 in refusals:
+            admission.refused(explanations[-1], refusals[len(explanations) - 1])
     return explanations
 
 

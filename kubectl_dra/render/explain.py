@@ -70,12 +70,14 @@ def _verdict_line(exp) -> str:
     if summary.bound_to:
         return f"Verdict: {exp.verdict} — runs on {summary.bound_to} (bound)"
     line = f"Verdict: {exp.verdict} — {count}"
+    if exp.verdict == "Unschedulable" and exp.message.startswith(("the scheduler does not try", "not created: ")):
+        return f"{line}; {exp.message}"  # never tried (a claim refused by a quota, say), whatever fits
     if summary.first_fit:
         line += f"; best: {summary.first_fit}"
         others = [n for n in summary.best if n != summary.first_fit]
         if others:
             line += f" (as good: {_names(others)})"
-    elif exp.verdict == "Error" or exp.message.startswith("the scheduler does not try"):
+    elif exp.verdict == "Error":
         line += f"; {exp.message}"
     return line
 

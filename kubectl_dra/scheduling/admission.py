@@ -23,6 +23,8 @@ from allocator.quantity import QuantityError, parse_quantity
 
 NOT_CREATED = "the scheduler does not try the pod yet"
 """How the verdict reads for a pod whose claim is never created (its PreEnqueue waits for it)."""
+CLAIM_NOT_CREATED = "not created"
+"""How it reads for a ResourceClaim of the manifest that is never created."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,24 @@ def refused_pods(quotas, objs, pods: list[dict], new_claims: list[dict], existin
     return found
 
 
+def what_if_refusals(quotas, objs, targets: list[dict], new_claims: list[dict],
+                     existing_claims: dict) -> dict[int, Refusal]:
+    """explain -f's targets (Pods, claims, templates) whose claim would be refused: a Pod's as
+    refused_pods says, a ResourceClaim target's own (a template is not created by itself)."""
+    pods = [(i, t) for i, t in enumerate(targets) if t.get("kind") == "Pod"]
+    found = {pods[j][0]: r for j, r in refused_pods(quotas, objs, [t for _, t in pods], new_claims,
+                                                      existing_claims).items()}
+    claims = [t for t in targets if t.get("kind") == "ResourceClaim"]
+    if claims and not pods:
+        refused_claims = Admission(quotas, objs.device_classes).claims(claims, existing_claims)
+        for i, target in enumerate(targets):
+            meta = target.get("metadata") or {}
+            refusal = refused_claims.get((meta.get("namespace") or "default", meta.get("name") or ""))
+            if refusal is not None:
+                found[i] = refusal
+    return found
+
+
 def _charged(use, asked: int):
     if not asked or use.used is None:
         return use
@@ -138,7 +158,8 @@ def refused(explanation, refusal: Refusal):
     """The explanation of a what-if pod whose claim would not be created: the refusal is the
     verdict; the nodes stay judged as if it were created (what happens once quota allows)."""
     explanation.verdict = UNSCHEDULABLE
-    explanation.message = f"{NOT_CREATED}: {refusal.words()}"
+    prefix = NOT_CREATED if explanation.target_kind == "Pod" else CLAIM_NOT_CREATED
+    explanation.message = f"{prefix}: {refusal.words()}"
     explanation.remedies = []  # no change of devices helps a claim that is never created
     explanation.warnings.insert(0, f"{refusal.words()}: the nodes below are judged as if the quota allowed it")
     return explanation

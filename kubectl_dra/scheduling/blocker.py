@@ -28,6 +28,8 @@ WAITING_FOR_SCHEDULER = "WaitingForScheduler"
 """It fits on some node now: the scheduler has not placed it yet (backoff, or a filter not modelled)."""
 NOT_TRIED = "NotTriedYet"
 """The scheduler does not try it yet (scheduling gates, a claim that does not exist)."""
+QUOTA_EXCEEDED = "QuotaExceeded"
+"""A ResourceQuota would refuse one of its claims (a what-if pod's: scheduling/admission)."""
 NO_NODES = "NoNodes"
 EXPLAIN_ERROR = "ExplainError"
 OTHER = "Other"
@@ -79,6 +81,8 @@ def blocker_of(explanation) -> Blocker:
     summary = explanation.summary
     if explanation.verdict == FITS:
         return Blocker(WAITING_FOR_SCHEDULER, "fits now: waiting for the scheduler to place it", summary.first_fit)
+    if "would be refused by resourcequota/" in explanation.message:
+        return Blocker(QUOTA_EXCEEDED, explanation.message.split(": ", 1)[-1], None)  # scheduling/admission
     if explanation.message.startswith("the scheduler does not try the pod yet"):
         return Blocker(NOT_TRIED, explanation.message, None)
     if explanation.verdict == ERROR:

@@ -85,3 +85,25 @@ def test_usage_not_computed_refuses_as_admission_does():
     refusal = Admission([quota], {}).charge("ns", template("t", 1)["spec"]["spec"], "claim gpu")
     assert refusal.words() == ("claim gpu would be refused by resourcequota/ns/q: gpu.nvidia.com.deviceclass."
                                "resource.k8s.io/devices usage not computed yet (hard 8)")
+
+
+def test_explain_says_the_refusal_is_the_verdict(run_cli, tmp_path):
+    path = write(tmp_path, [template("two", 2), pod("big", "two")])
+    text = run_cli("--demo", "explain", "-f", path)
+    assert text.status == 1, text
+    verdict = next(line for line in text.stdout.splitlines() if line.startswith("Verdict:"))
+    assert verdict == ("Verdict: Unschedulable — 0 of 5 nodes fit; the scheduler does not try the pod yet: claim gpu "
+                       f"(from template research/two) {QUOTA_WORDS}")
+    document = json.loads(run_cli("--demo", "explain", "-f", path, "-o", "json").stdout)
+    assert document["verdict"] == "Unschedulable" and document["remedies"] == []
+    assert document["summary"]["blocker"]["reason"] == "QuotaExceeded"
+    # Without the quota's namespace nothing is refused: the nodes decide.
+    ml = write(tmp_path, [template("two", 2, "ml-training"), pod("big", "two", "ml-training")])
+    assert "would be refused" not in run_cli("--demo", "explain", "-f", ml).stdout
+
+
+def test_explain_a_claim_the_quota_refuses(run_cli, tmp_path):
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "pair", "namespace": "research"},
+             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}]}}}
+    document = json.loads(run_cli("--demo", "explain", "-f", write(tmp_path, [claim]), "-o", "json").stdout)
+    assert document["message"] == f"not created: ResourceClaim research/pair {QUOTA_WORDS}"

@@ -85,3 +85,13 @@ def test_a_pod_with_the_name_of_one_in_the_snapshot_is_said_to_replace_it(run_cl
     assert warnings_of(result.stderr) == [
         f"Warning: {path} document 2 (line 6): Pod/ml-training/trainer-2 has the name of one in the cluster: judged "
         "with the manifest's, as if applied over it"]
+
+
+def test_explain_says_the_same_lines(run_cli, tmp_path):
+    path = tmp_path / "twice.yaml"
+    path.write_text(TEMPLATE + "---\n" + POD.format(name="pod1") + "---\n" + POD.format(name="pod1"))
+    result = run_cli("--demo", "explain", "-f", str(path), "-o", "json")
+    assert json.loads(result.stdout)["target"]["name"] == "pod1"  # one target, not two
+    assert warnings_of(result.stderr) == [
+        f"Warning: {path} document 3 (line 13): Pod/default/pod1 is also at {path} document 2 (line 6): the later one "
+        "is used, as kubectl apply would leave it"]
