@@ -371,7 +371,7 @@ def test_pending_pods_by_the_dominant_cause_explain_finds(cluster, kube, world, 
     exporter.wait_ready()
     exporter.until(lambda m: series(m, "dra_pending_pods", namespace=namespace) == {
         (("namespace", namespace), ("reason", "NoDevicesOnNode")): 1,
-        (("namespace", namespace), ("reason", "Fits")): 1}, 10, "pending pods by reason")
+        (("namespace", namespace), ("reason", "WaitingForScheduler")): 1}, 10, "pending pods by reason")
     stuck = json.loads(kubectl_dra("--kubeconfig", cluster.kubeconfig, "explain", "-n", namespace, "pod/stuck",
                                    "-o", "json").stdout)
     assert stuck["summary"]["causes"][0]["plugin"] == "DynamicResources"
@@ -381,4 +381,4 @@ def test_pending_pods_by_the_dominant_cause_explain_finds(cluster, kube, world, 
     assert fits["verdict"] == "Fits"
     kube.delete("v1", "Pod", "stuck", namespace, grace_period=0)
     exporter.until(lambda m: series(m, "dra_pending_pods", namespace=namespace) == {
-        (("namespace", namespace), ("reason", "Fits")): 1}, 1.0, "a deleted pending pod's series gone")
+        (("namespace", namespace), ("reason", "WaitingForScheduler")): 1}, 1.0, "a deleted pending pod's series gone")
