@@ -148,6 +148,12 @@ def select_devices(objs: allocator.ObjectSet, features: allocator.Features, sele
     return sorted(set(chosen), key=lambda s: (s.driver, s.pool, s.device))
 
 
+def selects_any(objs: allocator.ObjectSet, selection: Selection) -> bool:
+    """Whether some published device matches the selection (a typo matches none)."""
+    return any(_selected(selection, s["spec"].get("driver"), (s["spec"].get("pool") or {}).get("name"), d.get("name"))
+               for s in objs.slices for d in s["spec"].get("devices") or ())
+
+
 def _selected(selection: Selection, driver: str, pool: str, device: str) -> bool:
     return ((selection.driver is None or selection.driver == driver)
             and (selection.pool is None or selection.pool == pool)

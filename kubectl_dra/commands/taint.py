@@ -95,6 +95,11 @@ def taint(ctx, device, driver, pool, key, value, effect, name, promote, wait, ou
         if name and len(selections) > 1:
             rule_name = f"{name}-{index}"
         rules.append(taint_rules.build_rule(rule_name, chosen, key, value, effect, api_version))
+    slices = store.kind_status.get("ResourceSlice")
+    if not cel and (slices is None or slices.state == "ok") and not taint_rules.selects_any(store.object_set(), selection):
+        # A typo would otherwise write a rule that taints nothing (kubectl taint refuses a node that does not exist).
+        raise InputError(f"{device or selection}: no such device ({selection} matches no device of the cluster; "
+                         "kubectl dra devices lists them)")
     previews = taint_rules.preview(_raw_objects(store), rules, store.features())
     if apply_:
         written = _run(_create(session, rules))
@@ -103,6 +108,20 @@ def taint(ctx, device, driver, pool, key, value, effect, name, promote, wait, ou
         for preview, obj in zip(previews, written):
             preview.rule = obj
     _show(previews, output, apply_, "created")
+
+
+def _cel_selector(command):
+    """-l/--selector is global (a label selector for list commands); here it is a CEL expression."""
+    for param in command.params:
+        if param.name == "selector_flag":
+            param.metavar = "CEL"
+            param.help = ("A CEL expression over `device`, as in a DeviceClass selector (not a label selector), e.g. "
+                          "-l 'device.attributes[\"gpu.example.com\"].model == \"A100\"'; evaluated now into one "
+                          "rule per device.")
+    return command
+
+
+taint = _cel_selector(taint)
 
 
 def _promote(ctx, name, effect, wait, output, apply_):

@@ -146,6 +146,11 @@ def test_untaint_previews_by_key(run_cli, isolated_kubeconfig):
     (["taint", "--promote", "x", "None", "--key", "k"], "error: --promote NAME EFFECT changes an existing rule"),
     (["taint", "--driver", "gpu.nvidia.com", "--selector", "device.driver == 'none'", "--key", "k", "--effect", "None"],
      "error: --selector \"device.driver == 'none'\": no device of driver gpu.nvidia.com matches"),
+    (["taint", "gpu-9", "--key", "example.com/k", "--effect", "NoSchedule"],
+     "error: gpu-9: no such device (device gpu-9 matches no device of the cluster; kubectl dra devices lists them)"),
+    (["taint", "gpu.nvidia.com/gpu-node-9/gpu-0", "--key", "example.com/k", "--effect", "NoSchedule"],
+     "error: gpu.nvidia.com/gpu-node-9/gpu-0: no such device (driver gpu.nvidia.com, pool gpu-node-9, device gpu-0 "
+     "matches no device"),
     (["untaint"], "error: give rule NAMEs or --key KEY (one of them)"),
     (["untaint", "nope"], "error: DeviceTaintRule/nope not found"),
     (["untaint", "--key", "nobody.example.com/k"], "error: no DeviceTaintRule has taint key nobody.example.com/k"),
@@ -182,3 +187,10 @@ def test_unreadable_rules_are_kubectls_forbidden_line_not_a_guess(run_cli, isola
     result = run_cli("--from", str(snapshot), *args)
     assert result.status == 1 and result.stderr.strip().splitlines()[-1].startswith(
         "Error from server (Forbidden): devicetaintrules.resource.k8s.io is forbidden"), result.stderr
+
+
+def test_taint_says_its_selector_is_cel_not_a_label_selector(run_cli):
+    result = run_cli("taint", "--help")
+    assert result.status == 0
+    flag = result.stdout[result.stdout.index("-l, --selector"):].split("--field-selector")[0]
+    assert "CEL" in flag and "Label selector" not in flag
