@@ -1,4 +1,4 @@
-"""Nodes that reach alike pools share one search (allocator.explain._NodeSharing): the explanation
+"""Nodes that reach alike pools share one search (allocator.explain.node_sharing.NodeSharing): the explanation
 must be the one judging every node on its own gives, device by device and message by message."""
 
 from __future__ import annotations
