@@ -13,7 +13,7 @@ import pytest
 import allocator
 from allocator import index as index_module
 from allocator import objects as objects_module
-from allocator import validation as validation_module
+from allocator.validation import slices as validation_module  # where _plain_device is looked up
 from allocator.quantity import parse_quantity
 from allocator.validation import validate_object
 from kubectl_dra.objects import Interner

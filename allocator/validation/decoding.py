@@ -1,0 +1,102 @@
+"""Strict decoding, as `kubectl apply` does it: every field known, every value of the declared JSON
+type, with a hint for fields misplaced between versions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable
+
+from ..objects import RESOURCE_GROUP
+from ..quantity import QuantityError, parse_quantity
+
+from .problems import Problems
+from .schemas import ANY, BOOLEAN, EXACT_FIELDS, INTEGER, OBJECT, QUANTITY, STRING
+
+_TYPE_WORDS = {STRING: "a string", INTEGER: "an integer", BOOLEAN: "a boolean", OBJECT: "an object"}
+
+
+def decode(value: Any, schema: Any, path: str, problems: Problems, hint: Callable[[str, str], str]) -> None:
+    """Strict decoding: every field known, every value of the declared JSON type."""
+    if value is None or schema == ANY:
+        return  # null decodes to the zero value, as in Go
+    if isinstance(schema, dict) or schema == OBJECT:
+        if not isinstance(value, dict):
+            problems.add(path, f"must be an object, not {json_type(value)}")
+            return
+        if schema == OBJECT:
+            return
+        for key, item in value.items():
+            child = f"{path}.{key}" if path else str(key)
+            if key not in schema:
+                problems.add(child, f"unknown field {json.dumps(key)}{hint(path, str(key)) or _suggestion(str(key), schema)}")
+                continue
+            decode(item, schema[key], child, problems, hint)
+        return
+    if isinstance(schema, tuple):
+        shape, inner = schema
+        if shape == "list":
+            if not isinstance(value, list):
+                problems.add(path, f"must be a list, not {json_type(value)}")
+                return
+            for i, item in enumerate(value):
+                decode(item, inner, f"{path}[{i}]", problems, hint)
+        else:
+            if not isinstance(value, dict):
+                problems.add(path, f"must be an object, not {json_type(value)}")
+                return
+            for key, item in value.items():
+                decode(item, inner, f"{path}[{key}]", problems, hint)
+        return
+    if schema == QUANTITY:
+        try:
+            parse_quantity(value)
+        except QuantityError as error:
+            problems.add(path, f"Invalid value: {json.dumps(value)}: {error}")
+        return
+    ok = {STRING: isinstance(value, str), BOOLEAN: isinstance(value, bool),
+          INTEGER: isinstance(value, int) and not isinstance(value, bool)}[schema]
+    if not ok:
+        problems.add(path, f"must be {_TYPE_WORDS[schema]}, not {json_type(value)} {json.dumps(value)}")
+
+
+def json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def no_hint(parent: str, key: str) -> str:
+    return ""
+
+
+def _suggestion(key: str, schema: dict) -> str:
+    import difflib  # only to word an unknown field
+
+    close = difflib.get_close_matches(key, list(schema), n=1, cutoff=0.6)
+    if not close:
+        close = [k for k in schema if k.lower() == key.lower()]
+    return f"; did you mean {json.dumps(close[0])}?" if close else ""
+
+
+def version_hint(version: str) -> Callable[[str, str], str]:
+    """v1beta1 requests were flat; v1 and v1beta2 nest those fields under `exactly`, the most
+    common mistake when porting a manifest between versions."""
+
+    def hint(parent: str, key: str) -> str:
+        if not re.fullmatch(r"(spec\.)?spec\.devices\.requests\[\d+\]", parent):
+            return ""
+        if version != "v1beta1" and key in EXACT_FIELDS:
+            return f"; in {RESOURCE_GROUP}/{version} it belongs under exactly ({parent}.exactly.{key})"
+        if version == "v1beta1" and key == "exactly":
+            return f"; {RESOURCE_GROUP}/v1beta1 requests are flat (exactly is {RESOURCE_GROUP}/v1)"
+        return ""
+
+    return hint
