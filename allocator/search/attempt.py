@@ -1,245 +1,39 @@
-"""The allocation search for one node: a faithful port of the upstream structured allocator.
-
-Mirrors k8s.io/dynamic-resource-allocation structured/internal/incubating/allocator_incubating.go
-(Allocate, validateDeviceRequest, allocateOne, isSelectable, allocateDevice,
-checkAvailableCounters, createNodeSelector), including its quirks, because our verdicts must
-equal the scheduler's: first complete solution wins, combinations (not permutations) inside one
-request, counters cached per pool, and (1.35 only) counters consumed by a candidate that is then
-rejected for a taint or a constraint are not given back within the attempt.
-
-On top of the upstream logic it records why candidates were passed over, for explanations.
+"""The search on one node (upstream Allocate, allocateOne, allocateDevice, createNodeSelector) and
+the Allocator, shared across the nodes of one pod, that runs it.
 """
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
 
-from . import capacity as capacity_rules
-from . import compatibility
-from .cel import CelCompileError, CelRuntimeError, SelectorCompiler
-from .constraints import Constraint, build_constraints
-from .features import Features
-from .index import ClusterIndex
-from .model import Device, DeviceID, format_amount
-from .nodeselector import NodeSelectorError, node_matches
-from .pools import AllocatorError, NodeUnschedulable, Pool, available_counters, gather_pools
-from .quantity import Quantity, parse_quantity
-from .state import AllocatedState
-from .taints import untolerated_taints
+from .. import capacity as capacity_rules
+from .. import compatibility
+from ..cel import CelCompileError, CelRuntimeError
+from ..constraints import Constraint, build_constraints
+from ..features import Features
+from ..index import ClusterIndex
+from ..model import Device, DeviceID
+from ..nodeselector import NodeSelectorError, node_matches
+from ..pools import AllocatorError, NodeUnschedulable, Pool, available_counters, gather_pools
+from ..quantity import Quantity
+from ..state import AllocatedState
+from ..taints import untolerated_taints
 
-RESULTS_MAX = 32  # resourceapi.AllocationResultsMaxSize
+from .codes import (
+    BINDING_CONDITIONS_DISABLED, CAPACITY, CLASS_SELECTOR, COMPATIBILITY_GROUPS, CONSTRAINT, COUNTERS,
+    COUNTERS_DISABLED, IN_USE, IN_USE_SAME_CLAIM, NODE_MISMATCH, NODE_OPERATIONS, OPTIONAL_NODE_OPERATIONS,
+    REQUEST_SELECTOR, RESULTS_MAX, TAINTED,
+)
+from .requests import ChosenDevice, ClaimSpec, Request, RequestData, make_request
+from .selectors import SelectorEvaluator
+from .trace import CompatibilityConflict, CounterShortage, SearchTrace
+
 _NO_SUCH_KEY_HINT = (". consider using CEL optional chaining (.? followed by orValue()) "
                      "or guarding the check with has() for optional fields")
-
-# Reason codes of rejected devices (documented in docs/EXPLANATION.md).
-IN_USE = "InUse"
-IN_USE_SAME_CLAIM = "InUseBySameClaim"
-BINDING_CONDITIONS_DISABLED = "BindingConditionsDisabled"
-CLASS_SELECTOR = "ClassSelectorFalse"
-REQUEST_SELECTOR = "RequestSelectorFalse"
-CEL_ERROR = "CELError"
-NODE_MISMATCH = "DeviceNodeMismatch"
-CAPACITY = "CapacityInsufficient"
-COUNTERS_DISABLED = "PartitionableDevicesDisabled"
-COUNTERS = "CountersExhausted"
-TAINTED = "TaintNotTolerated"
-CONSTRAINT = "ConstraintConflict"
-NODE_OPERATIONS = "NodeOperationsUnsupported"
-COMPATIBILITY_GROUPS = "CompatibilityGroupConflict"
-
-# The node-declared feature a device of a slice with skipNodeOperations needs
-# (component-helpers nodedeclaredfeatures/features/draoptionalnodeoperations).
-OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations"
-
-
-class _CounterShortage:
-    """Formats its message only when an explanation shows it: the search meets many of these."""
-
-    __slots__ = ("device", "counter_sets", "set_name", "name", "left", "taken")
-
-    def __init__(self, device: Device, counter_sets: dict, set_name: str, name: str, left, taken):
-        self.device, self.counter_sets, self.set_name, self.name = device, counter_sets, set_name, name
-        self.left, self.taken = left, taken
-
-    def __str__(self) -> str:
-        need = dict(self.device.counter_amounts).get(self.set_name, {}).get(self.name, 0)
-        shown = dict(self.device.consumes_counters).get(self.set_name, {}).get(self.name)
-        like = shown if shown is not None else next(iter(self.counter_sets[self.set_name].values()))
-        return (f"counter set {self.set_name}, counter {self.name}: device needs {format_amount(need, like)}, "
-                f"{format_amount(self.left - (self.taken - need), like)} left")
-
-
-class _CompatibilityConflict:
-    """A CompatibilityGroupConflict of the search, formatted only when shown: the devices on the
-    counter set (allocated before, or chosen in this attempt as they were at the rejection)."""
-
-    __slots__ = ("search", "device", "pool", "set_name", "current", "chosen")
-
-    def __init__(self, search, device: Device, pool, set_name: str, current, chosen: list):
-        self.search, self.device, self.pool, self.set_name = search, device, pool, set_name
-        self.current, self.chosen = current, chosen
-
-    def __str__(self) -> str:
-        state = self.search.a.state
-        devices = [d for s in self.pool.slices_targeting_node + self.pool.slices_not_targeting_node for d in s.devices]
-        members = compatibility.members(devices, state.is_allocated).get(self.set_name, []) + self.chosen
-        return compatibility.conflict(
-            self.device, {self.set_name: self.current}, {self.set_name: list(dict.fromkeys(members))},
-            lambda d: "allocated to another claim" if d in state.devices else "chosen in the same allocation") or ""
 
 
 class _MaxSizeExceeded(Exception):
     """upstream errAllocationResultMaxSizeExceeded: prune choices that cannot stay within 32 results."""
-
-
-@dataclass
-class Request:
-    """A request or subrequest (upstream requestAccessor)."""
-
-    name: str
-    parent: str | None
-    class_name: str | None
-    selectors: list[dict]
-    mode: str
-    count: int
-    admin_access: bool
-    has_admin_access: bool
-    tolerations: list[dict]
-    capacity: dict[str, Quantity] | None
-    raw: dict
-
-    @property
-    def full_name(self) -> str:
-        return f"{self.parent}/{self.name}" if self.parent else self.name
-
-
-def make_request(raw: dict, name: str, parent: str | None) -> Request:
-    capacity = raw.get("capacity")
-    requests = None
-    if capacity is not None:
-        requests = {k: parse_quantity(v) for k, v in (capacity.get("requests") or {}).items()}
-    admin = raw.get("adminAccess") if parent is None else None
-    return Request(
-        name=name, parent=parent, class_name=raw.get("deviceClassName") or None,
-        selectors=raw.get("selectors") or [], mode=raw.get("allocationMode") or "ExactCount",
-        count=int(raw.get("count") or 1), admin_access=bool(admin), has_admin_access=admin is not None,
-        tolerations=raw.get("tolerations") or [], capacity=requests, raw=raw,
-    )
-
-
-@dataclass
-class RequestData:
-    request: Request
-    klass: dict | None = None
-    num_devices: int = 0
-    all_devices: list[tuple[Device, Pool]] | None = None
-    selected_sub: int = 0
-    # DRADerivedAttributes: attribute name -> CEL expression, for this request's devices only.
-    derived: dict[str, str] | None = None
-
-
-@dataclass
-class ChosenDevice:
-    request: Request
-    device: Device
-    share_id: str | None = None
-    consumed: dict[str, Quantity] | None = None
-
-    def result(self, features: Features) -> dict:
-        """DeviceRequestAllocationResult as the API server would store it."""
-        data = {
-            "request": self.request.full_name,
-            "driver": self.device.id.driver,
-            "pool": self.device.id.pool,
-            "device": self.device.id.device,
-        }
-        if self.request.admin_access:
-            data["adminAccess"] = True
-        if self.request.tolerations:
-            data["tolerations"] = [dict(t) for t in self.request.tolerations]
-        if self.share_id:
-            data["shareID"] = self.share_id
-        if self.consumed:
-            data["consumedCapacity"] = {k: str(v) for k, v in self.consumed.items()}
-        if features.checks_node_operations and self.device.slice.skip_node_operations:
-            data["skipNodeOperations"] = list(self.device.slice.skip_node_operations)
-        if features.binding_and_status:
-            if self.device.binding_conditions:
-                data["bindingConditions"] = list(self.device.binding_conditions)
-            if self.device.binding_failure_conditions:
-                data["bindingFailureConditions"] = list(self.device.binding_failure_conditions)
-        return data
-
-
-@dataclass
-class Rejection:
-    code: str
-    message: object  # str, or an object whose str() is the message (formatted on demand)
-
-
-@dataclass
-class SearchTrace:
-    """Why candidates were passed over while searching (request full name -> device -> reason)."""
-
-    rejected: dict[tuple[int, str], dict[DeviceID, Rejection]] = field(default_factory=dict)
-    allocate_one_calls: int = 0
-
-    def note(self, claim_index: int, request: Request, device: Device, code: str, message: object) -> None:
-        bucket = self.rejected.setdefault((claim_index, request.full_name), {})
-        bucket.setdefault(device.id, Rejection(code, message))
-
-
-class ClaimSpec:
-    """A claim to allocate: its key for messages and its v1 spec."""
-
-    def __init__(self, claim: dict):
-        self.raw = claim
-        meta = claim["metadata"]
-        self.namespace = meta.get("namespace") or "default"
-        self.name = meta["name"]
-        self.requests = claim["spec"]["devices"].get("requests") or []
-
-    @property
-    def ref(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-
-class SelectorEvaluator:
-    """CEL selectors compiled once and evaluated once per distinct referenced-attribute set."""
-
-    def __init__(self, features: Features):
-        # The scheduler compiles stored selectors with every declaration its version knows,
-        # whatever the gates say (cel/compile.go, StoredExpressions).
-        self.compiler = SelectorCompiler(consumable_capacity=True, list_attributes=features.minor >= 36,
-                                         multi_allocations_visible=features.knows_consumable_capacity)
-        self.list_values = features.cel_sees_list_attributes
-        self.results: dict[tuple[str, object], object] = {}
-        self.per_device: dict[tuple[str, Device], object] = {}
-        self.evaluations = 0
-
-    def evaluate(self, expression: str, device: Device) -> bool:
-        """True/False; raises CelCompileError or CelRuntimeError."""
-        cached = self.per_device.get((expression, device))
-        if cached is None:
-            compiled = self.compiler.compile(expression)
-            if device.list_attribute is not None and not self.list_values:
-                # Building the CEL input fails for every attribute the release cannot represent,
-                # whether the expression reads it or not (cel/compile.go getAttributeValue).
-                raise CelRuntimeError(f"attribute {device.list_attribute}: unsupported attribute value")
-            key = (expression, compiled.fingerprint(device))
-            cached = self.results.get(key)
-            if cached is None:
-                self.evaluations += 1
-                try:
-                    cached = compiled.matches(device)
-                except CelRuntimeError as err:
-                    cached = err
-                self.results[key] = cached
-            self.per_device[(expression, device)] = cached
-        if isinstance(cached, CelRuntimeError):
-            raise cached
-        return cached
 
 
 class Allocator:
@@ -613,7 +407,7 @@ class _Attempt:
             # Before the counters, so a rejection reserves nothing (allocateDevice); skipped for a
             # further share of a device already placed, like the counter check.
             restore = self._join_compatibility_groups(device, pool)
-            if isinstance(restore, _CompatibilityConflict):
+            if isinstance(restore, CompatibilityConflict):
                 self.trace.note(ci, request, device, COMPATIBILITY_GROUPS, restore)
                 return None
             undo.append(restore)
@@ -754,7 +548,7 @@ class _Attempt:
                 chosen = [(c.device.id, g) for results in self.results for c in results
                           if c.device.id.pool == pool.name and c.device.id.driver == pool.driver
                           for name, g in c.device.compatibility_groups if name == set_name]
-                return _CompatibilityConflict(self, device, pool, set_name, current, chosen)
+                return CompatibilityConflict(self, device, pool, set_name, current, chosen)
             saved.append((set_name, current, existed))
             running[set_name] = compatibility.add(current, groups)
         return restore
@@ -804,7 +598,7 @@ class _Attempt:
                 taken = used.get(name, 0) if used else 0
                 if left < taken:
                     self._give_back_counters(device, pool)
-                    return _CounterShortage(device, self._counter_sets(device, pool), set_name, name, left, taken)
+                    return CounterShortage(device, self._counter_sets(device, pool), set_name, name, left, taken)
         return None
 
     def _give_back_counters(self, device: Device, pool: Pool) -> None:
