@@ -66,6 +66,10 @@ class Cycle:
     diagnose: bool = True   # False: DynamicResources gives verdicts without per-device reasons (fit)
     selectors: object = None  # an allocator SelectorEvaluator shared across cycles (fit), or a new one each
     skipped: set[str] = field(default_factory=set)  # plugins whose PreFilter said Skip (their Filter never runs)
+    pre_filtered: dict | None = None
+    """Shared by the cycles that judge one pod chunk by chunk against the same snapshot (fit): what
+    PreFilter found for the plugins whose PreFilter reads every node (READS_SNAPSHOT), which is
+    the same for every chunk, so it runs once per scheduling cycle as in the scheduler."""
 
     snapshot: dict[str, NodeInfo] | None = None
     """Every node of the cluster as the scheduler's snapshot holds it (its pods included), which
@@ -122,7 +126,7 @@ def run(cycle: Cycle) -> Diagnosis:
     narrowed: set[str] | None = None
     narrowing: list[str] = []
     for plugin in MODELLED:
-        names, status = plugin.pre_filter(cycle)
+        names, status = _pre_filter(plugin, cycle)
         status = Status(status.code, status.reasons, plugin.NAME, status.detail)
         if status.code == Code.SKIP:
             skipped.add(plugin.NAME)
@@ -168,6 +172,38 @@ def run(cycle: Cycle) -> Diagnosis:
             recorded = first
         results.append(NodeResult(name, statuses, recorded))
     return Diagnosis(results, rejection)
+
+
+_NO_STATE = object()
+
+
+def _pre_filter(plugin, cycle: Cycle) -> tuple:
+    shared = cycle.pre_filtered if getattr(plugin, "READS_SNAPSHOT", False) else None
+    if shared is not None and plugin.NAME in shared:
+        names, status, state = shared[plugin.NAME]
+        if state is not _NO_STATE:
+            cycle.state[plugin.NAME] = state
+        return names, status
+    names, status = plugin.pre_filter(cycle)
+    if shared is not None:
+        shared[plugin.NAME] = (names, status, cycle.state.get(plugin.NAME, _NO_STATE))
+    return names, status
+
+
+def pre_filtered_with_pod(shared: dict, added, info: NodeInfo) -> None:
+    """Cycle.pre_filtered brought up to date once `added` (a BoundPod) is bound to `info`'s node:
+    each plugin's state through its PreFilterExtensions.AddPod (counting the one new pod instead of
+    every pod again); a plugin that skipped, or has no AddPod, runs its PreFilter again."""
+    for plugin in MODELLED:
+        entry = shared.get(plugin.NAME)
+        if entry is None:
+            continue
+        names, status, state = entry
+        add = getattr(plugin, "add_pod", None)
+        if state is _NO_STATE or add is None:
+            del shared[plugin.NAME]
+        else:
+            shared[plugin.NAME] = (names, status, add(None, state, added, info))
 
 
 def _named(status: Status, plugin: str) -> Status:

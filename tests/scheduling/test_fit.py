@@ -405,3 +405,36 @@ def test_fit_and_capacity_count_a_bound_pods_recorded_footprint():
     # the first copy's 2 leave 1.5 (counting old's request alone would leave room for two)
     assert report.nodes[0].one_at_a_time == 1
     assert report.nodes[0].limit.startswith("cpu: needs 2 with claim(s) ") and report.nodes[0].limit.endswith("1.5 free of 6")
+
+
+def _replicas_with_affinity(count: int, affinity: dict) -> dict:
+    spec = pod_spec()
+    spec["affinity"] = affinity
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"replicas": count, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}}, "spec": spec}}}
+
+
+def test_replicas_with_required_self_anti_affinity_take_one_node_each():
+    """Four replicas that repel each other on kubernetes.io/hostname, three nodes: the scheduler binds
+    three, one per node, and the fourth stays pending (each placed replica counts for the next)."""
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    plan = placed(cluster(3), _replicas_with_affinity(4, anti))
+    assert sorted(p.node for p in plan.placements if p.node) == ["n0", "n1", "n2"]
+    assert plan.placed == 3 and plan.failure is not None
+    assert plan.failure.nodes[0].filters and any(
+        s.plugin == "InterPodAffinity" and s.rejected for n in plan.failure.nodes for s in n.filters)
+
+
+def test_replicas_with_required_zone_affinity_follow_the_first():
+    """Required affinity to their own app in a zone: the first replica may go anywhere (the first pod
+    of a group), every later one only to its zone."""
+    objects = [device_class(), template()]
+    for i, zone in enumerate(["z1", "z1", "z2", "z2"]):
+        objects += [node(f"n{i}", labels={"topology.kubernetes.io/zone": zone}), gpus(f"n{i}", 4)]
+    affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "topology.kubernetes.io/zone"}]}}
+    plan = placed(allocator.load_objects(objects), _replicas_with_affinity(4, affinity))
+    zones = {"n0": "z1", "n1": "z1", "n2": "z2", "n3": "z2"}
+    assert plan.fits and len({zones[p.node] for p in plan.placements}) == 1

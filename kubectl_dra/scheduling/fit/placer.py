@@ -55,6 +55,9 @@ class Placer:
         # (the last on that node; with pools that are not node-local, the last of all): valid
         # until an undo takes that commit back.
         self._failed: dict[object, dict[str, int]] = {}
+        # Per pod shape: the snapshot-wide PreFilter results of this cluster state (see
+        # framework.Cycle.pre_filtered): a commit adds its pod to them, an undo clears them.
+        self._pre_filtered: dict[tuple, dict] = {}
         self._touched: dict[str, list[int]] = {}
         self.depth = 0
         self.steps = 0
@@ -92,8 +95,9 @@ class Placer:
         order, cycle, diagnosis). `without`: a device (driver, pool, name) left out."""
         infos = {n: self.infos[n] for n in names if n in self.infos}
         view = self._view(pod, names, without)
+        shared = self._pre_filtered.setdefault((self._shape(pod), without), {})
         cycle = framework.Cycle(pod, view, self.features, infos, what_if=True, diagnose=diagnose,
-                                selectors=self.selectors, snapshot=self.infos)
+                                selectors=self.selectors, snapshot=self.infos, pre_filtered=shared)
         cycle.state.update(self.cycle_state(pod))
         diagnosis = framework.run(cycle)
         self.steps += len(infos)
@@ -358,6 +362,8 @@ class Placer:
         self.infos[node].add(added)
         self.committed.setdefault(node, []).append((self._shape(pod)[1], tuple(sorted(d["device"] for d in devices))))
         self.depth += 1
+        for shared in self._pre_filtered.values():
+            framework.pre_filtered_with_pod(shared, added, self.infos[node])
         self._touched.setdefault(node, []).append(self.depth)
         placement = PodPlacement(namespace, meta["name"], "", node, devices, names)
         return previous, {"node": node, "pod": added, "pending": pending}, placement
@@ -371,6 +377,7 @@ class Placer:
 
     def undo(self, previous, change: dict) -> None:
         self.objs = previous
+        self._pre_filtered.clear()
         for key in change["pending"]:
             del self.pending[key]
         self.infos[change["node"]].remove(change["pod"])

@@ -40,6 +40,7 @@ from ..selectors import NOTHING, LabelSelectorError, Selector
 from ..status import SKIP, SUCCESS, Code, Status
 
 NAME = "InterPodAffinity"
+READS_SNAPSHOT = True   # PreFilter counts the pods of every node: one run per scheduling cycle
 # filtering.go's reasons, as the scheduler counts them.
 ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy existing pods anti-affinity rules"
 ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
