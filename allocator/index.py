@@ -5,12 +5,22 @@ from __future__ import annotations
 import copy
 import weakref
 from collections.abc import Iterator, Mapping
+from typing import Protocol
 
 from .features import Features
 from .gcpause import paused_gc
 from .model import Slice
-from .objects import ObjectSet
 from .taints import rule_taint_lookup
+
+
+class IndexedObjects(Protocol):
+    """What the index reads of an allocator.objects.ObjectSet: its slices, its DeviceTaintRules and
+    its cache of derived data, which holds the index. A Protocol, not an import: objects.py reaches
+    the index (ObjectSet.with_changes shares it), and the two modules must not import each other."""
+
+    slices: list[dict]
+    taint_rules: dict[str, dict]
+    _cache: dict
 
 
 class ClusterIndex:
@@ -25,7 +35,7 @@ class ClusterIndex:
     nothing that refers back to it: an object set no longer used is freed at once, not by the
     collector's next pass over every object it held (0.4 s at 40,000 devices, issue 18)."""
 
-    def __init__(self, objs: ObjectSet, features: Features):
+    def __init__(self, objs: IndexedObjects, features: Features):
         self.objs = objs
         self.features = features
         self._typer = _Typer(rule_taint_lookup(objs.taint_rules.values(), features.device_taint_rules))
@@ -59,11 +69,11 @@ class ClusterIndex:
         self.newest_generation = newest
 
     @property
-    def objs(self) -> ObjectSet:
+    def objs(self) -> IndexedObjects:
         return self._objs()
 
     @objs.setter
-    def objs(self, objs: ObjectSet) -> None:
+    def objs(self, objs: IndexedObjects) -> None:
         self._objs = weakref.ref(objs)
 
     @property
@@ -134,7 +144,7 @@ class _TypedGroups(Mapping):
         return len(self._raws)
 
 
-def cluster_index(objs: ObjectSet, features: Features) -> ClusterIndex:
+def cluster_index(objs: IndexedObjects, features: Features) -> ClusterIndex:
     key = ("index", features)
     index = objs._cache.get(key)
     if index is None:
@@ -143,7 +153,7 @@ def cluster_index(objs: ObjectSet, features: Features) -> ClusterIndex:
     return index
 
 
-def share_indexes(source: ObjectSet, clone: ObjectSet) -> None:
+def share_indexes(source: IndexedObjects, clone: IndexedObjects) -> None:
     """Lets `clone`, which has the same slices and DeviceTaintRules as `source`, reuse its indexes."""
     for key, index in source._cache.items():
         if isinstance(key, tuple) and key[0] == "index":
