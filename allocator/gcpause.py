@@ -1,7 +1,7 @@
 """Pausing the cyclic garbage collector around bulk work on many small dicts.
 
 Decoding a big list makes millions of small dicts; each allocation burst triggers collections that
-rescan all of them for cycles they cannot have, which made decoding 2-3x slower in measurements
+rescan all of them for cycles they cannot have, which made decoding several times slower
 (shared/reference/python-libs.md §1.5).
 """
 

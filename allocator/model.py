@@ -129,7 +129,7 @@ def format_amount(value, like: Quantity) -> str:
 
 
 _new_tuple = tuple.__new__
-"""DeviceID(a, b, c) without the NamedTuple's Python-level __new__ (40,000 devices per build)."""
+"""DeviceID(a, b, c) without the NamedTuple's Python-level __new__ (made for every device of a build)."""
 
 
 class DeviceID(NamedTuple):
@@ -217,7 +217,7 @@ class Device:
         """`seen`: {id(capacity dict or counter list): (it, its shared view)} for one build of many
         devices, whose raw objects live and stay unchanged throughout it: a source that shares
         whole capacities and counter lists between devices (kubectl_dra.objects.Interner) then
-        has each looked up once, not re-keyed per device (issue 18)."""
+        has each looked up once, not re-keyed per device."""
         self.raw = raw
         self.name = raw["name"]
         self.slice = slice_
@@ -229,7 +229,7 @@ class Device:
         self._list_attribute: str | None | bool = False
         # Capacity and consumed counters are read-only once built (the search copies before adding
         # up), so devices that declare the same values share one set of them (_shared_capacity,
-        # _shared_counters): a fleet of alike nodes repeats a few (issue 18).
+        # _shared_counters): a fleet of alike nodes repeats a few.
         capacity = raw.get("capacity")
         if seen is None or not capacity:
             self.capacity, self.policies, self.negative_capacity = _shared_capacity(capacity)
@@ -251,7 +251,7 @@ class Device:
         else:
             self.consumes_counters = self.counter_amounts = self.compatibility_groups = _NO_TAINTS
         if raw.keys() <= PLAIN_DEVICE_KEYS:
-            # The common device (issue 18): none of the fields below, so their defaults, without
+            # The common device: none of the fields below, so their defaults, without
             # asking for each of them.
             self.taints = extra_taints or _NO_TAINTS
             self.binding_conditions = self.binding_failure_conditions = _NO_CONDITIONS
@@ -348,7 +348,7 @@ class Slice:
             self.shared_counters = _counter_sets(counter_sets)
         else:
             # Read-only once built, like a device's counters: slices whose sharedCounters are one
-            # list (kubectl_dra.objects.Interner) share one parsed copy (issue 18).
+            # list (kubectl_dra.objects.Interner) share one parsed copy.
             known = seen.get(id(counter_sets))
             if known is None or known[0] is not counter_sets:
                 known = seen[id(counter_sets)] = (counter_sets, _counter_sets(counter_sets))

@@ -215,7 +215,7 @@ def attribute_value(attr: dict):
 _QUALIFIED: dict[str, dict[str, str]] = {}
 _QUALIFIED_MAX = 4096
 """Names memoised per driver: a fleet's devices repeat a few attribute and capacity names, and each
-device's report made its own copy of every qualified name (about 0.5 KB per device)."""
+device's report made its own copy of every qualified name."""
 
 
 def qualified(driver: str, name: str) -> str:
@@ -320,7 +320,7 @@ def _by_pool(items) -> dict[tuple[str, str], dict[str, object]]:
 class _Shortages:
     """counter_shortage for one analysis, pool by pool: a device whose counters are those of a
     device seen before (one shared list, allocator.model._shared_counters) in a pool with the same
-    counters left (alike idle nodes) has the same answer, found once (issue 18)."""
+    counters left (alike idle nodes) has the same answer, found once."""
 
     __slots__ = ("_known", "_lefts", "_available", "_left")
 
@@ -365,8 +365,8 @@ def capacity_exhausted(capacity: dict[str, Quantity], consumed: dict[str, Quanti
 
 
 # The one empty list and dict of every device report that has no taints, binding conditions,
-# holders, status or consumed capacity (most of a big cluster's devices: ~300 bytes each saved,
-# issue 18). Reports are read, never changed in place; nothing may append to these.
+# holders, status or consumed capacity (most of a big cluster's devices, each spared two empty
+# containers of its own). Reports are read, never changed in place; nothing may append to these.
 _NONE: list = []
 _NOTHING: dict = {}
 
@@ -374,8 +374,8 @@ _NOTHING: dict = {}
 class _LazyDeviceReport(DeviceReport):
     """A DeviceReport whose attributes, capacity and consumed_counters (a third of its cost in
     time and most in memory: a dict of qualified names per device) are derived from the allocator's
-    Device when one of them is first read. `kubectl dra pools` and the pool counts never read them
-    (issue 18: a million devices)."""
+    Device when one of them is first read. `kubectl dra pools` and the pool counts never read them,
+    which matters at a million devices."""
 
     def __init__(self, device: Device, scope: NodeScope, holders: list, status: list, usable: bool,
                  consumed_capacity: dict, counters_blocked: str | None, capacity_blocked: str | None) -> None:
@@ -395,7 +395,7 @@ class _LazyDeviceReport(DeviceReport):
         self._derived: tuple | None = None
         """(attributes, capacity, consumed_counters) once first read. Every key of the instance is
         set here: a key added later made each report's attribute dict a copy of its own instead of
-        sharing the class's keys (about 0.75 KB per device)."""
+        sharing the class's keys."""
 
     def _derive(self) -> tuple:
         # The Device is read first and let go last: a second thread reading meanwhile (the
@@ -419,7 +419,7 @@ class _LazyDeviceReport(DeviceReport):
 
     def first_attributes(self, count: int) -> list[tuple[str, object]]:
         # A table row's summary names a few: deriving (and keeping) every attribute, capacity and
-        # counter of each device for it cost the Devices tab 0.95 KB per device (issue 18).
+        # counter of each device for it kept all of them for every row of the Devices tab.
         device, derived = self._device, self._derived
         if derived is not None or device is None:
             return super().first_attributes(count)
@@ -427,7 +427,7 @@ class _LazyDeviceReport(DeviceReport):
         return [(qualified(driver, k), attribute_value(v)) for k, v in sorted(device.raw_attributes.items())[:count]]
 
     def publishes(self, field: str, qualified_name: str) -> bool:
-        # The doctor asks this of every device of a class: deriving them all kept 0.95 KB each.
+        # The doctor asks this of every device of a class: deriving them all kept them all.
         device, derived = self._device, self._derived
         if derived is not None or device is None:
             return super().publishes(field, qualified_name)
@@ -478,7 +478,7 @@ def is_free(device) -> bool:
 class _PoolDevices:
     """One pool's devices as the analysis found them: counted at once (`facts`), and made into
     DeviceReports only when something reads PoolReport.devices. `kubectl dra pools` reads counts
-    only: a report per device cost a million devices about 1.5 s and 0.3 GB (issue 18)."""
+    only: a report per device costs time and memory in proportion to a fleet's devices."""
 
     __slots__ = ("slices", "usable", "holders", "statuses", "allocated", "available")
 
@@ -585,8 +585,7 @@ class _SameInputs:
     """Answers kept, for one analysis, by the identity of what they were made from: alike nodes
     share their parsed counter sets and their alike devices one list of counters each
     (allocator.model.Slice, Device), so what the pools declare, consume and have left is made once
-    per kind of node and shared (read, never changed; a million devices: 12,500 pools of 80
-    counters each, ~1.5 s and 0.2 GB)."""
+    per kind of node and shared (read, never changed), not once per pool of a fleet."""
 
     __slots__ = ("_known",)
 

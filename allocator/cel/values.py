@@ -17,7 +17,7 @@ from .errors import no_overload
 # At runtime quantities and versions are strings with a private-use prefix and a canonical
 # body (the exact value; the version without build metadata), so CEL's == compares them
 # like upstream's Equal. The checker has already rejected every mix with real strings.
-# (Protobuf messages would work too but cost 3-5x per evaluation.)
+# (Protobuf messages would work too but cost several times more per evaluation.)
 _QUANTITY_PREFIX = "\ue000quantity:"
 SEMVER_PREFIX = "\ue000semver:"
 

@@ -52,7 +52,7 @@ class Explainer:
             finally:
                 # The sharing refers back to this explainer: without it, the object set of an
                 # explanation no longer used is freed at once, not by the collector's next pass
-                # over all it held (0.4 s at 40,000 devices, issue 18).
+                # over all it held, which at fleet scale is long.
                 self.sharing = None
 
     def _run(self) -> Explanation:

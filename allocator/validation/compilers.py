@@ -25,9 +25,9 @@ def _compiler(features: Features) -> SelectorCompiler:
 
 
 class LazyCompiler:
-    """_compiler(features), made when an expression is first compiled: the CEL engine (~0.025 s of
-    CPU beside a command's other imports) is loaded only for objects that hold one (a slices-only
-    file never does; issue 18)."""
+    """_compiler(features), made when an expression is first compiled: the CEL engine, costly to
+    load beside a command's other imports, is loaded only for objects that hold one (a slices-only
+    file never does)."""
 
     __slots__ = ("_features",)
 

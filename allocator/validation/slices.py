@@ -87,7 +87,7 @@ def _slice_scope(spec: dict, problems: Problems) -> None:
         problems.add("spec", f"Invalid value: \"{{{', '.join(set_fields)}}}\": {wanted}, but multiple fields are set")
 
 
-# Device names found to be DNS labels: a fleet repeats a few dozen names on every node (issue 18).
+# Device names found to be DNS labels: a fleet repeats a few dozen names on every node.
 _LABELS: set[str] = set()
 
 
