@@ -206,7 +206,21 @@ def score(cycle, info) -> int:
     verdict = (cycle.state.get(NAME) or {}).get(info.name)
     if verdict is None:
         return 0
+    if cycle.features.minor >= 36 and not _asks_first_available(cycle, verdict):
+        return 0  # nothing to add up: every node scores 0 (1.35's pairing error is checked below)
     return prioritized_list_score(cycle, verdict)
+
+
+_FIRST_AVAILABLE = "DynamicResources/asks-firstAvailable"
+
+
+def _asks_first_available(cycle, verdict) -> bool:
+    """Whether some claim of the pod has a firstAvailable request: found once per cycle."""
+    asks = cycle.state.get(_FIRST_AVAILABLE)
+    if asks is None:
+        asks = cycle.state[_FIRST_AVAILABLE] = any(request.get("firstAvailable") for outcome in verdict.claims
+                                                   for request in _claim_requests(cycle, outcome))
+    return asks
 
 
 def normalize_score(cycle, scores: dict[str, int]) -> dict[str, int]:
