@@ -10,11 +10,11 @@ import time
 from allocator.gcpause import paused_gc
 
 from ..plugins import dynamic_resources
+from ..remedies_policy import WORKLOAD_ANNOTATION
 from ..resources import as_resource, host_ports, pod_requests
 from ...workloads.controllers import follow_leader
 from .placer import Placer
 from .plan import GANG, FitPlan, PodPlacement
-from .placer import group_cycle_state
 from .sequential import explain_at, place_sequential
 
 
@@ -27,6 +27,7 @@ def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str
     """All pods or none: depth-first over nodes (and a few device choices per node) in the
     scheduler's order, backtracking across pods; the first path tried is the scheduler's own.
     Pods of one shape are interchangeable, so each takes a node at or after its predecessor's."""
+    pods = [_of_gang(p, workload) for p in pods]
     greedy = place_sequential(objs, pods, roles, features, workload, explain_failure=False, order=order)
     if greedy.fits:
         greedy.mode, greedy.greedy_fits, greedy.exists = GANG, True, True
@@ -97,12 +98,24 @@ def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str
         else:
             plan.placements = [PodPlacement(p["metadata"].get("namespace") or "default", p["metadata"]["name"], r, None)
                                for p, r in zip(pods, roles)]
-            if explain_failure:
-                first = pods[greedy_first_failure(greedy)]
-                plan.failure = explain_at(greedy.objs_after, first, features,
-                                          group_cycle_state(greedy.cycle_pending, first))
+            # The pod the scheduler's order stops at, judged on the cluster as that order left it
+            # when it came to that pod (never with the pods after it placed): the pod named is the
+            # pod explained.
             plan.failed_pod = greedy.failed_pod
+            if explain_failure and greedy.failure_at is not None:
+                plan.failure = explain_at(*greedy.failure_at[:2], features, greedy.failure_at[2])
         return plan
+
+
+def _of_gang(pod: dict, workload: str) -> dict:
+    """The pod marked as one of this gang where its input did not mark it: the failure is explained
+    on the scheduler's order, where pods of the gang hold devices, and releasing one of them (never
+    placed in gang mode) is no remedy (remedies_policy, rule 2)."""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    if annotations.get(WORKLOAD_ANNOTATION):
+        return pod
+    marked = {**annotations, WORKLOAD_ANNOTATION: workload or "gang"}
+    return {**pod, "metadata": {**pod["metadata"], "annotations": marked}}
 
 
 def _bound_fails(placer: Placer, pods: list[dict], shapes: list) -> str:

@@ -46,6 +46,8 @@ class FitPlan:
     placed_now: int | None = None    # --add-node: how many fit without new nodes
     objs_after: object = field(default=None, repr=False)  # the cluster with the placed pods committed
     cycle_pending: dict = field(default_factory=dict, repr=False)  # Placer.pending at the end
+    # sequential: (objects, the pod as judged, its cycle state) when the first pod did not fit
+    failure_at: tuple | None = field(default=None, repr=False)
     warnings: list[str] = field(default_factory=list)
     features: object = None
 

@@ -35,10 +35,13 @@ def place_sequential(objs, pods: list[dict], roles: list[str], features, workloa
                 found = None
             if found is None:
                 plan.placements.append(PodPlacement(meta.get("namespace") or "default", meta["name"], role, None))
-                if plan.failure is None:
+                if plan.failure_at is None:
+                    # The first pod that does not fit, and the cluster as it stood when it was judged
+                    # (the objects are never changed in place: a later commit makes new ones).
                     plan.failed_pod = f"{meta.get('namespace') or 'default'}/{meta['name']}"
+                    plan.failure_at = (placer.objs, pod, placer.cycle_state(pod))
                     if explain_failure:
-                        plan.failure = explain_at(placer.objs, pod, features, placer.cycle_state(pod))
+                        plan.failure = explain_at(*plan.failure_at[:2], features, plan.failure_at[2])
                 continue
             node, verdict, score, as_good = found
             _, _, placement = placer.commit(pod, node, verdict)
