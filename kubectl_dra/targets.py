@@ -17,20 +17,68 @@ TARGET_KINDS = {
 PREFERRED_WORDS = ("pod", "claim")
 
 
+# The API groups a kind may be qualified with, as `kubectl get -o name` prints it
+# (`resourceclaim.resource.k8s.io/NAME`) or a user spells it (`resourceclaims.v1.resource.k8s.io`).
+TARGET_GROUPS = {"Pod": ("",), "ResourceClaim": ("", "resource.k8s.io")}
+
+
+def target_kind(word: str) -> str | None:
+    """The kind `word` names (`pod`, `pods`, `po`, `claim`, `resourceclaim.resource.k8s.io`,
+    `resourceclaims.v1.resource.k8s.io`, ...), or None."""
+    head, _, group = word.lower().partition(".")
+    kind = TARGET_KINDS.get(head)
+    if kind is None:
+        return None
+    version, _, rest = group.partition(".")
+    if group in TARGET_GROUPS[kind] or (version.startswith("v") and rest in TARGET_GROUPS[kind] and rest):
+        return kind
+    return None
+
+
 def parse_target(words: tuple[str, ...]) -> tuple[str, str]:
     """(kind, name) from `pod/NAME`, `claim/NAME` or `pod NAME`; raises InputError."""
-    if len(words) == 1 and "/" in words[0]:
-        word, _, name = words[0].partition("/")
-    elif len(words) == 2:
-        word, name = words
+    targets = parse_targets(words)
+    if len(targets) != 1:
+        raise InputError(f"want one pod/NAME or claim/NAME, got {len(targets)}")
+    return targets[0]
+
+
+def parse_targets(words: tuple[str, ...]) -> list[tuple[str, str]]:
+    """[(kind, name)] as kubectl get takes them: `KIND/NAME ...` (kinds may differ, the forms
+    `-o name` prints included), or `KIND NAME ...`; each once, in the order given. Raises InputError."""
+    if not words:
+        raise InputError("want pod/NAME or claim/NAME, got nothing")
+    if "/" in words[0]:
+        targets = []
+        for word in words:
+            head, slash, name = word.partition("/")
+            if not slash:
+                # kubectl: "there is no need to specify a resource type as a separate argument when
+                # passing arguments in resource/name form"
+                raise InputError(f"{word!r}: want KIND/NAME like the arguments before it (pod/NAME or claim/NAME)")
+            targets.append((_kind_or_fail(head), _name_or_fail(head, name)))
     else:
-        raise InputError(f"want pod/NAME or claim/NAME, got {' '.join(words) or 'nothing'!r}")
-    kind = TARGET_KINDS.get(word.lower())
+        if len(words) == 1:
+            raise InputError(f"{words[0]}: want a name (pod/NAME, claim/NAME or {words[0]} NAME)")
+        kind = _kind_or_fail(words[0])
+        for word in words[1:]:
+            if "/" in word:
+                raise InputError(f"{word!r}: give names after {words[0]!r}, or KIND/NAME for every argument")
+        targets = [(kind, name) for name in words[1:]]
+    return list(dict.fromkeys(targets))
+
+
+def _kind_or_fail(word: str) -> str:
+    kind = target_kind(word)
     if kind is None:
         raise InputError(f"cannot explain {word!r}: want pod/NAME or claim/NAME")
-    if not name:
-        raise InputError(f"{word}/: missing name")
-    return kind, name
+    return kind
+
+
+def _name_or_fail(word: str, name: str) -> str:
+    if not name or "/" in name:
+        raise InputError(f"{word}/{name}: want one name after {word}/" if name else f"{word}/: missing name")
+    return name
 
 
 # ---------------------------------------------------------------------------- what-if manifests

@@ -11,6 +11,8 @@ from kubectl_dra.terminal_text import safe_line
 Examples:
   kubectl dra explain pod/trainer-2 -n ml-training
   kubectl dra explain claim/spare-mig -n inference --node gpu-node-1
+  kubectl dra explain pod/trainer-2 pod/trainer-0 -n ml-training   # several, as kubectl get takes them
+  kubectl dra claims -n research -o name | xargs kubectl dra explain -n research
   kubectl dra explain -f gpu-test1.yaml       # what-if: every Pod (or claim) in a manifest not yet applied
   kubectl dra explain -f specs/ -R -o json    # a directory, recursively; a List of explanations
   kubectl dra explain pod/big-model-train -n research -o json
@@ -41,7 +43,7 @@ def explain(ctx, target, filenames, recursive, node, feature_gates, output):
     from kubectl_dra.commands.common import features_with_gates, open_session
     from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK
     from kubectl_dra.options import options_of
-    from kubectl_dra.targets import parse_target
+    from kubectl_dra.targets import parse_targets
 
     if bool(target) == bool(filenames):
         raise click.UsageError("give either pod/NAME, claim/NAME or -f FILE")
@@ -51,7 +53,7 @@ def explain(ctx, target, filenames, recursive, node, feature_gates, output):
         raise click.UsageError("a resource cannot be retrieved by name across all namespaces"
                                if target else "-A (--all-namespaces) cannot be used with -f: "
                                "each object is explained in its own namespace")
-    parsed = parse_target(target) if target else None
+    parsed = parse_targets(target) if target else None
     read_warnings: list[str] = []
     documents = _read_manifests(filenames, recursive, read_warnings) if filenames else None
     session = open_session(ctx)
@@ -65,8 +67,7 @@ def explain(ctx, target, filenames, recursive, node, feature_gates, output):
     plan = _plan(documents, namespace, options.namespace) if documents is not None else None
     _refuse_missing_inputs(ctx, session, parsed, namespace, features, output, plan)
     if parsed:
-        kind, name = parsed
-        explanations = [build_explanation(objs, (kind, namespace, name), features, node)]
+        explanations = [build_explanation(objs, (kind, namespace, name), features, node) for kind, name in parsed]
     else:
         explanations = _explain_manifest(plan, objs, features, node, session.store.items("ResourceQuota"))
     _emit(explanations, output, focused=node is not None)
@@ -88,9 +89,9 @@ def _refuse_missing_inputs(ctx, session, parsed, namespace, features, output, pl
     from kubectl_dra.render.base import API_VERSION, to_json, to_yaml
     from kubectl_dra.terminal_text import safe_line
 
-    kind, name = parsed if parsed else ("Pod", None)
+    kind, name = parsed[0] if parsed and len(parsed) == 1 else ("Pod", None)
     if parsed:
-        judged = [session.store.get("Pod", namespace, name) or {}] if kind == "Pod" else [None]
+        judged = [session.store.get("Pod", namespace, n) or {} if k == "Pod" else None for k, n in parsed]
     else:
         judged = [target.obj for target in plan.targets]
     found: dict = {}
@@ -103,7 +104,8 @@ def _refuse_missing_inputs(ctx, session, parsed, namespace, features, output, pl
         return
     message = "cannot judge without " + "; ".join(m.detail() for m in missing)
     if output == "text":
-        target = f"{kind} {namespace}/{name}" if name else "What-if"
+        target = f"{kind} {namespace}/{name}" if name else ("What-if" if not parsed else
+                                                           ", ".join(f"{k} {namespace}/{n}" for k, n in parsed))
         click.echo(safe_line(f"{target}") + "\n" + safe_line(f"Verdict: {VERDICT_UNKNOWN} — {message}"))
     else:
         document = {"kind": "DRAExplanation", "apiVersion": API_VERSION,
