@@ -158,10 +158,11 @@ def _output_candidates(ctx, param, incomplete: str) -> list:
             if value.startswith(incomplete)]
 
 
-def output_options(selector: bool = True) -> Callable:
+def output_options(selector: bool = True, sort_example: str = ".name") -> Callable:
     """-o, --no-headers, --sort-by and -w; `selector`: the command takes the -l value (given before
     or after its name) as its `selector` argument and filters by its objects' own labels; other
-    commands' rows are matched by commands.common.show."""
+    commands' rows are matched by commands.common.show. `sort_example`: a path every item of the
+    command's -o json has, for --sort-by's help."""
 
     def decorate(command: Callable) -> Callable:
         if selector:
@@ -169,7 +170,7 @@ def output_options(selector: bool = True) -> Callable:
         command = click.option("-w", "--watch", is_flag=True, expose_value=False, callback=_remember_listing("watch"),
                                help="After listing, print rows as they change (a live cluster only).")(command)
         command = click.option("--sort-by", metavar="PATH", expose_value=False, callback=_remember_listing("sort_by"),
-                               help="Sort rows by a JSONPath into each -o json item, e.g. --sort-by=.devices.free")(command)
+                               help=f"Sort rows by a JSONPath into each -o json item, e.g. --sort-by={sort_example}")(command)
         command = click.option("--no-headers", is_flag=True, help="Omit the header row of tables.")(command)
         command = click.option("-o", "--output", metavar="FORMAT", default="table", show_default=True,
                                callback=output_format, shell_complete=_output_candidates,

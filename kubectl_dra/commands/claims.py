@@ -10,7 +10,7 @@ Examples:
   kubectl dra claims -n ml-training -o wide
   kubectl dra claims -A -o json""")
 @global_options
-@output_options()
+@output_options(sort_example=".creationTimestamp")
 @click.option("--pending", is_flag=True, help="Only claims that are not allocated.")
 @click.pass_context
 def claims(ctx, output, no_headers, selector, pending):

@@ -11,7 +11,7 @@ Examples:
   kubectl dra devices --node gpu-node-1 -o wide
   kubectl dra devices --class gpu.nvidia.com --tainted""")
 @global_options
-@output_options(selector=False)
+@output_options(selector=False, sort_example=".state")
 @click.option("--driver", metavar="NAME", shell_complete=completers.drivers, help="Only devices of this driver.")
 @click.option("--pool", metavar="NAME", shell_complete=completers.pools, help="Only devices of this pool.")
 @click.option("--node", metavar="NAME", shell_complete=completers.nodes, help="Only devices usable on this node.")

@@ -10,7 +10,7 @@ Examples:
   kubectl dra nodes -o wide
   kubectl dra nodes -l topology.kubernetes.io/zone=zone-a""")
 @global_options
-@output_options()
+@output_options(sort_example=".devices.free")
 @click.pass_context
 def nodes(ctx, output, no_headers, selector):
     """Per node: the pools that reach it and its free/total devices by driver (-o wide: by class)."""

@@ -11,7 +11,7 @@ Examples:
   kubectl dra pools --driver gpu.nvidia.com -o wide
   kubectl dra pools --demo -o json""")
 @global_options
-@output_options(selector=False)
+@output_options(selector=False, sort_example=".devices.free")
 @click.option("--driver", metavar="NAME", shell_complete=completers.drivers, help="Only pools of this driver.")
 @click.pass_context
 def pools(ctx, output, no_headers, driver):

@@ -11,7 +11,7 @@ Examples:
   kubectl dra slices --node gpu-node-1 -o wide
   kubectl dra slices -l team=ml -o name""")
 @global_options
-@output_options()
+@output_options(sort_example=".pool.generation")
 @click.option("--driver", metavar="NAME", shell_complete=completers.drivers, help="Only slices of this driver.")
 @click.option("--pool", metavar="NAME", shell_complete=completers.pools, help="Only slices of this pool.")
 @click.option("--node", metavar="NAME", shell_complete=completers.nodes, help="Only slices whose devices reach this node.")

@@ -10,7 +10,7 @@ Examples:
   kubectl dra taints -o wide
   kubectl dra taints -o json""")
 @global_options
-@output_options()
+@output_options(sort_example=".taint.key")
 @click.pass_context
 def taints(ctx, output, no_headers, selector):
     """Device taints from slices and DeviceTaintRules, with the devices, claims and pods each affects."""

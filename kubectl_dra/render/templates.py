@@ -312,12 +312,19 @@ def sort_key_path(spec: str):
 
 def sorted_by(records: list, items: list[dict], spec: str) -> list:
     """Records ordered by the value `spec` finds in each one's JSON item. Numbers and quantities
-    sort by value, other text as text; an item where the path finds nothing sorts first, and equal keys keep their order."""
+    sort by value, other text as text; an item where the path finds nothing sorts first, and equal keys keep their order.
+    A path that no item has is an error, as kubectl's (kubectl/pkg/cmd/get/sorter.go: the field must
+    be found on at least one object of a non-empty list)."""
     path = sort_key_path(spec)
     keys = []
+    found = False
     for item in items:
         values = values_at(path, item)
+        found = found or bool(values)
         keys.append(_sort_key(values[0]) if values else (0, 0, ""))
+    if items and not found:
+        raise InputError(f"--sort-by={spec}: couldn't find any field with path \"{{{relaxed(spec)}}}\" in the list of "
+                         "objects")
     order = sorted(range(len(records)), key=keys.__getitem__)
     return [records[i] for i in order]
 
