@@ -13,7 +13,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 PATCH_TYPES = {
     "merge": "application/merge-patch+json",
@@ -146,6 +146,30 @@ class KubeClient:
 
     def delete_collection(self, api_version: str, kind: str, namespace: str | None = None, **params) -> Any:
         return self.request("DELETE", self.path(api_version, kind, namespace=namespace), params=params)
+
+    def watch(self, api_version: str, kind: str, resource_version: str, namespace: str | None = None,
+              timeout_seconds: int = 300, **params) -> Iterator[tuple[str, dict]]:
+        """(event type, object) of a watch from `resource_version` until the server ends it after
+        `timeout_seconds` (or the connection closes). BOOKMARK events carry only the resourceVersion;
+        an ERROR event (410 Gone for a compacted version) is raised as KubeError."""
+        path = self.path(api_version, kind, namespace=namespace)
+        query = {"watch": "1", "resourceVersion": resource_version, "allowWatchBookmarks": "true",
+                 "timeoutSeconds": str(timeout_seconds), **params}
+        req = urllib.request.Request(self.server + path + "?" + urllib.parse.urlencode(query))
+        req.add_header("Authorization", f"Bearer {self.token}")
+        req.add_header("Accept", "application/json")
+        try:
+            resp = urllib.request.urlopen(req, timeout=timeout_seconds + 30, context=self._ssl)
+        except urllib.error.HTTPError as err:
+            raise KubeError("WATCH", path, err.code, str(err.reason), err.read().decode(errors="replace")) from None
+        with resp:
+            for line in resp:
+                event = json.loads(line)
+                if event["type"] == "ERROR":
+                    status = event["object"]
+                    raise KubeError("WATCH", path, int(status.get("code") or 0), str(status.get("reason")),
+                                    str(status.get("message")))
+                yield event["type"], event["object"]
 
     def _ns(self, api_version: str, kind: str, namespace: str | None) -> str | None:
         if namespace is None and self.resource_for(api_version, kind)[1]:
