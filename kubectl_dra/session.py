@@ -7,7 +7,8 @@ import sys
 
 from kubectl_dra import allocator_warnings
 from kubectl_dra.errors import InputError
-from kubectl_dra.sources.base import Source, SourceConfig, source_for
+from kubectl_dra.sources.base import Source, SourceConfig
+from kubectl_dra.sources.choice import source_for
 from kubectl_dra.store import Store
 from kubectl_dra.terminal_text import safe_line
 

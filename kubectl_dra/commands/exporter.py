@@ -152,7 +152,7 @@ class Exporter:
     async def _load(self) -> None:
         from kubectl_dra.errors import ClusterError
         from kubectl_dra.session import Session
-        from kubectl_dra.sources.base import source_for
+        from kubectl_dra.sources.choice import source_for
         from kubectl_dra.sources.cluster import Backoff
         from kubectl_dra.store import Store
 

@@ -1,5 +1,5 @@
-"""The data-source interface every source implements, and the one place that turns the connection
-and source options into a source.
+"""The data-source interface every source implements, and the plain options a source is chosen by
+(`choice.source_for` turns them into a source).
 
 A source fills a Store: `open()` reads every kind once (what a command needs); a live source also
 keeps the store in step with `await run(store)` (what the dashboard runs on its event loop).
@@ -57,18 +57,3 @@ class Source(abc.ABC):
     async def run(self, store: Store) -> None:
         """Keep `store` in step with the source until cancelled; offline sources have nothing to do."""
 
-
-def source_for(config: SourceConfig) -> Source:
-    """The demo, a file (--from) or the cluster of the kubeconfig context."""
-    if config.demo:
-        from kubectl_dra.sources.files import DEMO_PATH, FileSource
-
-        return FileSource(DEMO_PATH, mode="demo")
-    if config.from_file is not None:
-        from kubectl_dra.sources.files import FileSource
-
-        return FileSource(config.from_file)
-    from kubectl_dra.sources.cluster import ClusterOptions, ClusterSource
-
-    return ClusterSource(ClusterOptions(kubeconfig=config.kubeconfig, context=config.context,
-                                        request_timeout=config.request_timeout, namespace=config.namespace))
