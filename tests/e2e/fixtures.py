@@ -18,7 +18,7 @@ from .controlplane import ControlPlane
 from .kubeclient import KubeClient
 
 __all__ = ["pytest_configure", "pytest_collection_modifyitems", "pytest_runtest_makereport", "oracle_binaries",
-           "_control_plane", "cluster", "kube", "namespace", "Cluster", "TrackingKubeClient"]
+           "_control_plane", "cluster", "kube", "namespace", "progress", "Cluster", "TrackingKubeClient"]
 
 
 def pytest_configure(config):
@@ -61,6 +61,13 @@ def _progress_printer(pytestconfig):
             reporter.write_line(line)
 
     return progress
+
+
+@pytest.fixture
+def progress(pytestconfig):
+    """A function printing one line to the terminal at once, past pytest's capture (what a long
+    real-cluster test measured and counted)."""
+    return _progress_printer(pytestconfig)
 
 
 def _build_or_fail(target: str, pytestconfig) -> None:
