@@ -9,12 +9,12 @@ from __future__ import annotations
 import click
 from click.shell_completion import CompletionItem
 
+from kubectl_dra.invocation import options_of
+
 CLUSTER_TIME_LIMIT_S = 5.0
 
 
 def _options(ctx: click.Context):
-    from kubectl_dra.options import options_of
-
     return options_of(ctx)
 
 

@@ -17,10 +17,9 @@ import click
 from click.core import ParameterSource
 
 from kubectl_dra import completers
+from kubectl_dra.invocation import options_of
 from kubectl_dra.render.base import FORMATS
-from kubectl_dra.sources.base import SourceConfig
 
-META_KEY = "kubectl_dra.options"
 LISTING_KEY = "kubectl_dra.listing"
 TEMPLATE_FORMATS = ("jsonpath", "jsonpath-as-json", "jsonpath-file", "custom-columns", "custom-columns-file")
 
@@ -54,13 +53,6 @@ def refuse_unused_filters(ctx: click.Context) -> None:
 
 def _remember_listing(field: str) -> Callable:
     return _remember(field, listing_of)
-
-
-def options_of(ctx: click.Context) -> SourceConfig:
-    root = ctx.find_root()
-    if META_KEY not in root.meta:
-        root.meta[META_KEY] = SourceConfig()
-    return root.meta[META_KEY]
 
 
 def _remember(field: str, holder: Callable[[click.Context], object] = options_of) -> Callable:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("allocator", "kubectl_dra", "tui")
-CLI = ("kubectl_dra.cli", "kubectl_dra.options", "kubectl_dra.completers", "kubectl_dra.completion",
-       "kubectl_dra.commands", "kubectl_dra.render")
+CLI = ("kubectl_dra.cli", "kubectl_dra.options", "kubectl_dra.invocation", "kubectl_dra.completers",
+       "kubectl_dra.completion", "kubectl_dra.commands", "kubectl_dra.render")
 """The command line: click, flags, TAB, output formats. Nothing below it may import it."""
 NODE_CLI = ("kubectl_dra.node.cli", "kubectl_dra.node.__main__")
 """Node mode's command line (a CLI module too)."""
