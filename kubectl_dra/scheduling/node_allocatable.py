@@ -24,13 +24,10 @@ pkg/scheduler/framework/plugins/dynamicresources/nodeallocatabledynamicresources
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from allocator.nodeselector import matches, node_matches
 from allocator.quantity import DECIMAL_SI, Quantity, exact_amount
-
-if TYPE_CHECKING:
-    from .resources import NodeInfo, Resource
 
 CPU, MEMORY, EPHEMERAL_STORAGE = "cpu", "memory", "ephemeral-storage"
 
@@ -375,7 +372,30 @@ def pod_level_shortfall(pod: dict, footprints: list[ClaimFootprint], requests_su
 # ---------------------------------------------------------------------------- the node
 
 
-def insufficient(demand: Resource, info: NodeInfo) -> list[tuple[str, str, int, int, int, bool]]:
+class Amounts(Protocol):
+    """What `insufficient` reads of a resources.Resource (typed here, not imported: resources
+    imports this module for bound pods' footprints)."""
+
+    @property
+    def milli_cpu(self) -> int: ...
+    @property
+    def memory(self) -> int: ...
+    @property
+    def ephemeral_storage(self) -> int: ...
+    @property
+    def scalars(self) -> dict[str, int]: ...
+
+
+class NodeAmounts(Protocol):
+    """What `insufficient` reads of a resources.NodeInfo."""
+
+    @property
+    def allocatable(self) -> Amounts: ...
+    @property
+    def requested(self) -> Amounts: ...
+
+
+def insufficient(demand: Amounts, info: NodeAmounts) -> list[tuple[str, str, int, int, int, bool]]:
     """nodeFitsResources: (reason, resource, asked, free, allocatable, unresolvable) for each of
     cpu, memory, ephemeral-storage and hugepages the demand does not fit."""
     allocatable, used = info.allocatable, info.requested
