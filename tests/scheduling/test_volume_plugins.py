@@ -9,6 +9,7 @@ import pytest
 
 from kubectl_dra.scheduling import framework
 from kubectl_dra.scheduling.plugins import volume_binding as vb
+from kubectl_dra.scheduling.plugins import volume_zone as vz
 from kubectl_dra.scheduling.status import Code, Status
 
 from .objects import FEATURES, explain, node, pod, recorded
@@ -139,7 +140,7 @@ OK = (Code.SUCCESS, ())
 def profile(monkeypatch):
     """The default profile with the volume plugins in their places (a no-op once framework.PROFILE
     has them)."""
-    modules = {m.NAME: m for m in (vb,)}
+    modules = {m.NAME: m for m in (vb, vz)}
     chain = tuple(modules.get(p, p) if isinstance(p, str) else p for p in framework.PROFILE)
     monkeypatch.setattr(framework, "PROFILE", chain)
     monkeypatch.setattr(framework, "MODELLED", tuple(p for p in chain if not isinstance(p, str)))
@@ -432,3 +433,107 @@ def test_explain_rejects_every_node_for_an_unbound_immediate_claim(profile):
     exp = explain([node("a"), node("b"), storage_class("fast", mode="Immediate"), pvc("data", storage_class="fast"),
                    pod("p", volumes=uses_pvc("data"))])
     assert exp.summary.scheduler_message.startswith(f"0/2 nodes are available: {IMMEDIATE}.")
+
+
+# ============================================================================ VolumeZone
+
+NO_ZONE = vz.ERR_REASON_CONFLICT
+
+
+def zoned_pv(name: str = "pv-1", claim: str = "data", **zone_labels: str) -> dict:
+    """A PV bound to `claim` with labels given as keyword arguments (zone=, region=, beta_zone=)."""
+    keys = {"zone": ZONE, "region": REGION, "beta_zone": vz.BETA_ZONE, "beta_region": vz.BETA_REGION}
+    return pv(name, claim=claim, labels={keys[k]: v for k, v in zone_labels.items()})
+
+
+def bound_claim(name: str = "data", volume: str = "pv-1") -> dict:
+    return pvc(name, volume_name=volume, bound=True)
+
+
+def test_zone_reason_is_upstreams():
+    assert NO_ZONE == "node(s) had no available volume zone"
+
+
+def test_zone_skips_a_pod_whose_pvs_have_no_zone_labels():
+    status, _ = run(vz, [node("a"), bound_claim(), pv("pv-1", claim="data"), pod("p", volumes=uses_pvc("data"))])
+    assert status.code == Code.SKIP
+
+
+def test_zone_skips_a_pod_without_claims_and_ignores_ephemeral_volumes():
+    status, _ = run(vz, [node("a"), pod("p", volumes=ephemeral())])
+    assert status.code == Code.SKIP
+
+
+def test_zone_passes_over_an_unbound_wait_for_first_consumer_claim():
+    status, _ = run(vz, [node("a"), storage_class(), pvc("data"), pod("p", volumes=uses_pvc("data"))])
+    assert status.code == Code.SKIP
+
+
+@pytest.mark.parametrize("objects, message", [
+    ([], 'persistentvolumeclaim "data" not found'),
+    ([pvc("data", storage_class=None)], "PersistentVolumeClaim had no pv name and storageClass name"),
+    ([pvc("data", storage_class="gone")], 'storageclass.storage.k8s.io "gone" not found'),
+    ([pvc("data", storage_class="fast"), storage_class("fast", mode="Immediate")], "PersistentVolume had no name"),
+    ([bound_claim(volume="pv-gone")], 'persistentvolume "pv-gone" not found'),
+])
+def test_zone_prefilter_rejects_every_node_for_what_it_cannot_read(objects, message):
+    status, _ = run(vz, [node("a"), *objects, pod("p", volumes=uses_pvc("data"))])
+    assert (status.code, status.reasons) == (Code.UNRESOLVABLE, (message,))
+
+
+def test_zone_prefilter_rejects_a_claim_without_a_name():
+    p = pod("p", volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": ""}}])
+    status, _ = run(vz, [node("a"), p])
+    assert (status.code, status.reasons) == (Code.UNRESOLVABLE, ("PersistentVolumeClaim had no name",))
+
+
+def test_zone_the_node_must_be_in_the_pvs_zone():
+    objects = [*zoned(a="z1", b="z2"), bound_claim(), zoned_pv(zone="z1"), pod("p", volumes=uses_pvc("data"))]
+    _, statuses = run(vz, objects)
+    assert verdicts(statuses) == {"a": OK, "b": (Code.UNRESOLVABLE, (NO_ZONE,))}
+    assert statuses["b"].detail == f"PV pv-1 is in {ZONE}=z1; the node has {ZONE}=z2"
+
+
+def test_zone_a_node_without_topology_labels_passes():
+    _, statuses = run(vz, [node("bare"), bound_claim(), zoned_pv(zone="z1"), pod("p", volumes=uses_pvc("data"))])
+    assert verdicts(statuses) == {"bare": OK}
+
+
+def test_zone_a_node_with_only_a_region_lacks_the_zone():
+    objects = [node("a", labels={REGION: "r1"}), bound_claim(), zoned_pv(zone="z1", region="r1"),
+               pod("p", volumes=uses_pvc("data"))]
+    _, statuses = run(vz, objects)
+    assert verdicts(statuses) == {"a": (Code.UNRESOLVABLE, (NO_ZONE,))}
+    assert statuses["a"].detail == f"PV pv-1 is in {ZONE}=z1; the node has no label {ZONE}"
+
+
+def test_zone_a_multi_zone_pv_label_lists_zones_joined_by_two_underscores():
+    objects = [*zoned(a="z1", b="z2", c="z3"), bound_claim(), zoned_pv(zone="z1__z2"),
+               pod("p", volumes=uses_pvc("data"))]
+    _, statuses = run(vz, objects)
+    assert verdicts(statuses) == {"a": OK, "b": OK, "c": (Code.UNRESOLVABLE, (NO_ZONE,))}
+
+
+def test_zone_a_label_with_an_empty_zone_is_ignored():
+    status, _ = run(vz, [*zoned(a="z1"), bound_claim(), zoned_pv(zone="z1__"), pod("p", volumes=uses_pvc("data"))])
+    assert status.code == Code.SKIP
+
+
+def test_zone_a_beta_pv_label_is_met_by_the_nodes_ga_label():
+    objects = [*zoned(a="z1", b="z2"), bound_claim(), zoned_pv(beta_zone="z1"), pod("p", volumes=uses_pvc("data"))]
+    _, statuses = run(vz, objects)
+    assert verdicts(statuses) == {"a": OK, "b": (Code.UNRESOLVABLE, (NO_ZONE,))}
+
+
+def test_zone_checks_the_region_too():
+    objects = [node("a", labels={REGION: "r1"}), node("b", labels={REGION: "r2"}), bound_claim(),
+               zoned_pv(region="r1"), pod("p", volumes=uses_pvc("data"))]
+    _, statuses = run(vz, objects)
+    assert verdicts(statuses) == {"a": OK, "b": (Code.UNRESOLVABLE, (NO_ZONE,))}
+
+
+def test_explain_records_volume_zone(profile):
+    objects = [*zoned(a="z1", b="z2"), bound_claim(), zoned_pv(zone="z1"), pod("p", volumes=uses_pvc("data"))]
+    exp = explain(objects)
+    assert recorded(exp, "a") is None
+    assert recorded(exp, "b") == ("VolumeZone", (NO_ZONE,))
