@@ -65,6 +65,16 @@ def _escape_match(match: re.Match) -> str:
     return escape(character) if _is_unsafe(character) else character
 
 
+_LINE_BREAK = re.compile(r"[ \t]*\r?\n[ \t]*")
+
+
+def joined_lines(text: str) -> str:
+    """A statement written over several lines (a CEL expression in a message) for a one-line view:
+    its lines joined by one space, as CEL reads them, instead of shown with `\\n` escapes. Only
+    line breaks change; every other character is left for safe_line."""
+    return _LINE_BREAK.sub(" ", text) if "\n" in text else text
+
+
 def safe_text(text: str) -> str:
     """A multi-line text (a message, an explanation) with every unsafe character shown as its
     escape; tabs and newlines are kept, the caller lays out the lines."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from kubectl_dra.terminal_text import safe_line
+from kubectl_dra.terminal_text import joined_lines, safe_line
 
 DEVICES_PER_REASON = 3
 """Rejected devices named per reason; the rest are counted."""
@@ -96,7 +96,10 @@ def remedies_lines(remedies) -> list[str]:
             lines.append("     tolerations:")
             lines.extend(f"     {line}" for line in to_yaml(change["tolerations"]).splitlines())
         if "selector" in change:
-            lines.append(f"     selector #{change['selector']['index']}: {change['selector']['to']}")
+            # The expression to paste, with its own lines kept (each one safe on its own).
+            head, *rest = change["selector"]["to"].splitlines() or [""]
+            lines.append(f"     selector #{change['selector']['index']}: {head}")
+            lines.extend(f"       {line}" for line in rest)
     return lines
 
 
@@ -165,7 +168,8 @@ def _request_branch(request) -> list:
             by_reason[rejection.code].append(rejection)
     children = []
     for code, rejections in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        leaves = [[f"{r.device}: {r.message}"] for r in rejections[:DEVICES_PER_REASON]]
+        # A selector written over several lines reads as one line here (its message quotes it).
+        leaves = [[f"{r.device}: {joined_lines(r.message)}"] for r in rejections[:DEVICES_PER_REASON]]
         if len(rejections) > DEVICES_PER_REASON:
             leaves.append([f"… {len(rejections) - DEVICES_PER_REASON} more"])
         children.append([f"{code} ({len(rejections)})", *leaves])
