@@ -21,12 +21,15 @@ from textual.widgets.tree import TreeNode
 
 from kubectl_dra import scheduling
 from kubectl_dra.model.knowledge import explain_inputs
+from kubectl_dra.terminal_text import joined_lines
 from tui.dashboard import Dashboard
 from tui.format import VERDICT_STYLES, plural
 from tui.refs import ExplainTarget
 from tui.widgets.terminal_safe import safe_label
 
 DEVICES_PER_REASON = 50
+REMEDIES_SHOWN = 3
+"""Remedies in the title; `kubectl dra explain` lists every one."""
 VERDICT_MARKS = {"Fits": "✔", "Unschedulable": "✘", "Error": "!"}
 FILTER_MARKS = {"Success": ("✔", "green"), "Skip": ("–", "dim"), "Unschedulable": ("✘", "red"),
                 "UnschedulableAndUnresolvable": ("✘", "red"), "Error": ("!", "bold red"), "NotChecked": ("?", "yellow")}
@@ -120,11 +123,29 @@ def fill_request(branch: TreeNode, request) -> None:
         group = list(group)
         reason = branch.add(Text.assemble((code, "bold yellow"), f"  {plural(len(group), 'device')}"))
         for rejection in group[:DEVICES_PER_REASON]:
-            reason.add_leaf(Text.assemble((str(rejection.device), ""), (f"  {rejection.message}", "dim")))
+            # A selector written over several lines reads as one line here (its message quotes it).
+            reason.add_leaf(Text.assemble((str(rejection.device), ""), (f"  {joined_lines(rejection.message)}", "dim")))
         if len(group) > DEVICES_PER_REASON:
             reason.add_leaf(Text(f"… and {plural(len(group) - DEVICES_PER_REASON, 'more device')}", style="dim"))
     if not request.chosen and not rejected:
         branch.allow_expand = False
+
+
+def remedies_text(remedies) -> Text:
+    """The CLI's "To make it fit:" (verified remedies, cheapest first), the first few of them."""
+    text = Text()
+    if not remedies:
+        return text
+    text.append("\nto make it fit:", style="bold green")
+    for number, remedy in enumerate(remedies[:REMEDIES_SHOWN], 1):
+        text.append(f"\n  {number}. {joined_lines(remedy.description)}")
+        selector = remedy.change.get("selector") if isinstance(remedy.change, dict) else None
+        if selector:
+            text.append(f"\n     selector #{selector['index']}: {joined_lines(selector['to'])}", style="dim")
+    if len(remedies) > REMEDIES_SHOWN:
+        text.append(f"\n  … {len(remedies) - REMEDIES_SHOWN} more (kubectl dra explain lists them)",
+                    style="dim")
+    return text
 
 
 def tree_heading(nodes: int, fits: int) -> str:
@@ -220,6 +241,7 @@ class ExplainScreen(Screen):
             title.append(f"\nscheduler: {summary.scheduler_message}", style="dim")
         for warning in explanation.warnings:
             title.append(f"\nwarning: {warning}", style="yellow")
+        title.append_text(remedies_text(getattr(explanation, "remedies", ())))
         self.query_one("#explain-title", Static).update(safe_label(title, multiline=True))
 
         tree = ExplainTree(Text(tree_heading(len(explanation.nodes), summary.fits), style="bold"))
