@@ -9,6 +9,7 @@ import pytest
 
 from kubectl_dra.scheduling import framework
 from kubectl_dra.scheduling.plugins import volume_binding as vb
+from kubectl_dra.scheduling.plugins import volume_restrictions as vr
 from kubectl_dra.scheduling.plugins import volume_zone as vz
 from kubectl_dra.scheduling.status import Code, Status
 
@@ -140,7 +141,7 @@ OK = (Code.SUCCESS, ())
 def profile(monkeypatch):
     """The default profile with the volume plugins in their places (a no-op once framework.PROFILE
     has them)."""
-    modules = {m.NAME: m for m in (vb, vz)}
+    modules = {m.NAME: m for m in (vb, vz, vr)}
     chain = tuple(modules.get(p, p) if isinstance(p, str) else p for p in framework.PROFILE)
     monkeypatch.setattr(framework, "PROFILE", chain)
     monkeypatch.setattr(framework, "MODELLED", tuple(p for p in chain if not isinstance(p, str)))
@@ -537,3 +538,88 @@ def test_explain_records_volume_zone(profile):
     exp = explain(objects)
     assert recorded(exp, "a") is None
     assert recorded(exp, "b") == ("VolumeZone", (NO_ZONE,))
+
+
+# ============================================================================ VolumeRestrictions
+
+DISK = vr.ERR_REASON_DISK_CONFLICT
+RWOP = vr.ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT
+
+
+def disk(kind: str, read_only: bool = False, **source) -> list[dict]:
+    return [{"name": "disk", kind: {**source, **({"readOnly": True} if read_only else {})}}]
+
+
+def test_restrictions_reasons_are_upstreams():
+    assert DISK == "node(s) had no available disk"
+    assert RWOP == ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "
+                    "in-use by another pod")
+
+
+def test_restrictions_skip_a_pod_without_in_tree_disks_or_claims_in_use():
+    status, _ = run(vr, [node("a"), storage_class(), pvc("data", modes=("ReadWriteOncePod",)),
+                         pod("p", volumes=uses_pvc("data"))])
+    assert status.code == Code.SKIP
+
+
+def test_restrictions_reject_every_node_for_a_claim_that_does_not_exist():
+    status, _ = run(vr, [node("a"), pod("p", volumes=uses_pvc("data"))])
+    assert (status.code, status.reasons) == (Code.UNRESOLVABLE, ('persistentvolumeclaim "data" not found',))
+
+
+@pytest.mark.parametrize("mine, theirs, conflict", [
+    (disk("gcePersistentDisk", pdName="pd-1"), disk("gcePersistentDisk", pdName="pd-1"), True),
+    (disk("gcePersistentDisk", True, pdName="pd-1"), disk("gcePersistentDisk", pdName="pd-1"), True),
+    (disk("gcePersistentDisk", True, pdName="pd-1"), disk("gcePersistentDisk", True, pdName="pd-1"), False),
+    (disk("gcePersistentDisk", pdName="pd-1"), disk("gcePersistentDisk", pdName="pd-2"), False),
+    (disk("awsElasticBlockStore", True, volumeID="vol-1"), disk("awsElasticBlockStore", True, volumeID="vol-1"), True),
+    (disk("iscsi", iqn="iqn.2026-01.com.example:t1", targetPortal="10.0.0.1", lun=0),
+     disk("iscsi", iqn="iqn.2026-01.com.example:t1", targetPortal="10.0.0.2", lun=1), True),
+    (disk("iscsi", True, iqn="iqn.2026-01.com.example:t1", targetPortal="10.0.0.1", lun=0),
+     disk("iscsi", True, iqn="iqn.2026-01.com.example:t1", targetPortal="10.0.0.1", lun=0), False),
+    (disk("rbd", monitors=["m1", "m2"], image="img"), disk("rbd", monitors=["m2", "m3"], pool="rbd", image="img"), True),
+    (disk("rbd", monitors=["m1"], image="img"), disk("rbd", monitors=["m3"], image="img"), False),
+    (disk("rbd", monitors=["m1"], image="img"), disk("rbd", monitors=["m1"], pool="other", image="img"), False),
+    (disk("rbd", True, monitors=["m1"], image="img"), disk("rbd", True, monitors=["m1"], image="img"), False),
+])
+def test_restrictions_an_in_tree_disk_mounted_by_a_pod_on_the_node(mine, theirs, conflict):
+    objects = [node("a"), node("b"), pod("holder", node_name="a", volumes=theirs), pod("p", volumes=mine)]
+    status, statuses = run(vr, objects)
+    assert status.code == Code.SUCCESS
+    assert verdicts(statuses) == {"a": (Code.UNSCHEDULABLE, (DISK,)) if conflict else OK, "b": OK}
+    if conflict:
+        assert statuses["a"].detail.endswith("(volume disk) is in use by pod default/holder on the node")
+
+
+def rwop_setup(*, holder_node: str = "b", holder_priority: int = 0) -> list[dict]:
+    return [node("a"), node("b"), storage_class(), pvc("data", modes=("ReadWriteOncePod",), volume_name="pv-1",
+                                                     bound=True),
+            pv("pv-1", claim="data", modes=("ReadWriteOncePod",)),
+            pod("holder", node_name=holder_node, volumes=uses_pvc("data"), priority=holder_priority),
+            pod("p", volumes=uses_pvc("data"), priority=100)]
+
+
+def test_restrictions_a_read_write_once_pod_claim_in_use_rejects_every_node():
+    status, statuses = run(vr, rwop_setup())
+    assert status.code == Code.SUCCESS
+    assert verdicts(statuses) == {"a": (Code.UNSCHEDULABLE, (RWOP,)), "b": (Code.UNSCHEDULABLE, (RWOP,))}
+    assert statuses["a"].detail == "PVC default/data (ReadWriteOncePod) is in use by pod default/holder"
+
+
+def test_restrictions_removing_the_user_frees_the_claim_and_adding_it_back_takes_it_again(profile):
+    cycle = cycle_for(rwop_setup())
+    vr.pre_filter(cycle)
+    b = cycle.node_infos["b"]
+    holder = next(x for x in b.pods if x.name == "holder")
+    without = framework.without_pods(cycle, b, [holder])
+    assert vr.filter(without, b).code == Code.SUCCESS
+    assert vr.filter(cycle, b).code == Code.UNSCHEDULABLE   # the cycle itself is untouched
+    again = framework.with_pod(without, b, holder)
+    assert vr.filter(again, b).reasons == (RWOP,)
+
+
+def test_explain_offers_preemption_of_the_read_write_once_pod_user(profile):
+    exp = explain(rwop_setup())
+    assert recorded(exp, "a") == ("VolumeRestrictions", (RWOP,))
+    assert "preemption: found a potential placement for pod on node b, preempting 1 victims" \
+        in exp.summary.scheduler_message
