@@ -132,7 +132,8 @@ def pod_detail(pod: dict) -> RenderableType:
             facts.add("scheduler", Text(condition.get("message") or condition.get("reason") or "", style="yellow"))
     parts: list[RenderableType] = [title, facts]
     if state == CLAIM_PENDING:
-        parts.append(Text("\nPress e (or enter) to see why it does not fit.", style="dim"))
+        # Pending is not "does not fit": the scheduler may not have tried it yet (explain decides).
+        parts.append(Text("\nPress e (or enter) to see whether it fits, and where or why not.", style="dim"))
     return Group(*parts)
 
 
