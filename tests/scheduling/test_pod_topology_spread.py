@@ -355,6 +355,14 @@ def test_prescore_skips_a_pod_with_only_hard_constraints():
     assert status.code == Code.SKIP
 
 
+def test_prescore_fails_on_an_invalid_soft_selector():
+    bad = spread(when="ScheduleAnyway", labelSelector={"matchExpressions": [{"key": "app", "operator": "In"}]})
+    status, *_ = scored([*zones(a="z1", b="z2")], incoming(bad))
+    assert status.code == Code.ERROR
+    assert status.reasons[0].startswith("calculating preScoreState: obtaining pod's soft topology spread "
+                                        "constraints: spec.topologySpreadConstraints[0].labelSelector")
+
+
 def test_soft_zone_constraint_scores_fewest_pods_best():
     objects = [*zones(a="z1", b="z1", c="z2"), web("w1", "a"), web("w2", "a"), web("w3", "c")]
     status, raw, normalised, _ = scored(objects, incoming(spread(match={"app": "web"}, when="ScheduleAnyway")))

@@ -342,6 +342,11 @@ class _Inclusion:
         """helper.DoNotScheduleTaintsFilterFunc: NoSchedule and NoExecute taints."""
         return untolerated((node.get("spec") or {}).get("taints") or [], self.tolerations) is None
 
+    def excludes_any(self, constraint: Constraint) -> bool:
+        """Whether the constraint's policies can leave any node out for this pod."""
+        return ((constraint.node_affinity_policy == HONOR and self.any_affinity)
+                or constraint.node_taints_policy == HONOR)
+
     def includes(self, constraint: Constraint, node: dict, affinity: bool | None = None) -> bool:
         """`affinity`: affinity_matches(node) when the caller already knows it."""
         if constraint.node_affinity_policy == HONOR:
@@ -393,11 +398,15 @@ class _NodeEntry:
         if count is None:
             if self._by_namespace is None:
                 grouped: dict[str, list] = {}
+                empty: dict = {}
                 for bound in self.info.pods:
-                    meta = bound.pod.get("metadata") or {}
-                    if meta.get("deletionTimestamp"):
+                    meta = bound.pod.get("metadata") or empty
+                    if "deletionTimestamp" in meta and meta["deletionTimestamp"]:
                         continue   # terminating pods are not counted (upstream #87621)
-                    grouped.setdefault(bound.namespace, []).append(meta.get("labels") or {})
+                    pods = grouped.get(bound.namespace)
+                    if pods is None:
+                        pods = grouped[bound.namespace] = []
+                    pods.append(meta.get("labels") or empty)
                 self._by_namespace = grouped
             matches = selector.matches
             count = sum(1 for labels in self._by_namespace.get(namespace, ()) if matches(labels))
@@ -511,6 +520,8 @@ def pre_filter(cycle) -> tuple[set[str] | None, Status]:
     keys = [_count_key(namespace, c.selector) for c in constraints]
     countable = [_countable(c.selector) for c in constraints]
     honours_affinity = inclusion.any_affinity and any(c.node_affinity_policy == HONOR for c in constraints)
+    # A constraint whose policies cannot leave a node out needs no per-node check.
+    checked = [inclusion.excludes_any(c) for c in constraints]
     with _lock:
         index = _index(cycle)
         for entry in index.entries.values():
@@ -519,7 +530,7 @@ def pre_filter(cycle) -> tuple[set[str] | None, Status]:
                 continue
             affinity = inclusion.affinity_matches(entry.node) if honours_affinity else True
             for i, c in enumerate(constraints):
-                if not inclusion.includes(c, entry.node, affinity):
+                if checked[i] and not inclusion.includes(c, entry.node, affinity):
                     continue
                 value = node_labels[c.topology_key]
                 found = entry.matching(keys[i], c.selector, namespace) if countable[i] else 0
@@ -632,6 +643,7 @@ class ScoreState:
     weights: list[float]
     namespace: str
     index: _Index | None = field(default=None, repr=False)
+    keys: list[str] = field(default_factory=list, repr=False)   # _count_key per constraint
 
 
 def topology_normalizing_weight(size: int) -> float:
@@ -690,6 +702,7 @@ def pre_score(cycle, nodes) -> Status:
     inclusion = _Inclusion(cycle.pod)
     keys = [_count_key(namespace, c.selector) for c in constraints]
     wanted = [c.topology_key != LABEL_HOSTNAME and _countable(c.selector) for c in constraints]
+    checked = [inclusion.excludes_any(c) for c in constraints]
     with _lock:
         index = _index(cycle)
         if any(wanted):
@@ -698,13 +711,13 @@ def pre_score(cycle, nodes) -> Status:
                 if require_all and not _has_all_keys(labels, constraints):
                     continue
                 for i, c in enumerate(constraints):
-                    if not wanted[i] or not inclusion.includes(c, entry.node):
+                    if not wanted[i] or (checked[i] and not inclusion.includes(c, entry.node)):
                         continue
                     domain = counts[i]
                     value = labels.get(c.topology_key, "")
                     if value in domain:   # only domains of the feasible nodes are counted
                         domain[value] += entry.matching(keys[i], c.selector, namespace)
-    cycle.state[SCORE_STATE] = ScoreState(constraints, ignored, counts, weights, namespace, index)
+    cycle.state[SCORE_STATE] = ScoreState(constraints, ignored, counts, weights, namespace, index, keys)
     return SUCCESS
 
 
@@ -719,19 +732,18 @@ def score(cycle, info) -> int:
         if value is None:
             continue
         if c.topology_key == LABEL_HOSTNAME:
-            count = _node_count(state, info, c)
+            count = _node_count(state, info, c, state.keys[i])
         else:
             count = state.counts[i].get(value, 0)
         total += score_for_count(count, c.max_skew, state.weights[i])
     return go_round(total)
 
 
-def _node_count(state: ScoreState, info, c: Constraint) -> int:
+def _node_count(state: ScoreState, info, c: Constraint, key: str) -> int:
     """countPodsMatchSelector over the node's own pods, no inclusion policy applied (Score counts
     so): the index PreScore refreshed, or a fresh entry for a NodeInfo it does not hold."""
     if not _countable(c.selector):
         return 0
-    key = _count_key(state.namespace, c.selector)
     with _lock:
         entry = state.index.entry(info) if state.index is not None else _NodeEntry(info)
         return entry.matching(key, c.selector, state.namespace)
