@@ -8,6 +8,7 @@ import allocator
 import pytest
 
 from kubectl_dra.scheduling import framework
+from kubectl_dra.scheduling.plugins import node_volume_limits as nvl
 from kubectl_dra.scheduling.plugins import volume_binding as vb
 from kubectl_dra.scheduling.plugins import volume_restrictions as vr
 from kubectl_dra.scheduling.plugins import volume_zone as vz
@@ -141,7 +142,7 @@ OK = (Code.SUCCESS, ())
 def profile(monkeypatch):
     """The default profile with the volume plugins in their places (a no-op once framework.PROFILE
     has them)."""
-    modules = {m.NAME: m for m in (vb, vz, vr)}
+    modules = {m.NAME: m for m in (vb, vz, vr, nvl)}
     chain = tuple(modules.get(p, p) if isinstance(p, str) else p for p in framework.PROFILE)
     monkeypatch.setattr(framework, "PROFILE", chain)
     monkeypatch.setattr(framework, "MODELLED", tuple(p for p in chain if not isinstance(p, str)))
@@ -623,3 +624,172 @@ def test_explain_offers_preemption_of_the_read_write_once_pod_user(profile):
     assert recorded(exp, "a") == ("VolumeRestrictions", (RWOP,))
     assert "preemption: found a potential placement for pod on node b, preempting 1 victims" \
         in exp.summary.scheduler_message
+
+
+# ============================================================================ NodeVolumeLimits
+
+MAX_COUNT = nvl.ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED
+EBS = "ebs.csi.aws.com"
+
+
+def csinode(name: str, annotations: dict | None = None, **counts: int | None) -> dict:
+    """A CSINode with drivers given as name=count (None: no allocatable)."""
+    drivers = []
+    for driver, count in counts.items():
+        entry = {"name": driver.replace("_", "."), "nodeID": f"{name}-id", "topologyKeys": [ZONE]}
+        if count is not None:
+            entry["allocatable"] = {"count": count}
+        drivers.append(entry)
+    meta = {"name": name, "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name, "uid": f"uid-{name}"}]}
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": meta, "spec": {"drivers": drivers}}
+
+
+def attached_claims(node_name: str, *names: str) -> list[dict]:
+    """A pod on the node using a bound CSI claim each (PVC <name>, PV pv-<name>)."""
+    objects = []
+    for name in names:
+        objects += [pvc(name, volume_name=f"pv-{name}", bound=True), pv(f"pv-{name}", claim=name, csi_driver=CSI)]
+    objects.append(pod(f"user-{node_name}-{names[0]}", node_name=node_name, volumes=uses_pvc(*names)))
+    return objects
+
+
+def new_claim(name: str = "data") -> list[dict]:
+    return [pvc(name, volume_name=f"pv-{name}", bound=True), pv(f"pv-{name}", claim=name, csi_driver=CSI)]
+
+
+LIMITS = csinode("a", ebs_csi_example_com=2)
+
+
+def test_limits_reason_is_upstreams():
+    assert MAX_COUNT == "node(s) exceed max volume count"
+
+
+def test_limits_skip_a_pod_without_claims_or_in_tree_volumes():
+    status, _ = run(nvl, [node("a"), pod("p", volumes=[{"name": "tmp", "emptyDir": {}}])])
+    assert status.code == Code.SKIP
+
+
+def test_limits_a_claim_of_the_pod_that_does_not_exist_is_unresolvable():
+    _, statuses = run(nvl, [node("a"), LIMITS, pod("p", volumes=uses_pvc("data"))])
+    assert verdicts(statuses) == {
+        "a": (Code.UNRESOLVABLE, ('looking up PVC default/data: persistentvolumeclaim "data" not found',))}
+
+
+def test_limits_count_the_csi_volumes_of_the_nodes_pods_against_allocatable():
+    objects = [node("a"), node("b"), LIMITS, csinode("b", ebs_csi_example_com=3),
+               *attached_claims("a", "one", "two"), *attached_claims("b", "three", "four"),
+               *new_claim(), pod("p", volumes=uses_pvc("data"))]
+    _, statuses = run(nvl, objects)
+    assert verdicts(statuses) == {"a": (Code.UNSCHEDULABLE, (MAX_COUNT,)), "b": OK}
+    assert statuses["a"].detail == (f"CSI driver {CSI}: 2 volume(s) attached by the node's pods, the pod adds 1, "
+                                    "the CSINode allows 2")
+
+
+def test_limits_a_volume_the_node_already_has_is_not_counted_again():
+    objects = [node("a"), LIMITS, *attached_claims("a", "one", "data"), pod("p", volumes=uses_pvc("data"))]
+    _, statuses = run(nvl, objects)
+    assert verdicts(statuses) == {"a": OK}
+
+
+def test_limits_an_unbound_claim_counts_as_a_volume_of_its_provisioner():
+    objects = [node("a"), LIMITS, storage_class(), *attached_claims("a", "one", "two"), pvc("data"),
+               pod("p", volumes=uses_pvc("data"))]
+    _, statuses = run(nvl, objects)
+    assert verdicts(statuses) == {"a": (Code.UNSCHEDULABLE, (MAX_COUNT,))}
+
+
+def test_limits_without_a_csinode_or_a_count_there_is_no_limit():
+    objects = [node("a"), node("b"), csinode("b", ebs_csi_example_com=None), *attached_claims("a", "one", "two"),
+               *attached_claims("b", "three", "four"), *new_claim(), pod("p", volumes=uses_pvc("data"))]
+    _, statuses = run(nvl, objects)
+    assert verdicts(statuses) == {"a": OK, "b": OK}
+
+
+def attachment(name: str, pv_name: str, node_name: str = "a") -> dict:
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment", "metadata": {"name": name},
+            "spec": {"attacher": CSI, "nodeName": node_name, "source": {"persistentVolumeName": pv_name}},
+            "status": {"attached": True}}
+
+
+def test_limits_count_volume_attachments_no_pod_holds_from_1_35():
+    # pv-leftover is still attached to the node though no pod there uses it.
+    objects = [node("a"), LIMITS, *attached_claims("a", "one"), pv("pv-leftover", csi_driver=CSI),
+               attachment("csi-leftover", "pv-leftover"), attachment("csi-one", "pv-one"),
+               *new_claim(), pod("p", volumes=uses_pvc("data"))]
+    _, statuses = run(nvl, objects)
+    assert verdicts(statuses) == {"a": (Code.UNSCHEDULABLE, (MAX_COUNT,))}
+    assert "1 volume(s) attached by the node's pods and 1 more by VolumeAttachments" in statuses["a"].detail
+    _, statuses = run(nvl, objects, allocator.Features.for_version(34))
+    assert verdicts(statuses) == {"a": OK}
+
+
+def ebs_pod(name: str, volume_id: str, node_name: str | None = None) -> dict:
+    return pod(name, node_name=node_name, volumes=[{"name": "ebs", "awsElasticBlockStore": {"volumeID": volume_id}}])
+
+
+def test_limits_count_inline_in_tree_volumes_as_their_csi_driver():
+    objects = [node("a"), csinode("a", ebs_csi_aws_com=1), ebs_pod("holder", "vol-1", "a"), ebs_pod("p", "vol-2")]
+    _, statuses = run(nvl, objects)
+    assert verdicts(statuses) == {"a": (Code.UNSCHEDULABLE, (MAX_COUNT,))}
+    assert statuses["a"].detail.startswith(f"CSI driver {EBS}: 1 volume(s)")
+
+
+def test_limits_the_same_ebs_volume_by_url_or_id_is_one_volume():
+    objects = [node("a"), csinode("a", ebs_csi_aws_com=1), ebs_pod("holder", "aws://us-east-1a/vol-1", "a"),
+               ebs_pod("p", "vol-1")]
+    _, statuses = run(nvl, objects)
+    assert verdicts(statuses) == {"a": OK}
+
+
+def test_limits_translate_a_bound_in_tree_pv():
+    in_tree = pv("pv-data", claim="data", gcePersistentDisk={"pdName": "disk-1"}, labels={ZONE: "us-east1-b"})
+    objects = [node("a"), csinode("a", pd_csi_storage_gke_io=0), pvc("data", volume_name="pv-data", bound=True),
+               in_tree, pod("p", volumes=uses_pvc("data"))]
+    _, statuses = run(nvl, objects)
+    assert verdicts(statuses) == {"a": (Code.UNSCHEDULABLE, (MAX_COUNT,))}
+
+
+def test_limits_an_inline_azure_disk_of_the_defaulted_kind_cannot_be_translated():
+    p = pod("p", volumes=[{"name": "az", "azureDisk": {"diskName": "d", "diskURI": "/subscriptions/s/disks/d"}}])
+    _, statuses = run(nvl, [node("a"), csinode("a", disk_csi_azure_com=8), p])
+    assert verdicts(statuses) == {"a": (Code.ERROR, (
+        "converting volume(az) from inline to csi: kind(Shared) is not supported in csi migration",))}
+
+
+def test_limits_count_portworx_before_1_36_only_where_the_csinode_lists_it_migrated():
+    def portworx(name: str, node_name: str | None = None) -> dict:
+        return pod(name, node_name=node_name, volumes=[{"name": "px", "portworxVolume": {"volumeID": name}}])
+
+    objects = [node("a"), node("b"), csinode("a", pxd_portworx_com=1),
+               csinode("b", {nvl.MIGRATED_PLUGINS_ANNOTATION: "kubernetes.io/portworx-volume"}, pxd_portworx_com=1),
+               portworx("holder-a", "a"), portworx("holder-b", "b"), portworx("p")]
+    _, statuses = run(nvl, objects, allocator.Features.for_version(35))
+    assert verdicts(statuses) == {"a": OK, "b": (Code.UNSCHEDULABLE, (MAX_COUNT,))}
+    _, statuses = run(nvl, objects)
+    assert verdicts(statuses) == {"a": (Code.UNSCHEDULABLE, (MAX_COUNT,)), "b": (Code.UNSCHEDULABLE, (MAX_COUNT,))}
+
+
+def test_limits_a_driver_that_must_be_on_the_node_is_not_installed():
+    objects = [node("a"), csinode("a", other_csi_example_com=4), csi_driver(preventPodSchedulingIfMissing=True),
+               *new_claim(), pod("p", volumes=uses_pvc("data"))]
+    _, statuses = run(nvl, objects)
+    assert verdicts(statuses) == {"a": (Code.UNSCHEDULABLE, (f"{CSI} CSI driver is not installed on the node",))}
+    _, statuses = run(nvl, objects, allocator.Features.for_version(36))   # VolumeLimitScaling off
+    assert verdicts(statuses) == {"a": OK}
+
+
+def test_limits_a_driver_that_does_not_ask_need_not_be_on_the_node():
+    objects = [node("a"), csinode("a", other_csi_example_com=4), csi_driver(), *new_claim(),
+               pod("p", volumes=uses_pvc("data"))]
+    _, statuses = run(nvl, objects)
+    assert verdicts(statuses) == {"a": OK}
+
+
+def test_explain_records_node_volume_limits(profile):
+    objects = [node("a"), node("b"), LIMITS, *attached_claims("a", "one", "two"), *new_claim(),
+               pod("p", volumes=uses_pvc("data"))]
+    exp = explain(objects)
+    assert recorded(exp, "a") == ("NodeVolumeLimits", (MAX_COUNT,))
+    assert recorded(exp, "b") is None
