@@ -14,31 +14,110 @@ CLI = ("kubectl_dra.cli", "kubectl_dra.options", "kubectl_dra.invocation", "kube
        "kubectl_dra.completion", "kubectl_dra.commands", "kubectl_dra.render")
 """The command line: click, flags, TAB, output formats. Nothing below it may import it."""
 NODE_CLI = ("kubectl_dra.node.cli", "kubectl_dra.node.__main__")
-"""Node mode's command line (a CLI module too)."""
+"""Node mode's command line (a CLI module too, with doors of its own)."""
+
+ROOMS = {
+    "allocator": ("allocator",),
+    "tui": ("tui",),
+    "cli": CLI,
+    "node cli": NODE_CLI,
+    "node": ("kubectl_dra.node",),
+    # The core, one room per job, ordered below.
+    "store": ("kubectl_dra.store",),
+    "snapshot": ("kubectl_dra.snapshot",),
+    "sources": ("kubectl_dra.sources",),
+    "session": ("kubectl_dra.session",),
+    "model": ("kubectl_dra.model",),
+    "workloads": ("kubectl_dra.workloads",),
+    "scheduling": ("kubectl_dra.scheduling",),
+    "doctor": ("kubectl_dra.doctor",),
+    "metrics": ("kubectl_dra.metrics",),
+    "targets": ("kubectl_dra.targets",),
+    "taint rules": ("kubectl_dra.taint_rules",),
+}
+"""Room -> the modules in it; a module is in the room of the longest prefix naming it. Every other
+kubectl_dra module (the package root, errors, terminal_text, documents, objects, kubeconfig, labels,
+yaml_writer, safe_write, same_name, allocator_warnings, fast_exit, and new modules until named
+here) is in `base`: helpers every room may use, which import only each other and the allocator."""
+
+CORE_ORDER = ("store", "snapshot", "sources", "session", "model", "scheduling")
+"""The core's rooms, lowest first: each may import the ones before it (and `base`, the allocator),
+never one after it. doctor and metrics stand on all of them (and on neither other)."""
+
+
+def _below(room_name: str) -> set[str]:
+    return {"base", "allocator", *CORE_ORDER[:CORE_ORDER.index(room_name)]}
+
+
+CORE_ROOMS = {"base", *CORE_ORDER, "workloads", "doctor", "metrics", "targets", "taint rules"}
+ALLOWED = {
+    "allocator": set(),
+    "base": {"allocator"},
+    "store": _below("store"),
+    "snapshot": _below("snapshot"),
+    "sources": _below("sources"),
+    "session": _below("session"),
+    "model": _below("model"),
+    "workloads": {"base", "allocator"},
+    "scheduling": _below("scheduling") | {"workloads"},
+    "doctor": _below("scheduling") | {"scheduling", "workloads"},
+    "metrics": _below("scheduling") | {"scheduling", "workloads"},
+    "targets": {"base", "allocator", "workloads"},
+    "taint rules": _below("model") | {"model"},
+    "node": {"base", "allocator", "sources"},
+    "node cli": {"base", "allocator", "node"},
+    "cli": CORE_ROOMS | {"allocator", "tui"},
+    "tui": (CORE_ROOMS | {"allocator"}) - {"sources", "session"},
+}
+"""Room -> the rooms its modules may import (its own always). The dashboard is handed its session
+by the CLI and reads no source itself; node mode's core reads the cluster through sources only;
+the CLI reaches node mode only through node mode's own entry point."""
+
+DOORWAYS = {
+    "node cli": ("kubectl_dra.cli", "kubectl_dra.options", "kubectl_dra.invocation", "kubectl_dra.render.base",
+                 "kubectl_dra.commands.common"),
+}
+"""Room -> single modules of other rooms it may import: the node CLI shares the root command's
+error policy, the global flags, the output formats and the session opener, nothing else of the CLI."""
+
+NOT_IMPORTED = {
+    "allocator": ("click", "textual", "rich", "kubernetes_asyncio", "aiohttp"),
+    "tui": ("click", "kubernetes_asyncio", "aiohttp"),
+    "node": ("click", "textual", "rich"),
+    "node cli": ("textual", "rich"),
+    **{name: ("click", "textual", "rich") for name in CORE_ROOMS},
+}
+"""Room -> third-party packages it must not import: the allocator is pure; the core serves both
+faces, so it holds no click or Textual; the dashboard talks to no cluster client and parses no flags."""
+
+WHY = {
+    "allocator": "the allocator is pure: plain dicts in, data out",
+    "tui": "the dashboard formats the model itself; the CLI's internals and the cluster client are not its API",
+    "cli": "the CLI launches node mode only through its own entry point",
+    "node cli": "node mode's command line uses its core, the shared helpers and the CLI's doorways only",
+    "node": "node mode's core is used by its command line, not the reverse",
+}
+"""Why a room's doors are where they are (the core: its order, see CORE_ORDER)."""
+
+KNOWN_CROSSINGS = {
+    ("kubectl_dra.session", "model"):
+        "the load warnings worded by model/missing_nodes (pools on nodes that do not exist) and "
+        "model/knowledge (kinds Unknown) move below the session, or are said where the model is built",
+    ("kubectl_dra.scheduling.admission", "doctor"):
+        "ResourceQuota charging (doctor/quota.py) is needed by explain -f's admission too: it moves below both",
+}
+"""(module, room) imports against the core's order that are known and owned by the rooms that hold
+them, each with the move that ends it. The guard fails once one is gone, so the list only shrinks;
+a new crossing is never added here: it is fixed."""
 
 
 def room(module: str) -> str:
-    """allocator, tui, cli, node (node mode's core) or core: every other kubectl_dra module (sources,
-    store, session, snapshots, model, scheduling, objects, documents...), new modules included."""
-    if within(module, ("allocator",)):
-        return "allocator"
-    if within(module, ("tui",)):
-        return "tui"
-    if within(module, CLI + NODE_CLI):
-        return "cli"
-    if within(module, ("kubectl_dra.node",)):
-        return "node"
-    return "core"
-
-
-# room -> (forbidden prefixes, why)
-DOORS = {
-    "allocator": (("kubectl_dra", "tui", "click", "textual", "kubernetes_asyncio"),
-                  "the allocator is pure: plain dicts in, data out"),
-    "core": ((*CLI, "tui", "click", "textual"), "the core serves the CLI and the dashboard alike"),
-    "tui": (CLI, "the dashboard formats the model itself; the CLI's internals are not its API"),
-    "node": ((*CLI, "tui", "textual"), "node mode's core is used by its command line, not the reverse"),
-}
+    best, length = "base", 0
+    for name, prefixes in ROOMS.items():
+        for prefix in prefixes:
+            if within(module, (prefix,)) and len(prefix) > length:
+                best, length = name, len(prefix)
+    return best
 
 
 def module_name(path: Path) -> str:
@@ -57,7 +136,8 @@ def sources() -> list[tuple[str, Path, ast.Module]]:
 
 
 def imported(module: str, path: Path, tree: ast.Module) -> list[tuple[int, str, list[str]]]:
-    """(line, module, names) of every import, inside functions too, relative ones resolved."""
+    """(line, module, names) of every import, inside functions and TYPE_CHECKING blocks too,
+    relative ones resolved."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     result = []
     for node in ast.walk(tree):
@@ -76,17 +156,157 @@ def within(name: str, prefixes) -> bool:
     return any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
 
 
+def module_graph() -> tuple[dict[str, set[str]], dict[str, dict[str, tuple[Path, int]]]]:
+    """module -> the modules of PACKAGES it imports (`from a import b` is a.b where b is a module,
+    else a), and where each import is. A package's __init__ importing its own submodules is left
+    out: re-exporting is not a dependency back."""
+    parsed = sources()
+    known = {module for module, _, _ in parsed}
+    edges: dict[str, set[str]] = {module: set() for module in known}
+    where: dict[str, dict[str, tuple[Path, int]]] = {module: {} for module in known}
+    for module, path, tree in parsed:
+        is_package = path.name == "__init__.py"
+        for line, target, names in imported(module, path, tree):
+            for name in [target, *(f"{target}.{n}" for n in names)] if names else [target]:
+                while name and name not in known:
+                    name = name.rpartition(".")[0]
+                if not name or name == module or (is_package and within(name, (module,))):
+                    continue
+                edges[module].add(name)
+                where[module].setdefault(name, (path, line))
+    return edges, where
+
+
+def strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The components of more than one module (Tarjan, iterative: the graph is deep)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def crossings() -> list[tuple[str, str, str]]:
+    """(module, imported module, where) for every import between rooms that ALLOWED and DOORWAYS do not let through."""
+    edges, where = module_graph()
+    found = []
+    for module in sorted(edges):
+        source_room = room(module)
+        for target in sorted(edges[module]):
+            target_room = room(target)
+            if target_room == source_room or target_room in ALLOWED[source_room]:
+                continue
+            if within(target, DOORWAYS.get(source_room, ())):
+                continue
+            path, line = where[module][target]
+            found.append((module, target, f"{path.relative_to(ROOT)}:{line}"))
+    return found
+
+
+def test_every_room_has_a_table_row():
+    assert set(ALLOWED) == set(ROOMS) | {"base"}
+    assert set(NOT_IMPORTED) == set(ALLOWED) - {"cli"}
+
+
 def test_imports_follow_the_doors_between_rooms():
     broken = []
-    for module, path, tree in sources():
-        if room(module) not in DOORS:
+    for module, target, where in crossings():
+        if (module, room(target)) in KNOWN_CROSSINGS:
             continue
-        forbidden, why = DOORS[room(module)]
-        for line, target, names in imported(module, path, tree):
-            targets = [target] + [f"{target}.{name}" for name in names]
-            if any(within(t, forbidden) for t in targets):
-                broken.append(f"{path.relative_to(ROOT)}:{line}: {module} imports {target} ({why})")
+        source_room, target_room = room(module), room(target)
+        why = WHY.get(source_room, f"the core is ordered {' < '.join(CORE_ORDER)} < doctor, metrics; "
+                                   f"{source_room} may import {', '.join(sorted(ALLOWED[source_room]))}")
+        broken.append(f"{where}: {module} ({source_room}) imports {target} ({target_room}): {why}")
     assert not broken, "\n".join(broken)
+
+
+def test_known_crossings_are_still_there():
+    """A crossing fixed is struck from KNOWN_CROSSINGS, so the list cannot hide a new one later."""
+    present = {(module, room(target)) for module, target, _ in crossings()}
+    assert not set(KNOWN_CROSSINGS) - present, f"gone, strike them: {sorted(set(KNOWN_CROSSINGS) - present)}"
+
+
+def test_rooms_import_none_of_the_packages_they_must_not():
+    broken = []
+    for module, path, tree in sources():
+        forbidden = NOT_IMPORTED.get(room(module), ())
+        for line, target, _ in imported(module, path, tree):
+            if within(target, forbidden):
+                broken.append(f"{path.relative_to(ROOT)}:{line}: {module} ({room(module)}) imports {target}: "
+                              f"{WHY.get(room(module), 'the core serves the CLI and the dashboard alike')}")
+    assert not broken, "\n".join(broken)
+
+
+CYCLES_BEING_BROKEN = (
+    {"kubectl_dra.commands.listing", "kubectl_dra.commands.watching"},
+    {"kubectl_dra.scheduling.explain", "kubectl_dra.scheduling.remedies", "kubectl_dra.scheduling.remedies_nodes",
+     "kubectl_dra.scheduling.remedies_release", "kubectl_dra.scheduling.remedies_selectors"},
+)
+"""The two cycles left while their files are being edited; the next commit to them breaks these and
+strikes this table. Any other cycle fails, and so does one of these once gone or grown."""
+
+
+def test_no_import_cycles():
+    """No module imports one that imports it back, through any path, imports inside functions and
+    TYPE_CHECKING blocks included: the shared piece moves to the module both need, or is passed in."""
+    edges, where = module_graph()
+    cycles = [component for component in strongly_connected(edges) if set(component) not in CYCLES_BEING_BROKEN]
+    lines = []
+    for component in cycles:
+        members = set(component)
+        links = [f"{where[m][t][0].relative_to(ROOT)}:{where[m][t][1]}: {m} -> {t}"
+                 for m in component for t in sorted(edges[m] & members)]
+        lines.append(" <-> ".join(component) + "\n  " + "\n  ".join(links))
+    assert not cycles, "\n".join(lines)
+    present = [set(component) for component in strongly_connected(edges)]
+    assert all(cycle in present for cycle in CYCLES_BEING_BROKEN), "a cycle is gone: strike it from CYCLES_BEING_BROKEN"
+
+
+def test_the_cycle_check_finds_every_cycle_and_nothing_else():
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a", "e"}, "e": {"d"}, "f": set()}
+    assert sorted(strongly_connected(edges)) == [["a", "b", "c"], ["d", "e"]]
+    assert strongly_connected({"a": {"b"}, "b": set()}) == []
+
+
+def test_imports_inside_functions_and_type_checking_blocks_count():
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .store import Store\n"
+                     "def load():\n    from kubectl_dra.model import states\n")
+    found = imported("kubectl_dra.session", ROOT / "kubectl_dra" / "session.py", tree)
+    assert [(target, names) for _, target, names in found][1:] == [("kubectl_dra.store", ["Store"]),
+                                                                  ("kubectl_dra.model", ["states"])]
 
 
 def test_no_module_reaches_into_another_modules_private_names():
