@@ -126,8 +126,12 @@ def gather_pools(index: ClusterIndex, node: dict, features: Features,
             if len(all_slices) != expected:
                 # 1.35+: nothing is allocated from an incomplete pool (1.34 gathers per node, above).
                 if skipped is not None:
-                    skipped.append(SkippedPool(pool_id[0], pool_id[1], "Incomplete",
-                                               f"{len(all_slices)} of {expected} slices of generation {generation} published",
+                    # An older generation still published makes it BeingReplaced, the word and
+                    # reason of the pool's report (reports.analyze_pools); allocated from alike.
+                    older = [s.generation for s in index.slices_by_pool[pool_id] if s.generation < generation]
+                    reason = f"{len(all_slices)} of {expected} slices of generation {generation} published"
+                    skipped.append(SkippedPool(pool_id[0], pool_id[1], "BeingReplaced" if older else "Incomplete",
+                                               f"{reason}; generation {max(older)} still present" if older else reason,
                                                [d for s in slices for d in s.devices]))
                 pools.append(Pool(pool_id[0], pool_id[1], generation, expected, len(all_slices), incomplete=True))
                 continue

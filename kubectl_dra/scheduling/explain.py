@@ -9,7 +9,7 @@ from allocator.gcpause import paused_gc
 
 from . import framework, message
 from .explanation import Explanation, NodeExplanation, Summary
-from .plugins import dynamic_resources
+from .plugins import dynamic_resources, pod_topology_spread
 from .scoring import ScoringError
 from .status import Code, Status
 from . import node_allocatable
@@ -74,7 +74,7 @@ def _explain_pod_now(objs, pod: dict, features, node: str | None, what_if: bool,
     nodes = [_node(result, verdicts.get(result.name), diagnosis.pre_filter) for result in diagnosis.nodes]
     meta = pod["metadata"]
     bound_to = None if what_if else pod["spec"].get("nodeName") or None
-    scoring_failed = ""
+    scoring_failed, scores = "", {}
     if not bound_to:
         try:
             scores = framework.score_nodes(cycle, [cycle.snapshot[r.name] for r in diagnosis.nodes if r.fits])
@@ -90,6 +90,9 @@ def _explain_pod_now(objs, pod: dict, features, node: str | None, what_if: bool,
     if not nodes and "the cluster has no nodes" not in warnings:
         warnings.append("the cluster has no nodes")
     warnings.extend(_pod_warnings(pod))
+    unknown_defaults = cycle.state.get(pod_topology_spread.DEFAULTS_UNKNOWN) if len(scores) > 1 else None
+    if unknown_defaults:
+        warnings.append(f"PodTopologySpread's default spreading is not scored: {unknown_defaults}")
     if scoring_failed:
         warnings.append(f"the scheduler fails to score the fitting nodes ({scoring_failed}): it binds the pod "
                         "nowhere this attempt and retries it")

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from .extended import classes_by_resource, dra_backed
 from .plugins import (balanced_allocation, dynamic_resources, image_locality, inter_pod_affinity, node_affinity,
-                      node_name, node_ports, node_resources_fit, node_unschedulable, taint_toleration)
+                      node_name, node_ports, node_resources_fit, node_unschedulable, pod_topology_spread,
+                      taint_toleration)
 from .resources import NodeInfo, is_extended, node_infos, pod_requests
 from .status import Code, Status
 
@@ -23,7 +24,7 @@ from .status import Code, Status
 # in order, DynamicResources inserted before DefaultPreemption, NodeDeclaredFeatures appended.
 PROFILE = (
     node_name, node_unschedulable, taint_toleration, node_affinity, node_ports, node_resources_fit,
-    "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
+    "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", pod_topology_spread,
     inter_pod_affinity, dynamic_resources, "NodeDeclaredFeatures",
 )
 MODELLED = tuple(p for p in PROFILE if not isinstance(p, str))

@@ -58,6 +58,10 @@ IMMEDIATE_CLASS, WFFC_CLASS = f"{TOKEN}-immediate", f"{TOKEN}-wffc"
 BOUND_PVC, IMMEDIATE_PVC, WFFC_PVC = "data-bound", "data-immediate", "data-wffc"
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 PAUSE = "registry.k8s.io/pause:3.10"
+TRAINER = "registry.example.com/trainer:v2"
+# Image sizes big enough for ImageLocality to score them (its minimum is 23 MB).
+IMAGE_SIZES = {PAUSE: 320_000_000, TRAINER: 1_800_000_000}
+HOST_PORT = 8080
 # Pod labels are drawn from these; "rev" plays pod-template-hash for matchLabelKeys.
 APPS = ("web", "db", "batch")
 TIERS = ("front", "back")
@@ -170,7 +174,7 @@ class _Generator:
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE, "labels": {"team": "a"}}},
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OTHER_NAMESPACE, "labels": {"team": "b"}}},
         ]
-        for i in range(rng.randint(2, 6)):
+        for i in range(rng.randint(2, 7)):
             self.nodes.append(self.node(i))
         self.objects += self.nodes
         pod = self.target()
@@ -184,7 +188,7 @@ class _Generator:
                 self.objects += storage
                 pod["spec"]["volumes"] = volumes
                 self.volumes += in_use
-        for i in range(rng.randint(0, 6)):
+        for i in range(rng.randint(0, 8)):
             self.objects.append(self.existing_pod(i))
         return Scenario(f"seed-{self.seed}", self.seed, self.objects, pod, workload, self.classes)
 
@@ -198,7 +202,8 @@ class _Generator:
             labels[ZONE] = self.zones[i % len(self.zones)] if self.chance(0.7) else rng.choice(self.zones)
         if self.chance(0.5):
             labels["disk"] = rng.choice(("ssd", "hdd"))
-        allocatable = {"cpu": rng.choice(("2", "4", "8")), "memory": rng.choice(("4Gi", "8Gi", "16Gi")),
+        allocatable = {"cpu": rng.choice(("2", "4", "8", "3800m", "7910m")),
+                       "memory": rng.choice(("4Gi", "8Gi", "16Gi", "7.5Gi", "15733Mi")),
                        "pods": "3" if self.chance(0.1) else "110"}
         spec: dict = {}
         if self.chance(0.1):
@@ -208,12 +213,18 @@ class _Generator:
             taints.append({"key": "dedicated", "value": "gpu", "effect": "NoSchedule"})
         if self.chance(0.15):
             taints.append({"key": "spot", "value": "true", "effect": "PreferNoSchedule"})
+        if self.chance(0.06):
+            taints.append({"key": "maintenance", "effect": "NoExecute"})
         if taints:
             spec["taints"] = taints
+        status = {"capacity": dict(allocatable), "allocatable": allocatable,
+                  "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                  "message": "fake node for tests"}]}
+        if self.chance(0.5):
+            images = [image for image in IMAGE_SIZES if self.chance(0.6)]
+            status["images"] = [{"names": [image], "sizeBytes": IMAGE_SIZES[image]} for image in images]
         return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": spec,
-                "status": {"capacity": dict(allocatable), "allocatable": allocatable,
-                           "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                                           "message": "fake node for tests"}]}}
+                "status": status}
 
     def dra(self) -> None:
         rng = self.rng
@@ -366,6 +377,8 @@ class _Generator:
         spec: dict = {"nodeName": node, "containers": [{"name": "main", "image": PAUSE,
                                                          "resources": {"requests": self.requests(
                                                              ("100m", "250m", "500m", "1"), ("256Mi", "1Gi", "2Gi"))}}]}
+        if self.chance(0.12):
+            spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": HOST_PORT}]
         affinity = self.pod_affinity(labels, required=0.12, preferred=0.2)
         if affinity:
             spec["affinity"] = affinity
@@ -412,8 +425,15 @@ class _Generator:
                     {"key": "disk", "operator": "In", "values": ["ssd"]}]}}]
         if node_affinity:
             spec.setdefault("affinity", {})["nodeAffinity"] = node_affinity
+        tolerations = []
         if self.chance(0.3):
-            spec["tolerations"] = [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+            tolerations.append({"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"})
+        if self.chance(0.3):
+            tolerations.append({"key": "maintenance", "operator": "Exists"})
+        if self.chance(0.15):
+            tolerations.append({"key": "spot", "operator": "Exists", "effect": "PreferNoSchedule"})
+        if tolerations:
+            spec["tolerations"] = tolerations
         if self.chance(0.4):
             constraints = self.spread(labels)  # drawn either way (see generate)
             if "spread" in self.classes:
@@ -421,9 +441,16 @@ class _Generator:
 
     def target(self) -> dict:
         labels = self.labels()
-        container: dict = {"name": "main", "image": PAUSE, "resources": {"requests": self.requests(
-            ("100m", "500m", "1", "2", "3"), ("256Mi", "1Gi", "2Gi", "6Gi"))}}
+        rng = self.rng
+        container: dict = {"name": "main", "image": TRAINER if self.chance(0.4) else PAUSE,
+                           "resources": {"requests": self.requests(("100m", "500m", "1", "1500m", "2", "3"),
+                                                                   ("256Mi", "1Gi", "1536Mi", "2Gi", "6Gi"))}}
+        if self.chance(0.15):
+            container["ports"] = [{"containerPort": 80, "hostPort": HOST_PORT}]
         spec: dict = {"containers": [container]}
+        if self.chance(0.1):
+            spec["initContainers"] = [{"name": "setup", "image": PAUSE, "resources": {"requests": {
+                "cpu": rng.choice(("1", "2500m")), "memory": rng.choice(("512Mi", "3Gi"))}}}]
         affinity = self.pod_affinity(labels, required=0.3, preferred=0.3)
         if affinity:
             spec["affinity"] = affinity
@@ -467,7 +494,8 @@ CLASSES = ("pod affinity", "pod anti-affinity", "required pod affinity", "requir
            "symmetry", "matchLabelKeys", "namespaces", "namespaceSelector", "spread", "spread ScheduleAnyway",
            "minDomains", "nodeAffinityPolicy", "nodeTaintsPolicy", "nodeSelector", "node affinity", "claims",
            "PVC bound", "PVC unbound immediate", "PVC WFFC", "WFFC provisioning", "WFFC allowedTopologies",
-           "ReadWriteOncePod in use", "cordoned", "tainted", "PreferNoSchedule", "fit workloads")
+           "ReadWriteOncePod in use", "cordoned", "tainted", "PreferNoSchedule", "NoExecute", "host ports",
+           "init containers", "node images", "fit workloads")
 
 
 def exercised(scenario: Scenario) -> set[str]:
@@ -500,6 +528,10 @@ def exercised(scenario: Scenario) -> set[str]:
             found.add("node affinity")
         if spec.get("resourceClaims"):
             found.add("claims")
+        if spec.get("initContainers"):
+            found.add("init containers")
+        if any(c.get("ports") for c in spec["containers"]):
+            found.add("host ports")
     labels = scenario.pod["metadata"].get("labels") or {}
     classes = {o["metadata"]["name"]: o for o in scenario.objects if o["kind"] == "StorageClass"}
     for obj in scenario.objects:
@@ -515,7 +547,10 @@ def exercised(scenario: Scenario) -> set[str]:
             if spec.get("unschedulable"):
                 found.add("cordoned")
             for taint in spec.get("taints") or []:
-                found.add("PreferNoSchedule" if taint["effect"] == "PreferNoSchedule" else "tainted")
+                found.add({"PreferNoSchedule": "PreferNoSchedule", "NoExecute": "NoExecute"}.get(taint["effect"],
+                                                                                               "tainted"))
+            if (obj.get("status") or {}).get("images"):
+                found.add("node images")
     for volume in scenario.pod["spec"].get("volumes") or []:
         name = volume["persistentVolumeClaim"]["claimName"]
         found.add({BOUND_PVC: "PVC bound", IMMEDIATE_PVC: "PVC unbound immediate", WFFC_PVC: "PVC WFFC"}[name])
