@@ -11,18 +11,21 @@ FEATURES = allocator.Features.for_version(37)
 
 
 def node(name: str, *, cpu: str = "8", memory: str = "32Gi", pods: str = "110", labels: dict | None = None,
-         taints: list[dict] | None = None, unschedulable: bool = False, extra: dict | None = None) -> dict:
+         taints: list[dict] | None = None, unschedulable: bool = False, extra: dict | None = None,
+         declared_features: list[str] | None = None) -> dict:
     spec = {}
     if taints:
         spec["taints"] = taints
     if unschedulable:
         spec["unschedulable"] = True
     allocatable = {"cpu": cpu, "memory": memory, "pods": pods, **(extra or {})}
+    status = {"capacity": dict(allocatable), "allocatable": allocatable,
+              "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}
+    if declared_features is not None:
+        status["declaredFeatures"] = list(declared_features)  # the kubelet's list (NodeDeclaredFeatures)
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
-            "spec": spec,
-            "status": {"capacity": dict(allocatable), "allocatable": allocatable,
-                       "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}}
+            "spec": spec, "status": status}
 
 
 def container(name: str = "main", requests: dict | None = None, limits: dict | None = None, ports=None, **extra) -> dict:
