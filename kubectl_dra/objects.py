@@ -26,6 +26,7 @@ _POD_SPEC_FIELDS = (
     # group's claims are its own (resourceclaim.IsForPod, IsReservedForPod, BindTo).
     "schedulingGroup", "workloadRef",
     "topologySpreadConstraints",  # PodTopologySpread (filter and score)
+    "hostNetwork", "hostUsers",  # NodeDeclaredFeatures: UserNamespacesHostNetworkSupport
 )
 # What the scheduler's filters read of a pod without claims (see kubectl_dra/scheduling/): labels
 # for InterPodAffinity and PodTopologySpread (a terminating pod is not counted by the latter).
@@ -45,7 +46,8 @@ _POD_STATUS_FIELDS = (
 _CONTAINER_LISTS = ("initContainers", "containers")
 # Of container statuses, a DRA pod keeps only the kubelet's device health (allocatedResourcesStatus).
 _CONTAINER_STATUS_LISTS = ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
-_NODE_STATUS_FIELDS = ("capacity", "allocatable", "conditions", "nodeInfo", "addresses")
+# declaredFeatures: NodeDeclaredFeatures, and DynamicResources' DRAOptionalNodeOperations.
+_NODE_STATUS_FIELDS = ("capacity", "allocatable", "conditions", "nodeInfo", "addresses", "declaredFeatures")
 # Volume sources kept whole: they name storage the volume plugins judge and hold no credentials (a
 # secret is named at most). VolumeBinding, VolumeZone and NodeVolumeLimits follow claims
 # (persistentVolumeClaim, ephemeral); VolumeRestrictions compares gcePersistentDisk,
@@ -369,6 +371,13 @@ def _slim_container(container: dict, image: bool = False) -> dict:
         slim["resources"] = container["resources"]
     if container.get("restartPolicy"):
         slim["restartPolicy"] = container["restartPolicy"]
+    # NodeDeclaredFeatures infers what a pod needs of its node from these two.
+    if container.get("restartPolicyRules"):
+        slim["restartPolicyRules"] = container["restartPolicyRules"]
+    mounts = [{"name": m.get("name"), "bindMountOptions": m["bindMountOptions"]}
+              for m in container.get("volumeMounts") or [] if isinstance(m, dict) and m.get("bindMountOptions")]
+    if mounts:
+        slim["volumeMounts"] = mounts
     ports = [p for p in container.get("ports") or [] if isinstance(p, dict) and p.get("hostPort")]
     if ports:
         slim["ports"] = ports

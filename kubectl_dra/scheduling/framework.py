@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 from .extended import classes_by_resource, dra_backed
 from .plugins import (balanced_allocation, dynamic_resources, image_locality, inter_pod_affinity, node_affinity,
-                      node_name, node_ports, node_resources_fit, node_unschedulable, pod_topology_spread,
-                      taint_toleration)
+                      node_declared_features, node_name, node_ports, node_resources_fit, node_unschedulable,
+                      node_volume_limits, pod_topology_spread, taint_toleration, volume_binding,
+                      volume_restrictions, volume_zone)
 from .resources import NodeInfo, is_extended, node_infos, pod_requests
 from .status import Code, Status
 
@@ -24,8 +25,8 @@ from .status import Code, Status
 # in order, DynamicResources inserted before DefaultPreemption, NodeDeclaredFeatures appended.
 PROFILE = (
     node_name, node_unschedulable, taint_toleration, node_affinity, node_ports, node_resources_fit,
-    "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", pod_topology_spread,
-    inter_pod_affinity, dynamic_resources, "NodeDeclaredFeatures",
+    volume_restrictions, node_volume_limits, volume_binding, volume_zone, pod_topology_spread,
+    inter_pod_affinity, dynamic_resources, node_declared_features,
 )
 MODELLED = tuple(p for p in PROFILE if not isinstance(p, str))
 # The profile's plugins that only score (default_plugins.go: after DefaultPreemption).

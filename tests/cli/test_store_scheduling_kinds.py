@@ -202,6 +202,22 @@ def test_a_pending_pod_keeps_its_placement_rules_and_images():
     assert spec["containers"][0]["ports"] == [{"containerPort": 8080, "hostPort": 8080, "protocol": "TCP"}]
 
 
+def test_a_pending_pod_and_its_node_keep_what_node_declared_features_infers_from():
+    pod = a_pod()
+    pod["spec"].update(hostNetwork=True, hostUsers=False)
+    main = pod["spec"]["containers"][0]
+    main["restartPolicyRules"] = [{"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}]
+    main["volumeMounts"] = [{"name": "data", "mountPath": "/data", "bindMountOptions": ["ro"]},
+                            {"name": "cache", "mountPath": "/cache"}]
+    spec = objects.keep("Pod", pod)["spec"]
+    assert (spec["hostNetwork"], spec["hostUsers"]) == (True, False)
+    assert spec["containers"][0]["restartPolicyRules"] == main["restartPolicyRules"]
+    assert spec["containers"][0]["volumeMounts"] == [{"name": "data", "bindMountOptions": ["ro"]}]
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"},
+            "status": {"declaredFeatures": ["RestartAllContainersOnContainerExits"]}}
+    assert objects.keep("Node", node)["status"]["declaredFeatures"] == ["RestartAllContainersOnContainerExits"]
+
+
 def test_a_bound_pod_keeps_its_pod_affinity_but_not_its_node_rules_or_images():
     kept = objects.keep("Pod", a_pod(node="node-a"))
     spec = kept["spec"]

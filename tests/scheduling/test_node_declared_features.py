@@ -210,22 +210,13 @@ def test_inference_per_feature_and_minor(case, spec, wanted):
 # ---------------------------------------------------------------------------- in the profile
 
 
-@pytest.fixture
-def in_profile(monkeypatch):
-    """The profile as the lead wires it: the module in place of the not-checked name."""
-    profile = tuple(ndf if p == "NodeDeclaredFeatures" else p for p in framework.PROFILE)
-    monkeypatch.setattr(framework, "PROFILE", profile)
-    monkeypatch.setattr(framework, "MODELLED", tuple(p for p in profile if not isinstance(p, str)))
-    monkeypatch.setattr(framework, "NOT_CHECKED", tuple(p for p in profile if isinstance(p, str)))
-
-
 def _explain(objects: list[dict], feats):
     from kubectl_dra.scheduling import explain_pod
 
     return explain_pod(allocator.load_objects(objects), "default", "p", feats)
 
 
-def test_through_the_framework(in_profile):
+def test_through_the_framework():
     objects = [node("a", declared_features=[RESTART_ALL]), node("b"), needs_restart_all()]
     exp = _explain(objects, features(37))
     assert recorded(exp, "a") is None
