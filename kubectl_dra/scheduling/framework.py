@@ -120,11 +120,28 @@ class NodeResult:
 class Diagnosis:
     nodes: list[NodeResult]
     pre_filter: Status | None = None        # a PreFilter rejection (every node)
+    stopped_at: str | None = None
+    """The plugin whose PreFilter ended the scheduler's PreFilter loop (UnschedulableAndUnresolvable
+    or no node left): the PreFilters after it never ran there, so their state is missing."""
+
+    def pre_filter_reached(self, plugin: str) -> bool:
+        """Whether the scheduler ran `plugin`'s PreFilter in this cycle."""
+        if self.stopped_at is None:
+            return True
+        names = [p.NAME for p in MODELLED]
+        return plugin in names and names.index(plugin) <= names.index(self.stopped_at)
 
 
 def run(cycle: Cycle) -> Diagnosis:
+    """Every PreFilter, then every filter on every node. Which PreFilter status rejects the pod is
+    decided as RunPreFilterPlugins does (framework/runtime/framework.go): the first
+    UnschedulableAndUnresolvable, or a narrowing to no node, ends the scheduler's PreFilter loop
+    there (the plugins after it never run in the scheduler: `stopped_at`); otherwise the last
+    Unschedulable status stands. We still run the later PreFilters, for the filters shown per node."""
     skipped = cycle.skipped
     rejection: Status | None = None
+    unschedulable: Status | None = None
+    stopped_at: str | None = None
     narrowed: set[str] | None = None
     narrowing: list[str] = []
     for plugin in MODELLED:
@@ -132,16 +149,25 @@ def run(cycle: Cycle) -> Diagnosis:
         status = Status(status.code, status.reasons, plugin.NAME, status.detail)
         if status.code == Code.SKIP:
             skipped.add(plugin.NAME)
-        elif status.rejected and rejection is None:
-            rejection = status
+            continue
+        if stopped_at is not None:
+            continue
+        if status.code == Code.UNRESOLVABLE:
+            rejection, stopped_at = status, plugin.NAME
+            continue
+        if status.code == Code.UNSCHEDULABLE:
+            unschedulable = status
+            continue
         if names is not None:
             narrowing.append(plugin.NAME)
             narrowed = set(names) if narrowed is None else narrowed & set(names)
-    if rejection is None and narrowed is not None and not narrowed:
-        which = sorted(narrowing)
-        text = (f"node(s) didn't satisfy plugin {which[0]}" if len(which) == 1
-                else f"node(s) didn't satisfy plugin(s) {_go_list(which)} simultaneously")
-        rejection = Status(Code.UNRESOLVABLE, (text,), ",".join(which))
+            if not narrowed:
+                which = sorted(narrowing)
+                text = (f"node(s) didn't satisfy plugin {which[0]}" if len(which) == 1
+                        else f"node(s) didn't satisfy plugin(s) {_go_list(which)} simultaneously")
+                rejection, stopped_at = Status(Code.UNRESOLVABLE, (text,), ",".join(which)), plugin.NAME
+    if rejection is None:
+        rejection = unschedulable
     absent = Status(Code.UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) {_go_list(sorted(narrowing))}",),
                     ",".join(sorted(narrowing)))
     # One status object per plugin for the common outcomes: 5,000 nodes x 14 plugins add up.
@@ -173,7 +199,7 @@ def run(cycle: Cycle) -> Diagnosis:
         else:
             recorded = first
         results.append(NodeResult(name, statuses, recorded))
-    return Diagnosis(results, rejection)
+    return Diagnosis(results, rejection, stopped_at)
 
 
 _NO_STATE = object()

@@ -2,8 +2,12 @@
 
 Mirrors pkg/scheduler/framework/types.go FitError.Error(): `0/N nodes are available:`, then the
 PreFilter message, or the histogram of every recorded reason as "<count> <reason>" sorted as
-strings and joined by ", ", closed by "."; then the PostFilter message. In 1.37 DynamicResources'
-PostFilter adds nothing, and DefaultPreemption adds `preemption: ` and its own FitError over the
+strings and joined by ", ", closed by "."; then the PostFilter message. DynamicResources' PostFilter
+runs first (it is inserted before DefaultPreemption) and adds nothing when its PreFilter ran; when
+the PreFilter loop ended before it (an earlier plugin's UnschedulableAndUnresolvable), its cycle
+state is missing and its PostFilter fails with the state's "not found", which ends the PostFilter
+loop (dynamicresources.go PostFilter, getStateData; framework/runtime/framework.go
+RunPostFilterPlugins). Otherwise DefaultPreemption adds `preemption: ` and its own FitError over the
 nodes where removing lower-priority pods was tried (framework/preemption/preemption.go,
 plugins/defaultpreemption/default_preemption.go). Events are cut at 1024 characters
 (schedule_one.go truncateMessage).
@@ -14,6 +18,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .framework import Cycle, Diagnosis, filter_node, with_pod, without_pods
+from .plugins import dynamic_resources
 from .status import Code, Status
 
 NO_NODES = "no nodes available to schedule pods"
@@ -21,6 +26,8 @@ NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_ELIGIBLE = "not eligible due to preemptionPolicy=Never."
 NOTE_LENGTH_LIMIT = 1024
+# fwk.ErrNotFound: what reading a plugin's state that its PreFilter never wrote returns.
+STATE_NOT_FOUND = "not found"
 
 
 def fit_error(total: int, statuses: list[Status], pre_filter_message: str = "") -> str:
@@ -102,5 +109,7 @@ def scheduler_message(cycle: Cycle, diagnosis: Diagnosis) -> str | None:
         return None
     pre = diagnosis.pre_filter.message if diagnosis.pre_filter else ""
     text = fit_error(len(diagnosis.nodes), [n.recorded for n in diagnosis.nodes], pre)
+    if not diagnosis.pre_filter_reached(dynamic_resources.NAME):
+        return truncate(f"{text} {STATE_NOT_FOUND}")
     tail, _ = preemption(cycle, diagnosis)
     return truncate(text + (f" {tail}" if tail else ""))

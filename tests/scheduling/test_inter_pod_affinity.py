@@ -5,7 +5,6 @@ group, preemption's RemovePod/AddPod, and the Score side (weights, symmetry, nor
 from __future__ import annotations
 
 import allocator
-import pytest
 
 from kubectl_dra.scheduling import framework
 from kubectl_dra.scheduling.plugins import inter_pod_affinity as ipa
@@ -474,17 +473,7 @@ def test_equal_scores_normalise_to_zero():
 # ---------------------------------------------------------------------------- through explain
 
 
-@pytest.fixture
-def profile(monkeypatch):
-    """The default profile with this plugin in its place (a no-op once framework.PROFILE has it)."""
-    if "InterPodAffinity" in framework.PROFILE:
-        chain = tuple(ipa if p == "InterPodAffinity" else p for p in framework.PROFILE)
-        monkeypatch.setattr(framework, "PROFILE", chain)
-        monkeypatch.setattr(framework, "MODELLED", tuple(p for p in chain if not isinstance(p, str)))
-        monkeypatch.setattr(framework, "NOT_CHECKED", tuple(p for p in chain if isinstance(p, str)))
-
-
-def test_explain_counts_affinity_failures_in_the_scheduler_message(profile):
+def test_explain_counts_affinity_failures_in_the_scheduler_message():
     db = pod("db", node_name="a", labels={"app": "db"})
     p = pod("p", affinity=affinity(required=[term({"app": "db"}, ZONE)]))
     exp = explain([*zones(a="z1", b="z2", c="z2"), db, p])
@@ -493,7 +482,7 @@ def test_explain_counts_affinity_failures_in_the_scheduler_message(profile):
     assert f"no pod matching required podAffinity term 1 runs in {ZONE}=z2" in node_of(exp, "b").message
 
 
-def test_explain_offers_preemption_for_anti_affinity_with_a_lower_priority_pod(profile):
+def test_explain_offers_preemption_for_anti_affinity_with_a_lower_priority_pod():
     web = pod("web-0", node_name="a", labels={"app": "web"}, priority=0)
     p = pod("p", labels={"app": "web"}, priority=100, affinity=affinity(anti=[term({"app": "web"})]))
     exp = explain([node("a", labels={ZONE: "z1"}), web, p])
@@ -503,7 +492,7 @@ def test_explain_offers_preemption_for_anti_affinity_with_a_lower_priority_pod(p
         "preemption: found a potential placement for pod on node a, preempting 1 victims")
 
 
-def test_the_scoring_pipeline_weighs_the_normalised_score_by_two(profile):
+def test_the_scoring_pipeline_weighs_the_normalised_score_by_two():
     objects = [*zones(a="z1", b="z2"), pod("db", node_name="a", labels={"app": "db"}),
                pod("p", affinity=affinity(preferred=[(10, term({"app": "db"}, ZONE))]))]
     cycle = cycle_for(objects)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import allocator
-import pytest
 
 from kubectl_dra.scheduling import framework
 from kubectl_dra.scheduling.plugins import pod_topology_spread as pts
@@ -464,17 +463,7 @@ def test_default_selector_merges_services_and_the_controllers_selector():
 # ---------------------------------------------------------------------------- through explain
 
 
-@pytest.fixture
-def profile(monkeypatch):
-    """The default profile with this plugin in its place (a no-op once framework.PROFILE has it)."""
-    if "PodTopologySpread" in framework.PROFILE:
-        chain = tuple(pts if p == "PodTopologySpread" else p for p in framework.PROFILE)
-        monkeypatch.setattr(framework, "PROFILE", chain)
-        monkeypatch.setattr(framework, "MODELLED", tuple(p for p in chain if not isinstance(p, str)))
-        monkeypatch.setattr(framework, "NOT_CHECKED", tuple(p for p in chain if isinstance(p, str)))
-
-
-def test_explain_records_both_reasons_in_the_scheduler_message(profile):
+def test_explain_records_both_reasons_in_the_scheduler_message():
     objects = [*zones(a="z1", b="z2"), node("bare"), web("w1", "a"), web("w2", "a"),
                incoming(spread(match={"app": "web"}))]
     exp = explain(objects)
@@ -484,7 +473,7 @@ def test_explain_records_both_reasons_in_the_scheduler_message(profile):
     assert f"{ZONE}=z1 holds 2 matching pods" in node_of(exp, "a").message
 
 
-def test_explain_offers_preemption_for_a_skew_a_lower_priority_pod_causes(profile):
+def test_explain_offers_preemption_for_a_skew_a_lower_priority_pod_causes():
     objects = [*zones(a="z1", b="z2"), web("w1", "a", priority=0), web("w2", "a", priority=0),
                web("w3", "b", priority=0), incoming(spread(match={"app": "web"}, minDomains=3), priority=100)]
     exp = explain(objects)
@@ -495,7 +484,7 @@ def test_explain_offers_preemption_for_a_skew_a_lower_priority_pod_causes(profil
         "preemption: found a potential placement for pod on node b, preempting 1 victims")
 
 
-def test_explain_says_no_preemption_helps_a_node_without_the_key(profile):
+def test_explain_says_no_preemption_helps_a_node_without_the_key():
     objects = [node("bare"), web("w1", "bare", priority=0), incoming(spread(match={"app": "web"}), priority=100)]
     exp = explain(objects)
     assert exp.summary.scheduler_message == (
@@ -503,7 +492,7 @@ def test_explain_says_no_preemption_helps_a_node_without_the_key(profile):
         "1 Preemption is not helpful for scheduling.")
 
 
-def test_the_scoring_pipeline_weighs_the_normalised_score_by_two(profile):
+def test_the_scoring_pipeline_weighs_the_normalised_score_by_two():
     objects = [*zones(a="z1", b="z1", c="z2"), web("w1", "a"), web("w2", "a"), web("w3", "c"),
                incoming(spread(match={"app": "web"}, when="ScheduleAnyway"))]
     cycle = cycle_for(objects[:-1], objects[-1], what_if=False)
