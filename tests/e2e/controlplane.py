@@ -100,7 +100,9 @@ class ControlPlane:
     with_scheduler: bool = True
     feature_gates: str = FEATURE_GATES  # one control plane of a test module may run alpha gates
     runtime_config: str = RUNTIME_CONFIG  # ... and serve alpha API versions
-    controllers: str = "resourceclaim-controller"  # ... and run more of kube-controller-manager
+    # ... and run more of kube-controller-manager. The PV binder completes the static bindings
+    # VolumeBinding's PreBind asks for (and waits on) as it would in a cluster.
+    controllers: str = "resourceclaim-controller,persistentvolume-binder-controller"
     admin_token: str = field(default_factory=lambda: secrets.token_hex(16))
     restricted_token: str = field(default_factory=lambda: secrets.token_hex(16))
     components: dict[str, Component] = field(default_factory=dict)

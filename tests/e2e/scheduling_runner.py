@@ -55,6 +55,9 @@ SYNC_DEVICES = 24
 TRANSIENT = (re.compile(r"ResourceClaim not created yet"),
              re.compile(r'resourceclaim\.resource\.k8s\.io "[^"]+" not found'))
 STATUS_KINDS = ("Node", "PersistentVolume", "PersistentVolumeClaim")
+# What VolumeBinding's PreBind writes on a claim to be provisioned on the node it chose
+# (pkg/scheduler/framework/plugins/volumebinding/binder.go); a provisioner that gives up removes it.
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
 
 
 @dataclass
@@ -69,10 +72,13 @@ class Disagreement:
 
 @dataclass
 class Decision:
-    """What the scheduler did with a pod: bound it (`node`) or reported why not (`message`)."""
+    """What the scheduler did with a pod: bound it (`node`) or reported why not (`message`).
+    `provisioning`: the claims it asked a provisioner to make on `node` (it chose the node and
+    waits in PreBind for volumes no provisioner here makes)."""
 
     node: str | None
     message: str = ""
+    provisioning: tuple[str, ...] = ()
 
     def words(self) -> str:
         return f"bound to {self.node}" if self.node else f"Pending: {self.message!r}"
@@ -175,15 +181,16 @@ class ScenarioRun:
 
     def create_object(self, obj: dict) -> dict:
         """Creates one object; the status of nodes, volumes and volume claims is written through
-        the status subresource, as their controllers would have written it."""
+        the status subresource, as their controllers (the kubelet, the PV binder) would have written it."""
         status = obj.pop("status", None) if obj["kind"] in STATUS_KINDS else None
         created = self.kube.create(obj)
         meta = created["metadata"]
         if not meta.get("namespace"):
             self.cluster_scoped.append((created["apiVersion"], created["kind"], meta["name"]))
         if status:
-            created["status"] = status
-            created = self.kube.replace(created, subresource="status")
+            # A merge patch: the PV binder may have changed the object since it was created.
+            created = self.kube.patch(created["apiVersion"], created["kind"], meta["name"], {"status": status},
+                                      meta.get("namespace"), subresource="status")
         return created
 
     def barrier(self) -> None:
@@ -257,16 +264,42 @@ class ScenarioRun:
         namespace, name, uid = meta["namespace"], meta["name"], meta["uid"]
         self.kube.patch("v1", "Pod", name, {"spec": {"schedulingGates": None}}, namespace)
 
+        claims = [v["persistentVolumeClaim"]["claimName"] for v in pod["spec"].get("volumes") or []
+                  if v.get("persistentVolumeClaim")]
+
         def decided():
             stored = self.watch.get("Pod", namespace, name)
             if stored is not None and stored["spec"].get("nodeName"):
                 return Decision(stored["spec"]["nodeName"])
+            selected = {c: ((self.watch.get("PersistentVolumeClaim", namespace, c) or {}).get("metadata", {})
+                            .get("annotations") or {}).get(SELECTED_NODE) for c in claims}
+            chosen = {node for node in selected.values() if node}
+            if chosen:
+                return Decision(chosen.pop(), provisioning=tuple(sorted(c for c, node in selected.items() if node)))
             for message in self.watch.messages(namespace, name, uid):
                 if not any(p.search(message) for p in TRANSIENT):
                     return Decision(None, message)
             return None
 
         return self.watch.wait(decided, DECISION_TIMEOUT, f"the scheduler to decide about pod {name}")
+
+    def settle(self, name: str, decision: Decision) -> None:
+        """Deletes a decided pod (and its claims). When the scheduler waits for volumes to be
+        provisioned for it, the pod is deleted first (so it is never tried again), then its claims
+        are answered as a provisioner that gives up answers (the selected-node annotation removed):
+        the scheduler forgets the pod it assumed on that node and says so with a FailedScheduling
+        event for it, awaited before the scenario goes on."""
+        if not decision.provisioning:
+            self.remove_pod(name)
+            return
+        uid = self.watch.get("Pod", self.namespace, name)["metadata"]["uid"]
+        before = len(self.watch.messages(self.namespace, name, uid))
+        self.remove_pod(name)
+        for claim in decision.provisioning:
+            self.kube.patch("v1", "PersistentVolumeClaim", claim,
+                            {"metadata": {"annotations": {SELECTED_NODE: None}}}, self.namespace)
+        self.watch.wait(lambda: len(self.watch.messages(self.namespace, name, uid)) > before, DECISION_TIMEOUT,
+                        f"the scheduler to give up the node it chose for pod {name}")
 
     def remove_pod(self, name: str) -> None:
         """Deletes a pod and the claims made for it (no kubelet, no garbage collector runs), and waits
@@ -323,7 +356,7 @@ class ScenarioRun:
             if fitting:
                 self.disagree("probe", name, f"the scheduler left it {decision.words()}; explain: fits on {fitting}")
             self.compare_message(name, decision, explanation)
-        self.remove_pod(name)
+        self.settle(name, decision)
         if decision.node:
             self.barrier()
 
@@ -357,9 +390,10 @@ class ScenarioRun:
                     self.disagree("probe", f"{name} on {node}", f"the scheduler left it {decision.words()}; "
                                   f"explain: {ours}")
                 self.compare_message(name, decision, explanation)
-            self.remove_pod(name)
+            self.settle(name, decision)
             if decision.node:
                 self.barrier()
+                base = self.snapshot()  # the pod may have bound volumes the next probe sees
 
     # -- (d): a workload released one pod at a time ---------------------------------------------
 
