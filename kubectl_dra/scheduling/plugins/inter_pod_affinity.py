@@ -31,13 +31,13 @@ entry is rebuilt only when its pods change, so placing many pods (fit) does not 
 from __future__ import annotations
 
 import copy
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from .. import selectors
 from ..selectors import NOTHING, LabelSelectorError, Selector
 from ..status import SKIP, SUCCESS, Code, Status
+from .last_snapshot import LastSnapshot
 
 NAME = "InterPodAffinity"
 READS_SNAPSHOT = True   # PreFilter counts the pods of every node: one run per scheduling cycle
@@ -305,19 +305,7 @@ class _Index:
                 del entries[name]
 
 
-_lock = threading.Lock()
-_last: list[_Index] = []   # the index of the snapshot read last (fit reads one snapshot many times)
-
-
-def _index(cycle) -> _Index:
-    """The caller holds _lock."""
-    snapshot = cycle.snapshot
-    index = _last[0] if _last and _last[0].snapshot is snapshot else None
-    if index is None:
-        index = _Index(snapshot)
-        _last[:] = [index]
-    index.refresh()
-    return index
+_indexes = LastSnapshot(_Index)
 
 
 # ---------------------------------------------------------------------------- PreFilter / Filter
@@ -383,8 +371,8 @@ def pre_filter(cycle) -> tuple[set[str] | None, Status]:
     state = FilterState(meta.get("namespace") or "default", dict(meta.get("labels") or {}), terms,
                         _namespace_labels(cycle), known_namespaces=len(getattr(cycle.objs, "namespaces", None) or {}))
     incoming = bool(terms.required_affinity or terms.required_anti)
-    with _lock:
-        index = _index(cycle)
+    with _indexes.lock:
+        index = _indexes.index(cycle.snapshot)
         for name, entry in index.entries.items():
             if not entry.labels:
                 continue   # a node without labels is in no domain: nothing on it counts
@@ -591,8 +579,8 @@ def pre_score(cycle, nodes) -> Status:
     ns_labels = _namespace_labels(cycle)
     scores: dict[str, dict[str, int]] = {}
     touched = False
-    with _lock:
-        index = _index(cycle)
+    with _indexes.lock:
+        index = _indexes.index(cycle.snapshot)
         for entry in index.entries.values():
             labels = entry.labels
             if not labels:

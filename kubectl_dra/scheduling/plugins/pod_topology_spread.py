@@ -65,7 +65,6 @@ from __future__ import annotations
 
 import copy
 import math
-import threading
 from dataclasses import dataclass, field, replace
 
 from allocator.nodeselector import NodeSelectorError, term_matches, validate
@@ -73,6 +72,7 @@ from allocator.nodeselector import NodeSelectorError, term_matches, validate
 from .. import selectors
 from ..selectors import LabelSelectorError, Requirement, Selector
 from ..status import SKIP, SUCCESS, Code, Status
+from .last_snapshot import LastSnapshot
 from .node_affinity import required_terms
 from .taint_toleration import untolerated
 
@@ -437,19 +437,7 @@ class _Index:
         return entry if entry is not None and entry.current(info) else _NodeEntry(info)
 
 
-_lock = threading.Lock()
-_last: list[_Index] = []   # the index of the snapshot read last (fit reads one snapshot many times)
-
-
-def _index(cycle) -> _Index:
-    """The caller holds _lock."""
-    snapshot = cycle.snapshot
-    index = _last[0] if _last and _last[0].snapshot is snapshot else None
-    if index is None:
-        index = _Index(snapshot)
-        _last[:] = [index]
-    index.refresh()
-    return index
+_indexes = LastSnapshot(_Index)
 
 
 def _count_key(namespace: str, selector: Selector) -> str:
@@ -522,8 +510,8 @@ def pre_filter(cycle) -> tuple[set[str] | None, Status]:
     honours_affinity = inclusion.any_affinity and any(c.node_affinity_policy == HONOR for c in constraints)
     # A constraint whose policies cannot leave a node out needs no per-node check.
     checked = [inclusion.excludes_any(c) for c in constraints]
-    with _lock:
-        index = _index(cycle)
+    with _indexes.lock:
+        index = _indexes.index(cycle.snapshot)
         for entry in index.entries.values():
             node_labels = entry.labels
             if not _has_all_keys(node_labels, constraints):
@@ -703,8 +691,8 @@ def pre_score(cycle, nodes) -> Status:
     keys = [_count_key(namespace, c.selector) for c in constraints]
     wanted = [c.topology_key != LABEL_HOSTNAME and _countable(c.selector) for c in constraints]
     checked = [inclusion.excludes_any(c) for c in constraints]
-    with _lock:
-        index = _index(cycle)
+    with _indexes.lock:
+        index = _indexes.index(cycle.snapshot)
         if any(wanted):
             for entry in index.entries.values():
                 labels = entry.labels
@@ -744,7 +732,7 @@ def _node_count(state: ScoreState, info, c: Constraint, key: str) -> int:
     so): the index PreScore refreshed, or a fresh entry for a NodeInfo it does not hold."""
     if not _countable(c.selector):
         return 0
-    with _lock:
+    with _indexes.lock:
         entry = state.index.entry(info) if state.index is not None else _NodeEntry(info)
         return entry.matching(key, c.selector, state.namespace)
 
