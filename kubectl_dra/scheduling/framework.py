@@ -218,16 +218,19 @@ def _pre_filter(plugin, cycle: Cycle) -> tuple:
     return names, status
 
 
-def pre_filtered_with_pod(shared: dict, added, info: NodeInfo) -> None:
+def pre_filtered_with_pod(shared: dict, added, info: NodeInfo, still_skipped: frozenset = frozenset()) -> None:
     """Cycle.pre_filtered brought up to date once `added` (a BoundPod) is bound to `info`'s node:
     each plugin's state through its PreFilterExtensions.AddPod (counting the one new pod instead of
-    every pod again); a plugin that skipped, or has no AddPod, runs its PreFilter again."""
+    every pod again); a plugin that skipped, or has no AddPod, runs its PreFilter again, unless it
+    skipped and the caller knows the new pod cannot change that (`still_skipped`: plugin names)."""
     for plugin in MODELLED:
         entry = shared.get(plugin.NAME)
         if entry is None:
             continue
         names, status, state = entry
         add = getattr(plugin, "add_pod", None)
+        if status.code == Code.SKIP and plugin.NAME in still_skipped:
+            continue
         if state is _NO_STATE or add is None:
             del shared[plugin.NAME]
         else:

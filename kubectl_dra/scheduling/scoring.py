@@ -29,9 +29,9 @@ with backoff; no node is picked and no FitError is written).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from .status import Code
+from .status import Code, Status
 
 MAX_NODE_SCORE = 100   # framework.MaxNodeScore (= MaxScore)
 MIN_NODE_SCORE = 0     # framework.MinScore
@@ -98,17 +98,73 @@ def num_feasible_nodes_to_find(total_nodes: int, percentage: int | None = None) 
     return max(total_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-def score(cycle, feasible: list, plugins) -> dict[str, NodeScore]:
+@dataclass
+class ScoreMemo:
+    """What scoring one pod leaves for the next pod alike (fit scores many pods of one kind over
+    mostly the same nodes): the PreScore status of the plugins in `statuses_for`, and each node's
+    raw score for those in `raw_for` (a subset). The caller vouches that for pods alike such a
+    status depends on nothing that changes between them, that such a raw score depends only on
+    its node (the caller drops a node's entries when something changes there: `forget`), and that
+    their NormalizeScore reads no PreScore state: PreScore is not run for a plugin that skips, or
+    whose raw scores are all known."""
+
+    statuses_for: frozenset[str] = frozenset()
+    raw_for: frozenset[str] = frozenset()
+    statuses: dict[str, Status | None] = field(default_factory=dict)
+    raw: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def forget(self, nodes, plugins) -> None:
+        """Drop the raw scores of `plugins` on `nodes` (something on those nodes changed)."""
+        for name in plugins:
+            known = self.raw.get(name)
+            if known:
+                for node in nodes:
+                    known.pop(node, None)
+
+    def pre_score(self, plugin, cycle, feasible: list):
+        """The plugin's PreScore status: remembered where it may be, else run (and remembered)."""
+        name = plugin.NAME
+        run = getattr(plugin, "pre_score", None)
+        if name not in self.statuses_for:
+            return run(cycle, feasible) if run is not None else None
+        if name in self.statuses:
+            status = self.statuses[name]
+            if status is None or status.code == Code.SKIP:
+                return status
+            known = self.raw.get(name)
+            if name in self.raw_for and known is not None and all(info.name in known for info in feasible):
+                return status
+        status = run(cycle, feasible) if run is not None else None
+        if status is None or status.code in (Code.SUCCESS, Code.SKIP):
+            self.statuses[name] = status
+        return status
+
+    def raw_scores(self, plugin, cycle, feasible: list) -> dict[str, int]:
+        """The plugin's raw score of each feasible node: remembered where it may be, else run."""
+        if plugin.NAME not in self.raw_for:
+            return {info.name: plugin.score(cycle, info) for info in feasible}
+        known = self.raw.setdefault(plugin.NAME, {})
+        raw = {}
+        for info in feasible:
+            value = known.get(info.name)
+            if value is None:
+                value = known[info.name] = plugin.score(cycle, info)
+            raw[info.name] = value
+        return raw
+
+
+def score(cycle, feasible: list, plugins, memo: ScoreMemo | None = None) -> dict[str, NodeScore]:
     """{node name: NodeScore} for the feasible NodeInfos, as prioritizeNodes gives them; {} when
     fewer than two nodes are feasible (schedulePod takes a single feasible node unscored).
-    `plugins`: the score plugins in profile order. Raises ScoringError as the scheduler fails."""
+    `plugins`: the score plugins in profile order. Raises ScoringError as the scheduler fails.
+    `memo`: what scoring earlier pods alike left (ScoreMemo), used and brought up to date."""
     if len(feasible) < 2:
         return {}
+    memo = memo or ScoreMemo()   # remembering nothing: every PreScore and Score is run
     active = []
     skipped: set[str] = set()
     for plugin in plugins:
-        pre_score = getattr(plugin, "pre_score", None)
-        status = pre_score(cycle, feasible) if pre_score is not None else None
+        status = memo.pre_score(plugin, cycle, feasible)
         if status is not None and status.code == Code.SKIP:
             skipped.add(plugin.NAME)
             continue
@@ -119,7 +175,7 @@ def score(cycle, feasible: list, plugins) -> dict[str, NodeScore]:
     names = [info.name for info in feasible]
     weighted: list[tuple[str, dict[str, int], int]] = []
     for plugin in active:
-        raw = {info.name: plugin.score(cycle, info) for info in feasible}
+        raw = memo.raw_scores(plugin, cycle, feasible)
         normalize = getattr(plugin, "normalize_score", None)
         final = normalize(cycle, raw) if normalize is not None else raw
         weighted.append((plugin.NAME, final, plugin.WEIGHT))

@@ -16,6 +16,7 @@ from ..extended import EXTENDED_ANNOTATION
 from ..plugins import dynamic_resources, inter_pod_affinity
 from ..resources import bound_pod, node_infos
 from .plan import PodPlacement
+from .remembered import Remembered, alike_key, has_pod_affinity, same_verdict
 
 SEQUENTIAL, GANG = "Sequential", "Gang"
 # Nodes judged together in one run of the filter chain (the scheduler stops once it has enough
@@ -66,6 +67,14 @@ class Placer:
         self._device_kinds: dict | None = None
         self._static: dict | None = None
         self.distinct_nodes = False
+        # Sequential placement (best) remembers what it found per alike_key (remembered.py).
+        self._remembered: dict[str, Remembered] = {}
+        self._affinity_pods = sum(has_pod_affinity(bound.pod) for info in self.infos.values() for bound in info.pods)
+        # A claim the scheduler made for some pod's extended resources in an earlier attempt is
+        # that pod's alone (dynamic_resources.existing_claim, by its name): pods alike then differ.
+        self._extended_claims = any((c["metadata"].get("annotations") or {}).get(EXTENDED_ANNOTATION)
+                                    for c in objs.claims.values())
+        self.judged = 0   # nodes run through the filter chain (steps also counts those remembered)
 
     # -- judging
 
@@ -101,6 +110,7 @@ class Placer:
         cycle.state.update(self.cycle_state(pod))
         diagnosis = framework.run(cycle)
         self.steps += len(infos)
+        self.judged += len(infos)
         fitting = sorted((r.name for r in diagnosis.nodes if r.fits), key=self._position.__getitem__)
         return fitting, cycle, diagnosis
 
@@ -180,6 +190,8 @@ class Placer:
                 self._shared_pools.add(pool)
             for node in nodes - {None, ""}:
                 self._node_pools.setdefault(node, set()).add(pool)
+        self._pool_nodes = {pool: {s["spec"].get("nodeName") for s in slices} - {None, ""}
+                            for pool, slices in self._pool_slices.items()}
         self._pool_claims: dict[tuple[str, str], set] = {}
         for key, claim in self.objs.claims.items():
             self._note_claim(key, claim)
@@ -221,7 +233,21 @@ class Placer:
         """Where the scheduler binds `pod`: (node, allocator verdict, NodeScore or None, the other
         nodes of the same top score), or None when no node fits. Like findNodesThatFitPod it stops
         once it has numFeasibleNodesToFind feasible nodes, then scores them (prioritizeNodes); the
-        scheduler picks among the top score at random, we take the first by name."""
+        scheduler picks among the top score at random, we take the first by name. Pods alike reuse
+        what was found for the ones before them where nothing changed since (_best_remembered)."""
+        key = None
+        if not (self.node_allocatable or self._affinity_pods or self._extended_claims):
+            key = alike_key(pod, self.objs.claims)
+        if key is not None:
+            steps = self.steps
+            found = self._best_remembered(pod, key)
+            if found is not _FALL_BACK:
+                return found
+            self._remembered.pop(key, None)
+            self.steps = steps
+        return self._best_judged(pod)
+
+    def _best_judged(self, pod: dict):
         from .. import scoring
 
         limit = scoring.num_feasible_nodes_to_find(len(self.order))
@@ -234,16 +260,76 @@ class Placer:
             return None
         if len(found) == 1:
             return found[0][0], found[0][1], None, []
-        infos = {name: self.infos[name] for name, _ in found}
-        cycle = framework.Cycle(pod, self.objs, self.features, infos, what_if=True, selectors=self.selectors,
-                                snapshot=self.infos)
-        cycle.state.update(self.cycle_state(pod))
-        cycle.state[dynamic_resources.NAME] = dict(found)   # what DynamicResources scores by
-        scores = framework.score_nodes(cycle, list(infos.values()))
-        top = max(score.total for score in scores.values())
-        tied = sorted(name for name, score in scores.items() if score.total == top)
+        scores = self._scores(pod, found)
+        tied = scoring.best(scores)
         verdicts = dict(found)
         return tied[0], verdicts[tied[0]], scores[tied[0]], tied[1:]
+
+    def _scores(self, pod: dict, found: list, memo=None) -> dict:
+        """prioritizeNodes over the feasible nodes `found` ((name, verdict), at least two);
+        `memo`: a scoring.ScoreMemo of pods alike."""
+        from .. import scoring
+
+        infos = [self.infos[name] for name, _ in found]
+        cycle = framework.Cycle(pod, self.objs, self.features, {info.name: info for info in infos}, what_if=True,
+                                selectors=self.selectors, snapshot=self.infos)
+        cycle.state.update(self.cycle_state(pod))
+        cycle.state[dynamic_resources.NAME] = dict(found)   # what DynamicResources scores by
+        return scoring.score(cycle, infos, framework.scorers(), memo)
+
+    def _best_remembered(self, pod: dict, key: str):
+        """best() from the verdicts and raw scores remembered for pods alike, judging only the
+        nodes not known (new, or changed by a commit) in the same chunks and order, and scoring
+        over the same feasible nodes. The chosen node is judged again for this pod (its claims'
+        names are its own); where anything disagrees with what was remembered, _FALL_BACK."""
+        from .. import scoring
+
+        memo = self._remembered.setdefault(key, Remembered())
+        found = self._feasible_remembered(pod, memo.verdicts, scoring.num_feasible_nodes_to_find(len(self.order)))
+        if found is None:
+            return _FALL_BACK
+        if not found:
+            return None
+        score, tied = None, []
+        if len(found) > 1:
+            scores = self._scores(pod, found, memo.scores)
+            tied = scoring.best(scores)
+            score = scores[tied[0]]
+        node = tied[0] if tied else found[0][0]
+        fitting, cycle, diagnosis = self.judge(pod, [node])
+        self.steps -= 1   # counted once already, among the feasible nodes
+        verdict = cycle.state.get(dynamic_resources.NAME, {}).get(node)
+        if diagnosis.pre_filter is not None or node not in fitting or not same_verdict(verdict, memo.verdicts[node]):
+            return _FALL_BACK
+        return node, verdict, score, tied[1:]
+
+    def _feasible_remembered(self, pod: dict, verdicts: dict, limit: int):
+        """candidates() up to `limit` feasible nodes, with the verdicts of `verdicts` taken as they
+        are and the other nodes judged (their verdicts added, their failures remembered as
+        candidates() does). None where PreFilter rejects the pod."""
+        failed = self._failed.setdefault(self._failure_key(pod), {})
+        found = []
+        for start in range(0, len(self.order), _BATCH):
+            names = [n for n in self.order[start:start + _BATCH] if n not in failed]
+            unknown = [n for n in names if n not in verdicts]
+            self.steps += len(names) - len(unknown)
+            if unknown:
+                fitting, cycle, diagnosis = self.judge(pod, unknown)
+                if diagnosis.pre_filter is not None:
+                    return None
+                judged = cycle.state.get(dynamic_resources.NAME, {})
+                fits = set(fitting)
+                for name in unknown:
+                    if name in fits:
+                        verdicts[name] = judged.get(name)
+                    else:
+                        failed[name] = self._depends_on(name)
+            for name in names:
+                if name in verdicts:
+                    found.append((name, verdicts[name]))
+                    if len(found) >= limit:
+                        return found
+        return found
 
     def alternatives(self, pod: dict, node: str, verdict):
         """Other device choices on `node`: the allocator run again with one chosen device held
@@ -362,9 +448,13 @@ class Placer:
         self.infos[node].add(added)
         self.committed.setdefault(node, []).append((self._shape(pod)[1], tuple(sorted(d["device"] for d in devices))))
         self.depth += 1
+        # InterPodAffinity's PreFilter skips while no pod has required terms on either side; with
+        # no pod anywhere having pod affinity terms, the pod committed did not change that.
+        still = _AFFINITY_SKIP if not (self._affinity_pods or has_pod_affinity(pod)) else frozenset()
         for shared in self._pre_filtered.values():
-            framework.pre_filtered_with_pod(shared, added, self.infos[node])
+            framework.pre_filtered_with_pod(shared, added, self.infos[node], still)
         self._touched.setdefault(node, []).append(self.depth)
+        self._forget(node, claims, pod)
         placement = PodPlacement(namespace, meta["name"], "", node, devices, names)
         return previous, {"node": node, "pod": added, "pending": pending}, placement
 
@@ -375,9 +465,30 @@ class Placer:
                                    for d in s["spec"].get("devices") or ())
         return self._any_mapped
 
+    def _forget(self, node: str, claims: list[dict], pod: dict) -> None:
+        """What is remembered for pods alike, brought up to date after `pod` is committed on `node`
+        with `claims`: the nodes whose pools those claims hold devices of are judged again, and
+        everything where the devices are in a pool other nodes share (or the pod has pod affinity
+        terms, which InterPodAffinity reads on every node)."""
+        if has_pod_affinity(pod):
+            self._affinity_pods += 1
+            self._remembered.clear()
+        if not self._remembered:
+            return
+        pools = {(r["driver"], r["pool"]) for c in claims
+                 for r in (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []}
+        if pools & self._shared_pools:
+            self._remembered.clear()
+            return
+        nodes = {node}.union(*(self._pool_nodes.get(pool, ()) for pool in pools))
+        for memo in self._remembered.values():
+            memo.forget(nodes)
+
     def undo(self, previous, change: dict) -> None:
         self.objs = previous
         self._pre_filtered.clear()
+        self._remembered.clear()
+        self._affinity_pods -= has_pod_affinity(change["pod"].pod)
         for key in change["pending"]:
             del self.pending[key]
         self.infos[change["node"]].remove(change["pod"])
@@ -393,6 +504,10 @@ class Placer:
         namespace = pod["metadata"].get("namespace") or "default"
         entry = next(e for e in pod["spec"].get("resourceClaims") or [] if e.get("name") == pod_claim)
         return self.objs.claim_templates[(namespace, entry["resourceClaimTemplateName"])]
+
+
+_AFFINITY_SKIP = frozenset({inter_pod_affinity.NAME})
+_FALL_BACK = object()   # _best_remembered: judge this pod as best() does without what is remembered
 
 
 def _device_key(verdict) -> tuple:
