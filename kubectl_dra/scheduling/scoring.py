@@ -121,8 +121,9 @@ class ScoreMemo:
                 for node in nodes:
                     known.pop(node, None)
 
-    def pre_score(self, plugin, cycle, feasible: list):
-        """The plugin's PreScore status: remembered where it may be, else run (and remembered)."""
+    def pre_score(self, plugin, cycle, feasible: list, names: frozenset[str]):
+        """The plugin's PreScore status: remembered where it may be, else run (and remembered).
+        `names`: the feasible nodes' names."""
         name = plugin.NAME
         run = getattr(plugin, "pre_score", None)
         if name not in self.statuses_for:
@@ -131,26 +132,23 @@ class ScoreMemo:
             status = self.statuses[name]
             if status is None or status.code == Code.SKIP:
                 return status
-            known = self.raw.get(name)
-            if name in self.raw_for and known is not None and all(info.name in known for info in feasible):
+            if name in self.raw_for and self.raw.get(name, {}).keys() >= names:
                 return status
         status = run(cycle, feasible) if run is not None else None
         if status is None or status.code in (Code.SUCCESS, Code.SKIP):
             self.statuses[name] = status
         return status
 
-    def raw_scores(self, plugin, cycle, feasible: list) -> dict[str, int]:
-        """The plugin's raw score of each feasible node: remembered where it may be, else run."""
+    def raw_scores(self, plugin, cycle, feasible: list, names: list[str]) -> dict[str, int]:
+        """The plugin's raw score of each feasible node (`names`: theirs, in order): remembered
+        where it may be, else run (in the nodes' order, as without a memo)."""
         if plugin.NAME not in self.raw_for:
-            return {info.name: plugin.score(cycle, info) for info in feasible}
+            return {name: plugin.score(cycle, info) for name, info in zip(names, feasible)}
         known = self.raw.setdefault(plugin.NAME, {})
-        raw = {}
-        for info in feasible:
-            value = known.get(info.name)
-            if value is None:
-                value = known[info.name] = plugin.score(cycle, info)
-            raw[info.name] = value
-        return raw
+        for name, info in zip(names, feasible):
+            if name not in known:
+                known[name] = plugin.score(cycle, info)
+        return {name: known[name] for name in names}
 
 
 def score(cycle, feasible: list, plugins, memo: ScoreMemo | None = None) -> dict[str, NodeScore]:
@@ -161,10 +159,12 @@ def score(cycle, feasible: list, plugins, memo: ScoreMemo | None = None) -> dict
     if len(feasible) < 2:
         return {}
     memo = memo or ScoreMemo()   # remembering nothing: every PreScore and Score is run
+    names = [info.name for info in feasible]
+    name_set = frozenset(names)
     active = []
     skipped: set[str] = set()
     for plugin in plugins:
-        status = memo.pre_score(plugin, cycle, feasible)
+        status = memo.pre_score(plugin, cycle, feasible, name_set)
         if status is not None and status.code == Code.SKIP:
             skipped.add(plugin.NAME)
             continue
@@ -172,25 +172,33 @@ def score(cycle, feasible: list, plugins, memo: ScoreMemo | None = None) -> dict
             raise ScoringError(plugin.NAME, status.message or status.detail or status.code.value, "PreScore")
         active.append(plugin)
     cycle.state[SKIPPED] = skipped
-    names = [info.name for info in feasible]
     weighted: list[tuple[str, dict[str, int], int]] = []
     for plugin in active:
-        raw = memo.raw_scores(plugin, cycle, feasible)
+        raw = memo.raw_scores(plugin, cycle, feasible, names)
         normalize = getattr(plugin, "normalize_score", None)
         final = normalize(cycle, raw) if normalize is not None else raw
         weighted.append((plugin.NAME, final, plugin.WEIGHT))
+    _check_range(names, weighted)
     results = {}
     for name in names:
-        by_plugin = {}
-        for plugin_name, final, weight in weighted:
+        by_plugin = {plugin_name: final[name] * weight for plugin_name, final, weight in weighted}
+        results[name] = NodeScore(sum(by_plugin.values()), by_plugin)
+    return results
+
+
+def _check_range(names: list[str], weighted: list[tuple[str, dict[str, int], int]]) -> None:
+    """Every normalised score must be in 0..100: the first that is not (nodes in order, each
+    node's plugins in order) fails the attempt."""
+    if all(MIN_NODE_SCORE <= min(final.values(), default=MIN_NODE_SCORE)
+           and max(final.values(), default=MAX_NODE_SCORE) <= MAX_NODE_SCORE for _, final, _ in weighted):
+        return
+    for name in names:
+        for plugin_name, final, _ in weighted:
             value = final[name]
             if value > MAX_NODE_SCORE or value < MIN_NODE_SCORE:
                 raise ScoringError(plugin_name, f'plugin "{plugin_name}" returns an invalid score {value}, it should '
                                                 f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after "
                                                 "normalizing", "Weight")
-            by_plugin[plugin_name] = value * weight
-        results[name] = NodeScore(sum(by_plugin.values()), by_plugin)
-    return results
 
 
 def best(scores: dict[str, NodeScore]) -> list[str]:

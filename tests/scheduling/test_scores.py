@@ -396,6 +396,38 @@ def test_a_score_out_of_range_after_normalising_fails_the_attempt():
         scoring.score(cycle, infos, [fake("Broken", 1, {}, pre=Status(Code.ERROR, ("no state",)))])
 
 
+def test_the_first_score_out_of_range_is_the_first_node_s_in_order():
+    cycle, infos = three_nodes()
+    plugins = [fake("First", 1, {"a": 0, "b": 0, "c": 200}), fake("Second", 1, {"a": 0, "b": -1, "c": 0})]
+    with pytest.raises(scoring.ScoringError) as caught:
+        scoring.score(cycle, infos, plugins)
+    assert caught.value.plugin == "Second" and "invalid score -1" in str(caught.value)
+
+
+def test_a_score_memo_runs_prescore_and_score_only_where_nothing_is_remembered():
+    cycle, infos = three_nodes()
+    calls = []
+
+    def counted(name, raw, pre=SUCCESS):
+        plugin = fake(name, 1, raw, pre=pre)
+        plugin.pre_score = lambda cycle, nodes: calls.append((name, "pre")) or pre
+        plugin.score = lambda cycle, info: calls.append((name, info.name)) or raw[info.name]
+        return plugin
+
+    plugins = [counted("Kept", {"a": 1, "b": 2, "c": 3}), counted("Fresh", {"a": 5, "b": 0, "c": 5}),
+               counted("Skips", {}, pre=SKIP)]
+    memo = scoring.ScoreMemo(frozenset({"Kept", "Skips"}), frozenset({"Kept"}))
+    first = scoring.score(cycle, infos, plugins, memo)
+    assert first == scoring.score(cycle, infos, plugins)
+    calls.clear()
+    assert scoring.score(cycle, infos, plugins, memo) == first
+    assert calls == [("Fresh", "pre"), ("Fresh", "a"), ("Fresh", "b"), ("Fresh", "c")]
+    calls.clear()
+    memo.forget(["b"], ["Kept"])
+    assert scoring.score(cycle, infos, plugins, memo) == first
+    assert calls == [("Kept", "pre"), ("Fresh", "pre"), ("Kept", "b"), ("Fresh", "a"), ("Fresh", "b"), ("Fresh", "c")]
+
+
 def test_the_default_profile_scores_a_pod_by_hand():
     # Node a: 2 PreferNoSchedule taints, zone z1, half its cpu taken; b: one such taint, z1; c: z2.
     soft = [{"key": "soft", "effect": "PreferNoSchedule"}, {"key": "other", "effect": "PreferNoSchedule"}]
