@@ -22,6 +22,9 @@ SEQUENTIAL, GANG = "Sequential", "Gang"
 # Nodes judged together in one run of the filter chain (the scheduler stops once it has enough
 # feasible nodes too): small enough that the first fitting node is found early.
 _BATCH = 32
+# Kinds of pods (alike_key) whose verdicts sequential placement keeps: a workload has a few
+# (leaders, workers); a pod naming a claim is a kind of its own after each commit, never seen again.
+_KINDS_REMEMBERED = 8
 # Device choices tried per node in the gang search besides the allocator's first one.
 _ALTERNATIVES = 4
 # On a pod prepare() made: its pod claims bound to its PodGroup (resourceclaim.BindTo with
@@ -284,7 +287,10 @@ class Placer:
         names are its own); where anything disagrees with what was remembered, _FALL_BACK."""
         from .. import scoring
 
-        memo = self._remembered.setdefault(key, Remembered())
+        memo = self._remembered.pop(key, None) or Remembered()
+        self._remembered[key] = memo   # the most recently used last
+        if len(self._remembered) > _KINDS_REMEMBERED:
+            del self._remembered[next(iter(self._remembered))]
         found = self._feasible_remembered(pod, memo.verdicts, scoring.num_feasible_nodes_to_find(len(self.order)))
         if found is None:
             return _FALL_BACK
