@@ -71,6 +71,13 @@ class ConnectionInfo:
     stale_reason: str = ""
     """Why the data may be out of date (a lost watch, an apiserver that stopped answering)."""
 
+    def reference_time(self, now: datetime.datetime) -> datetime.datetime:
+        """The moment ages are measured at: a snapshot's (or the demo's) time offline, so that its
+        ages do not change as it gets older, else `now` (a cluster, or a file that records no time)."""
+        if self.mode in ("snapshot", "demo") and self.since is not None:
+            return self.since
+        return now
+
     def freshness(self) -> Freshness:
         if self.stale or self.mode == "reconnecting":
             return Freshness("stale", self.since, self.stale_reason or "the watch was lost")

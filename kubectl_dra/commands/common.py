@@ -63,10 +63,7 @@ def render_context(session: Session, unknown=()) -> RenderContext:
     """`unknown`: the unreadable kinds (model.knowledge.Unreadable) behind Unknown values shown."""
     store = session.store
     connection = store.connection
-    reference = now()
-    if connection.mode in ("snapshot", "demo") and connection.since is not None:
-        reference = connection.since  # ages as they were when the snapshot was taken
-    return RenderContext(now=reference, show_namespace=session.config.all_namespaces,
+    return RenderContext(now=connection.reference_time(now()), show_namespace=session.config.all_namespaces,
                          warnings=list(session.warnings), kubernetes_version=f"1.{store.kubernetes_minor()}",
                          unknown=[missing.to_dict() for missing in unknown])
 

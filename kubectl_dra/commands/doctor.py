@@ -34,7 +34,7 @@ Exit status: 0 nothing is a problem, 1 something is a problem,
 def doctor(ctx, only, skip, output):
     """What is wrong with DRA in this cluster: a checklist with why it matters and what to run next."""
     from kubectl_dra.commands.common import now, open_session
-    from kubectl_dra.doctor import CHECKS, diagnose, reference_time
+    from kubectl_dra.doctor import CHECKS, diagnose
     from kubectl_dra.doctor.report import select
     from kubectl_dra.model import ClusterModel
 
@@ -46,7 +46,7 @@ def doctor(ctx, only, skip, output):
     session = open_session(ctx)
     store = session.store
     model = ClusterModel.from_store(store)
-    report = diagnose(model, reference_time(store.connection, now()), only, skip)
+    report = diagnose(model, store.connection.reference_time(now()), only, skip)
     if model.classes.errors:
         session.report(model.classes.errors)
     emit(report, output, session.warnings, store.connection)

@@ -29,13 +29,6 @@ CHECKS: list[Check] = [c for c in DRIVER_CHECKS if c.group != "failure"] + CLAIM
 CHECK_IDS = tuple(check.id for check in CHECKS)
 
 
-def reference_time(connection, now: datetime.datetime) -> datetime.datetime:
-    """The moment ages are measured at: a snapshot's (or the demo's) time offline, else `now`."""
-    if connection.mode in ("snapshot", "demo") and connection.since is not None:
-        return connection.since
-    return now
-
-
 def diagnose(model, now: datetime.datetime, only=(), skip=()) -> Report:
     """Run the selected checks (IDs or group names; see `select`) over one model. Raises ValueError
     for an unknown ID or group."""
@@ -43,4 +36,4 @@ def diagnose(model, now: datetime.datetime, only=(), skip=()) -> Report:
 
 
 __all__ = ["CHECKS", "CHECK_IDS", "GROUPS", "OK", "PROBLEM", "RESULTS", "SHOWN_OBJECTS", "UNKNOWN", "WARNING",
-           "Check", "Context", "Finding", "Outcome", "Report", "diagnose", "reference_time"]
+           "Check", "Context", "Finding", "Outcome", "Report", "diagnose"]

@@ -92,8 +92,10 @@ class MetricsBuilder:
         self._health_cache: tuple | None = None
 
     def build(self, snapshot: StoreSnapshot, now: datetime.datetime, clock: float | None = None) -> Metrics:
-        """`now`: wall clock for ages; `clock`: monotonic seconds for the explain interval."""
+        """`now`: wall clock for ages (offline, the snapshot's time instead); `clock`: monotonic
+        seconds for the explain interval."""
         started = time.perf_counter()
+        now = snapshot.connection.reference_time(now)
         model = None
         for model in self.models.build(snapshot):
             pass

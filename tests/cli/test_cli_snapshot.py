@@ -25,6 +25,19 @@ def test_demo_saved_and_read_back_gives_the_same_answers(run_cli, tmp_path):
         "--demo", "doctor", "--only", "claims.quota", "-o", "json").stdout.split('"checks"')[1]
 
 
+def test_a_saved_demo_keeps_the_demos_time_so_ages_read_back_the_same(run_cli, tmp_path):
+    path = tmp_path / "demo-copy.yaml"
+    assert run_cli("--demo", "snapshot", "save", str(path)).status == 0
+    assert list(yaml.safe_load_all(path.read_text()))[0]["metadata"]["creationTimestamp"] == "2026-11-30T09:00:00Z"
+    for command in (("claims", "-A"), ("slices",), ("doctor",)):
+        offline = run_cli("--from", str(path), *command)
+        assert offline.stdout == run_cli("--demo", *command).stdout, command
+    assert "Incomplete for 5m" in offline.stdout
+    resaved = tmp_path / "copy-of-copy.yaml"
+    assert run_cli("--from", str(path), "snapshot", "save", str(resaved)).status == 0
+    assert resaved.read_text() == path.read_text()
+
+
 def test_header_first_then_objects_in_apply_order(tmp_path):
     path = tmp_path / "s.yaml"
     snapshot.save(demo_store(), str(path))

@@ -115,6 +115,13 @@ def test_the_demo_values_a_reader_expects():
             assert len(labels) == len(family.definition.labels), family.definition.name
 
 
+def test_offline_ages_are_measured_at_the_snapshots_time_as_doctor_measures_them(run_cli, isolated_kubeconfig):
+    incomplete = samples(derive(demo_store(), now=datetime.datetime.now(datetime.timezone.utc)),
+                         "dra_pool_incomplete_seconds")
+    assert incomplete[("gpu.nvidia.com", "gpu-node-4")] == 300.0
+    assert "gpu.nvidia.com/gpu-node-4 (Incomplete for 5m:" in run_cli("--demo", "doctor").stdout
+
+
 def test_class_counts_equal_the_model(isolated_kubeconfig):
     from kubectl_dra.model import ClusterModel
 
@@ -150,6 +157,7 @@ def test_a_vanished_slice_or_claim_leaves_no_series():
 
 def test_an_added_slice_shows_at_once():
     store = demo_store()
+    store.set_connection(mode="live", since=NOW)  # a watched cluster: ages grow with the clock
     builder = MetricsBuilder()
     derive(store, builder)
     store.apply("ResourceSlice", "ADDED", {
@@ -262,6 +270,8 @@ def test_scrape_in_both_formats(demo_exporter):
     scraped = {(s.labels["driver"], s.labels["pool"], s.labels["node"], s.labels["state"]): s.value
                for s in families["dra_devices"].samples}
     assert scraped == expected
+    incomplete = {(s.labels["driver"], s.labels["pool"]): s.value for s in families["dra_pool_incomplete_seconds"].samples}
+    assert incomplete[("gpu.nvidia.com", "gpu-node-4")] == 300.0  # doctor --demo: "Incomplete for 5m"
     readable = {s.labels["kind"]: s.labels["state"] for s in families["dra_exporter_kind_readable"].samples}
     assert set(readable.values()) == {"ok"}
     assert families["dra_exporter_connected"].samples[0].value == 1

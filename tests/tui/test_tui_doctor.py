@@ -7,7 +7,7 @@ import datetime
 
 from rich.console import Console
 
-from kubectl_dra.doctor import diagnose, reference_time
+from kubectl_dra.doctor import diagnose
 from kubectl_dra.model import ClusterModel
 from tui import app as app_module
 from tui.views import doctor as doctor_view
@@ -24,7 +24,7 @@ def rendered(renderable) -> str:
 
 def test_the_tab_holds_the_cli_checklist_in_the_same_order(store):
     model = ClusterModel.from_store(store)
-    cli = diagnose(model, reference_time(store.connection, datetime.datetime.now(datetime.timezone.utc)))
+    cli = diagnose(model, store.connection.reference_time(datetime.datetime.now(datetime.timezone.utc)))
     data = DoctorView.build(model, None, DoctorCache())
     assert [row.key for row in data.rows] == [o.check.id for o in cli.outcomes]
     assert [row.cells[0] for row in data.rows[:3]] == ["PROBLEM"] * 3

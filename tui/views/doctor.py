@@ -16,7 +16,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.containers import Horizontal
 
-from kubectl_dra.doctor import Outcome, Report, diagnose, reference_time
+from kubectl_dra.doctor import Outcome, Report, diagnose
 from kubectl_dra.doctor.report import RESULT_TONES, RESULT_WORDS
 from tui.dashboard import Dashboard
 from tui.format import TONE_STYLES
@@ -129,7 +129,7 @@ class DoctorView(View):
                 return last
             if dashboard.pools_pending:
                 return last  # the first frames of a big cluster hold only some pools: keep the last
-        report = diagnose(dashboard, reference_time(dashboard.connection, datetime.datetime.now(datetime.timezone.utc)))
+        report = diagnose(dashboard, dashboard.connection.reference_time(datetime.datetime.now(datetime.timezone.utc)))
         cache.data = DoctorData(report, doctor_rows(report), dashboard.revision, not dashboard.pools_pending)
         cache.made_at = now
         cache.took = time.monotonic() - now
