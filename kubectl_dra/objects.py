@@ -73,7 +73,8 @@ _STORAGE_CLASS_DROPPED = ("parameters",)
 
 
 def is_dra_pod(pod: dict) -> bool:
-    """A pod that references resource claims (the only pods DRA views care about)."""
+    """A pod that references resource claims: the store keeps what DRA views show of it. Whether
+    DRA concerns a pod (extended resources too) is kubectl_dra.scheduling.extended.concerns_dra."""
     return bool((pod.get("spec") or {}).get("resourceClaims"))
 
 

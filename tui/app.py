@@ -30,7 +30,7 @@ from kubectl_dra.errors import EXIT_USAGE_OR_INPUT, CommandError
 from kubectl_dra.model.claims import is_pending, pod_state
 from kubectl_dra.model.incremental import ModelBuilder, take_snapshot
 from kubectl_dra.model.states import CLAIM_PENDING
-from kubectl_dra.objects import is_dra_pod
+from kubectl_dra.scheduling.extended import backed_resources, concerns_dra
 from kubectl_dra.store import ConnectionInfo, Store, StoreChange
 from kubectl_dra.terminal_text import safe_line
 from tui.dashboard import Dashboard
@@ -522,8 +522,9 @@ class DraApp(App):
         if self.dashboard is None:
             return
         objects = self.dashboard.objects
+        backed = backed_resources(objects.device_classes, self.dashboard.features)
         pending = [("Pod", key) for key, pod in sorted(objects.pods.items())
-                   if is_dra_pod(pod) and pod_state(pod) == CLAIM_PENDING]
+                   if concerns_dra(pod, backed) and pod_state(pod) == CLAIM_PENDING]
         pending += [("ResourceClaim", key) for key, claim in sorted(objects.claims.items())
                     if is_pending(claim)]
         for kind, (namespace, name) in pending:

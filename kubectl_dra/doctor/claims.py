@@ -12,8 +12,7 @@ from kubectl_dra.doctor.report import OK, PROBLEM, WARNING, Check, Context, Find
 from kubectl_dra.model.claims import reserved_for
 from kubectl_dra.model.health import UNHEALTHY, unhealthy_devices
 from kubectl_dra.model.states import BLOCKED_BY_COUNTERS, FREE, SHARED
-from kubectl_dra.scheduling.extended import IMPLICIT_PREFIX, classes_by_resource
-from kubectl_dra.scheduling.resources import container_requests
+from kubectl_dra.scheduling.extended import backed_resources, classes_by_resource, pending_dra_pods
 
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 """The namespace label the API server requires of claims asking for admin access (KEP-5018)."""
@@ -69,20 +68,8 @@ def extended_resource_conflicts(ctx: Context) -> Finding:
 # --- claims and pods ----------------------------------------------------------------------------
 
 def _pending_dra_pods(model) -> list[dict]:
-    extended = set(classes_by_resource(model.objects.device_classes))
-    pods = []
-    for pod in model.raw.get("Pod", ()):
-        spec = pod.get("spec") or {}
-        if spec.get("nodeName") or meta(pod).get("deletionTimestamp"):
-            continue
-        if ((pod.get("status") or {}).get("phase") or "Pending") != "Pending":
-            continue
-        uses_dra = bool(spec.get("resourceClaims"))
-        if not uses_dra and extended:
-            uses_dra = any(name in extended or name.startswith(IMPLICIT_PREFIX)
-                           for container in spec.get("containers") or [] for name in container_requests(container))
-        if uses_dra:
-            pods.append(pod)
+    backed = backed_resources(model.objects.device_classes, model.features)
+    pods = pending_dra_pods(model.raw.get("Pod", ()), backed)
     return sorted(pods, key=lambda p: (meta(p).get("namespace") or "", meta(p).get("name") or ""))
 
 

@@ -45,7 +45,8 @@ CLAIMS = MetricDef("dra_claims", GAUGE, ("namespace", "state"),
                    "ResourceClaims by state (the STATE words of `kubectl dra claims`: pending, allocated, "
                    "allocated,reserved, with ,deleting).")
 PENDING_PODS = MetricDef("dra_pending_pods", GAUGE, ("namespace", "reason"),
-                         "Pods that use resource claims and are not scheduled, by the dominant cause `kubectl "
+                         "Pods that use resource claims (or extended resources a DeviceClass backs) and are not "
+                         "scheduled, by the dominant cause `kubectl "
                          "dra explain` finds (a bounded set of words, see docs/METRICS.md); recomputed at most "
                          "every --explain-interval seconds per pod.")
 TAINTED_DEVICES = MetricDef("dra_tainted_devices", GAUGE, ("driver", "key", "effect"),

@@ -21,6 +21,7 @@ from kubectl_dra.metrics.pending import PendingReasons
 from kubectl_dra.model.claims import claim_state
 from kubectl_dra.model.cluster import ClusterModel
 from kubectl_dra.model.incremental import ModelBuilder, StoreSnapshot
+from kubectl_dra.scheduling.extended import backed_resources
 from kubectl_dra.store import KINDS
 from kubectl_dra.model.states import CLAIM_ALLOCATED, CLAIM_PENDING, CLAIM_RESERVED, DEVICE_STATES, FREE, \
     POOL_STATES, StateCounts
@@ -120,7 +121,8 @@ class MetricsBuilder:
         self._devices(model, out)
         self._pools(model, now, out)
         self._claims(model, out)
-        pending = self.pending.counts(model.raw["Pod"], clock)
+        classes = {(c.get("metadata") or {}).get("name"): c for c in model.raw["DeviceClass"]}
+        pending = self.pending.counts(model.raw["Pod"], clock, backed_resources(classes, model.features))
         for (namespace, reason), count in sorted(pending.items()):
             out[c.PENDING_PODS.name].add((namespace, reason), count)
         self._health(model, out)

@@ -1,6 +1,7 @@
-"""Why pods that use resource claims are not scheduled, as one word each: the blocker of `kubectl
-dra explain` (kubectl_dra.scheduling.blocker: the cause whose removal makes the pod fit somewhere,
-the word doctor and explain's summary give too), from a bounded set of values for a label.
+"""Why pods that use DRA (resource claims, extended resources a DeviceClass backs) are not
+scheduled, as one word each: the blocker of `kubectl dra explain` (kubectl_dra.scheduling.blocker:
+the cause whose removal makes the pod fit somewhere, the word doctor and explain's summary give
+too), from a bounded set of values for a label.
 
 Explaining a pod judges every node (seconds on a big cluster), so it happens off the derivation, on
 the exporter's explain thread; each pod's reason is kept for `interval` seconds, and a pod not
@@ -11,18 +12,19 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kubectl_dra.objects import is_dra_pod
 from kubectl_dra.scheduling.blocker import (EXPLAIN_ERROR, NO_NODES, NOT_TRIED, OTHER, PLUGIN_REASONS,
                                             WAITING_FOR_SCHEDULER, blocker_of)
+from kubectl_dra.scheduling.extended import pending_dra_pods
 
 FITS = WAITING_FOR_SCHEDULER
 """It fits on some node now: the scheduler has not placed it yet."""
 NOT_EXPLAINED = "NotExplainedYet"
 """New since the last explanations: explained within seconds."""
 __all__ = ["EXPLAIN_ERROR", "FITS", "NOT_EXPLAINED", "NOT_TRIED", "NO_NODES", "OTHER", "PLUGIN_REASONS",
-           "PendingReasons", "pending_pods", "reason_of"]
+           "PendingReasons", "reason_of"]
 
 
 @dataclass
@@ -30,13 +32,6 @@ class _Entry:
     pod: dict
     reason: str
     at: float
-
-
-def pending_pods(pods) -> list[dict]:
-    """Pods with resource claims that no node was chosen for and that are not being deleted."""
-    return [pod for pod in pods if is_dra_pod(pod) and not (pod.get("spec") or {}).get("nodeName")
-            and not (pod.get("metadata") or {}).get("deletionTimestamp")
-            and (pod.get("status") or {}).get("phase", "Pending") == "Pending"]
 
 
 def reason_of(explanation) -> str:
@@ -63,9 +58,10 @@ class PendingReasons:
         """Whether the last `counts` found pods to explain."""
         return bool(self._due)
 
-    def counts(self, pods, now: float) -> dict[tuple[str, str], int]:
-        """`pods`: raw Pods; `now`: a monotonic clock. Pods not explained yet count as NOT_EXPLAINED."""
-        pending = pending_pods(pods)
+    def counts(self, pods, now: float, backed: Mapping[str, str]) -> dict[tuple[str, str], int]:
+        """`pods`: raw Pods; `now`: a monotonic clock; `backed`: the extended resources DeviceClasses
+        back (scheduling.extended.backed_resources). Pods not explained yet count as NOT_EXPLAINED."""
+        pending = pending_dra_pods(pods, backed)
         keys = [_key(pod) for pod in pending]
         with self._lock:
             wanted = set(keys)

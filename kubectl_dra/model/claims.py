@@ -100,5 +100,8 @@ def pod_claim_names(pod: dict) -> list[str]:
     for entry in (pod.get("spec") or {}).get("resourceClaims") or []:
         name = entry.get("resourceClaimName") or generated.get(entry.get("name"))
         names.append(name or f"{entry.get('name')} (from template {entry.get('resourceClaimTemplateName')})")
+    extended = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+    if extended.get("resourceClaimName"):  # the claim the scheduler made for its extended resources
+        names.append(extended["resourceClaimName"])
     return names
 

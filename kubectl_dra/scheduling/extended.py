@@ -12,9 +12,11 @@ the container's sorted requests>.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 from allocator.quantity import QuantityError, parse_quantity
 
-from .resources import container_requests
+from .resources import container_requests, pod_requests
 
 IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
 CLAIM_NAME = "<extended-resources>"  # upstream specialClaimInMemName: not a valid object name on purpose
@@ -40,6 +42,30 @@ def classes_by_resource(device_classes: dict) -> dict[str, str]:
             mapping[resource] = name
         mapping[IMPLICIT_PREFIX + name] = name
     return mapping
+
+
+def backed_resources(device_classes: Mapping[str, dict], features) -> dict[str, str]:
+    """classes_by_resource where DRAExtendedResource is on, else {} (no extended resource is DRA's)."""
+    return classes_by_resource(device_classes) if features.gates.get("DRAExtendedResource", False) else {}
+
+
+def concerns_dra(pod: dict, backed: Mapping[str, str]) -> bool:
+    """Whether DRA concerns a pod: the one rule of doctor, the dashboard's Pods and the exporter's
+    pending pods. It references resource claims; or the scheduler allocated devices for its
+    extended resources (status.extendedResourceClaimStatus); or, not bound yet, it asks for an
+    extended resource a DeviceClass backs (`backed`: backed_resources), which DRA gives it on nodes
+    that do not advertise the resource. A bound pod without that status got them from a device plugin."""
+    spec = pod.get("spec") or {}
+    if spec.get("resourceClaims") or (pod.get("status") or {}).get("extendedResourceClaimStatus"):
+        return True
+    return bool(backed) and not spec.get("nodeName") and bool(dra_backed(pod_requests(pod), backed))
+
+
+def pending_dra_pods(pods: Iterable[dict], backed: Mapping[str, str]) -> list[dict]:
+    """The pods DRA concerns that no node was chosen for and that are not being deleted."""
+    return [pod for pod in pods if not (pod.get("spec") or {}).get("nodeName")
+            and not (pod.get("metadata") or {}).get("deletionTimestamp")
+            and ((pod.get("status") or {}).get("phase") or "Pending") == "Pending" and concerns_dra(pod, backed)]
 
 
 def _created(klass: dict) -> str:

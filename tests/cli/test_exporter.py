@@ -98,7 +98,7 @@ def test_the_demo_values_a_reader_expects():
         ("gpu.nvidia.com", "example.com/maintenance", "NoSchedule"): 1,
         ("gpu.nvidia.com", "gpu.nvidia.com/xid", "NoExecute"): 1}
     assert samples(metrics, "dra_device_health")[("gpu.nvidia.com", "gpu-node-2", "Unhealthy")] == 1
-    assert samples(metrics, "dra_pending_pods") == {("ml-training", "WaitingForScheduler"): 1, ("research", "PoolIncomplete"): 1}
+    assert samples(metrics, "dra_pending_pods") == {("ml-training", "WaitingForScheduler"): 2, ("research", "PoolIncomplete"): 1}
     incomplete = samples(metrics, "dra_pool_incomplete_seconds")
     assert set(incomplete) == {("gpu.nvidia.com", "gpu-node-3"), ("gpu.nvidia.com", "gpu-node-4")}
     assert all(value > 0 for value in incomplete.values())
@@ -194,18 +194,18 @@ def test_pending_reasons_are_explained_off_the_derivation_within_the_budget_and_
         return objects
 
     reasons = PendingReasons(interval=10, budget_s=0)  # one pod per explain call
-    first = reasons.counts(pods, now=0.0)
+    first = reasons.counts(pods, now=0.0, backed={})
     assert first == {("ml-training", NOT_EXPLAINED): 1, ("research", NOT_EXPLAINED): 1} and reasons.due
     assert reasons.explain(load, store.features(), now=0.0) == 1
     assert reasons.explain(load, store.features(), now=0.0) == 1
     assert reasons.explain(load, store.features(), now=0.0) == 0 and not reasons.due
-    second = reasons.counts(pods, now=1.0)
+    second = reasons.counts(pods, now=1.0, backed={})
     assert second == {("ml-training", "WaitingForScheduler"): 1, ("research", "PoolIncomplete"): 1} and not reasons.due
     assert len(calls) == 2  # nothing loaded when nothing is due
-    reasons.counts(pods, now=10.5)
+    reasons.counts(pods, now=10.5, backed={})
     assert reasons.due  # the interval passed: explained again, the old reasons stand meanwhile
-    assert reasons.counts(pods, now=10.5) == second
-    assert reasons.counts([p for p in pods if p["metadata"]["namespace"] != "research"], now=11.0) == \
+    assert reasons.counts(pods, now=10.5, backed={}) == second
+    assert reasons.counts([p for p in pods if p["metadata"]["namespace"] != "research"], now=11.0, backed={}) == \
         {("ml-training", "WaitingForScheduler"): 1}
 
 

@@ -280,6 +280,18 @@ async def test_the_command_palette_offers_views_and_pending_explanations(store):
         assert "Explain Pod research/big-model-train" in titles
         assert "Explain ResourceClaim research/h100-quad" in titles
         assert "Explain Pod research/profiler" not in titles  # running: nothing to explain
+        assert "Explain Pod ml-training/gpu-smoke-test" in titles  # an extended resource a class backs
+
+
+async def test_the_pods_table_lists_a_pod_asking_for_an_extended_resource_dra_backs(store):
+    app = DraApp(store)
+    async with app.run_test(size=DEMO_SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        pods = table(app, "pods-table")
+        assert cells(pods, ("Pod", "ml-training", "gpu-smoke-test"))[2:4] == \
+            ("pending", "nvidia.com/gpu (extended resource)")
 
 
 async def test_q_quits(store):

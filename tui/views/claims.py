@@ -13,7 +13,8 @@ from kubectl_dra.model.claims import claim_state, is_pending, pod_claim_names, p
 from kubectl_dra.model.columns import claims as claim_columns
 from kubectl_dra.model.records import ClaimRecord
 from kubectl_dra.model.states import CLAIM_PENDING
-from kubectl_dra.objects import is_dra_pod
+from kubectl_dra.scheduling.extended import backed_resources, concerns_dra, dra_backed
+from kubectl_dra.scheduling.resources import pod_requests
 from tui.dashboard import Dashboard
 from tui.format import state_style
 from tui.refs import ExplainTarget, ObjectRef
@@ -48,18 +49,28 @@ def claim_rows(claims: dict, namespace: str | None) -> list[Row]:
     return rows
 
 
-def pod_rows(pods: dict, namespace: str | None) -> list[Row]:
+def pod_rows(pods: dict, namespace: str | None, backed: dict[str, str]) -> list[Row]:
+    """`backed`: the extended resources DeviceClasses back (scheduling.extended.backed_resources)."""
     rows = []
     for (pod_namespace, name), pod in sorted(pods.items()):
-        if namespace and pod_namespace != namespace or not is_dra_pod(pod):
+        if namespace and pod_namespace != namespace or not concerns_dra(pod, backed):
             continue  # the store keeps every pod for the scheduler's filters; this view lists DRA pods
         state = pod_state(pod)
         rows.append(Row(
             ("Pod", pod_namespace, name),
-            (pod_namespace, name, state, ", ".join(pod_claim_names(pod)), (pod.get("spec") or {}).get("nodeName", "")),
+            (pod_namespace, name, state, ", ".join(pod_claims(pod, backed)), (pod.get("spec") or {}).get("nodeName", "")),
             ("dim", "bold", state_style(state), "", ""),
         ))
     return rows
+
+
+def pod_claims(pod: dict, backed: dict[str, str]) -> list[str]:
+    """Its claims; for extended resources DRA has not allocated yet, `RESOURCE (extended resource)`
+    (the scheduler makes their claim when it binds the pod)."""
+    names = pod_claim_names(pod)
+    if (pod.get("status") or {}).get("extendedResourceClaimStatus") or (pod.get("spec") or {}).get("nodeName"):
+        return names
+    return names + [f"{resource} (extended resource)" for resource in sorted(dra_backed(pod_requests(pod), backed))]
 
 
 def claim_detail(claim: dict) -> RenderableType:
@@ -174,7 +185,7 @@ class ClaimsView(View):
         with Horizontal():
             with Vertical(id="claims-tables"):
                 yield VirtualTable(CLAIM_COLUMNS, id="claims-table", empty_message="No ResourceClaims.")
-                yield VirtualTable(POD_COLUMNS, id="pods-table", empty_message="No pods use resource claims.")
+                yield VirtualTable(POD_COLUMNS, id="pods-table", empty_message="No pods use DRA.")
             yield DetailPane(id="claim-detail")
 
     @classmethod
@@ -186,8 +197,9 @@ class ClaimsView(View):
         # Claims and pods come from one ObjectSet, rebuilt only when those kinds change.
         if cache.get("objects") is not dashboard.objects or cache.get("namespace") != namespace:
             cache["objects"], cache["namespace"] = dashboard.objects, namespace
+            backed = backed_resources(dashboard.objects.device_classes, dashboard.features)
             cache["data"] = ClaimsData(claim_rows(dashboard.objects.claims, namespace),
-                                       pod_rows(dashboard.objects.pods, namespace))
+                                       pod_rows(dashboard.objects.pods, namespace, backed))
         return cache["data"]
 
     def show(self, dashboard: Dashboard, data: ClaimsData) -> None:
