@@ -130,7 +130,11 @@ def _emit(report, output: str) -> None:
     click.echo(to_json(document) if output == "json" else to_yaml(document), nl=False)
 
 
-def capacity_text(report, limit: int = 50) -> str:
+def capacity_text(report, limit: int = 50, none_shown: int = 3, causes_shown: int = 5) -> str:
+    """The summary, then the nodes where copies fit (at most `limit`), the first `none_shown` nodes
+    where none fits and the causes of the rest counted; -o json lists every node."""
+    from collections import Counter
+
     from kubectl_dra.render.base import text_table
     from kubectl_dra.terminal_text import safe_line
 
@@ -138,12 +142,24 @@ def capacity_text(report, limit: int = 50) -> str:
     lines = [report.summary() + (" (search cut short by the time limit)" if report.cut_short else ""),
              f"Rules:   Kubernetes {features['kubernetesVersion']}, {features['allocator']} allocator"]
     text = "".join(safe_line(line) + "\n" for line in lines)
+    fit = [n for n in report.nodes if n.together]
+    none = [n for n in report.nodes if not n.together]
+    if len(none) == none_shown + 1:
+        none_shown += 1  # a row, not a line saying one more node
     rows = [["NODE", "TOGETHER", "ONE-AT-A-TIME", "LIMITED BY"]]
-    for n in report.nodes[:limit]:
+    for n in fit[:limit] + none[:none_shown]:
         rows.append([n.node, str(n.together), str(n.one_at_a_time), n.limit])
     text += "\n" + text_table(rows)
-    if len(report.nodes) > limit:
-        text += f"... and {len(report.nodes) - limit} more nodes (-o json lists all)\n"
+    if len(fit) > limit:
+        text += f"... and {len(fit) - limit} more nodes where copies fit (-o json lists all)\n"
+    rest = none[none_shown:]
+    if rest:
+        text += f"... and {_nodes(len(rest))} where none fits (-o json lists all):\n"
+        causes = Counter(n.limit.replace(n.node, "<node>") for n in rest).most_common()  # its pools too
+        for cause, count in causes[:causes_shown]:
+            text += safe_line(f"  {count} × {cause}") + "\n"
+        if len(causes) > causes_shown:
+            text += f"  ... {len(causes) - causes_shown} other causes\n"
     pools = report.pools()
     if pools:
         rows = [["POOL", "DEVICES TAKEN ONE AT A TIME"]] + [[p, str(c)] for p, c in list(pools.items())[:limit]]
@@ -153,3 +169,7 @@ def capacity_text(report, limit: int = 50) -> str:
     for warning in report.warnings:
         text += safe_line(f"Warning: {warning}") + "\n"
     return text
+
+
+def _nodes(count: int) -> str:
+    return f"{count} more node{'s' if count != 1 else ''}"

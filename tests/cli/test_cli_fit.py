@@ -8,6 +8,7 @@ from .conftest import FIXTURES, check_golden
 
 FIT = FIXTURES / "fit"
 CLUSTER = ("--from", str(FIT / "cluster.yaml"))
+NUMA = ("--from", str(FIT / "numa-cluster.yaml"))
 
 CASES = [
     ("sequential-5-of-6", (*CLUSTER, "fit", "-f", str(FIT / "trainer.yaml")), 1),
@@ -47,6 +48,10 @@ CAPACITY = [
     ("partitionable", ("--from", str(FIT / "partitionable-cluster.yaml"), "capacity", "-f", str(FIT / "one-gpu.yaml")), 0),
     ("class-count", (*CLUSTER, "capacity", "--class", "gpu.example.com", "--count", "2"), 0),
     ("class-none-fit", (*CLUSTER, "capacity", "--class", "gpu.example.com", "--count", "5"), 1),
+    # 24 nodes, 12 fitting: the first 3 where none fits, then the rest counted by cause
+    ("numa-pairs", (*NUMA, "capacity", "-f", str(FIT / "numa-pair.yaml")), 0),
+    # a selector failing at run time everywhere: the copy's claim is no made-up name
+    ("cel-error", (*NUMA, "capacity", "-f", str(FIT / "cel-error.yaml")), 1),
 ]
 
 
@@ -65,6 +70,22 @@ def test_capacity_tells_together_from_one_at_a_time(run_cli):
                      "-o", "json")
     document = json.loads(result.stdout)
     assert (document["together"], document["oneAtATime"]) == (2, 1)
+
+
+def test_capacity_counts_nodes_alike_but_for_attributes_no_copy_reads_once(run_cli, monkeypatch):
+    from kubectl_dra.scheduling import fit_capacity
+
+    counted = []
+    real = fit_capacity._capacity_on
+    monkeypatch.setattr(fit_capacity, "_capacity_on", lambda placer, node, *rest: counted.append(node) or
+                        real(placer, node, *rest))
+    result = run_cli(*NUMA, "capacity", "-f", str(FIT / "numa-pair.yaml"), "-o", "json")
+    nodes = json.loads(result.stdout)["nodes"]
+    # node-00, -02, -04... differ in their GPUs' uuids and their zones, which nothing reads
+    assert counted == ["node-00"] and [n["node"] for n in nodes if n["together"]] == [f"node-{i:02d}" for i in range(0, 24, 2)]
+    assert len(nodes) == 24 and {n["limitedBy"] for n in nodes if not n["together"]} == {"cannot allocate all claims"}
+    errors = run_cli(*NUMA, "capacity", "-f", str(FIT / "cel-error.yaml"), "-o", "json").stdout
+    assert "capacity-copy" not in errors and errors.count("claim <copy's claim>: selector #0") == 24
 
 
 def write(tmp_path, text: str) -> str:
