@@ -12,7 +12,8 @@ from kubectl_dra.terminal_text import joined_lines, safe_line
 DEVICES_PER_REASON = 3
 """Rejected devices named per reason; the rest are counted."""
 DETAILED_NODES = 20
-"""Above this many nodes, only fitting and closest nodes get a tree; the summary covers the rest."""
+"""Above this many nodes, only the first fitting node and the closest get a tree, other fitting
+nodes a line each (fit_line); the summary covers the rest."""
 EXAMPLES = 3
 
 MARK = {"Fits": "✓", "Unschedulable": "✗", "Error": "!"}
@@ -36,9 +37,21 @@ def explain_text(exp, focused: bool = False) -> str:
             label = f"{(claim.pod_claim_name or '').ljust(label_width)}  " if label_width else ""
             note = f" — {claim.message}" if claim.message else ""
             lines.append(f"  {label}{claim.ref.ljust(ref_width)}  {claim.state}{note}")
-    for node in _detailed(exp, focused):
+    detailed = _detailed(exp, focused)
+    fitting = [n for n in detailed if n.verdict == "Fits"]
+    one_line = fitting[1:] if not focused and len(exp.nodes) > DETAILED_NODES else []
+    skipped = {id(n) for n in one_line}
+    for node in detailed:
+        if id(node) in skipped:
+            continue
         lines.append("")
         lines.extend(node_tree(node))
+        if one_line and node is fitting[0]:
+            # Many nodes: the first fitting node's tree shows what the others share.
+            lines.append("")
+            lines.extend(fit_line(n) for n in one_line)
+            if summary.fits > len(fitting):
+                lines.append(f"… {summary.fits - len(fitting)} more nodes fit (-o json lists every node)")
     if summary.causes and (summary.unschedulable or summary.errors):
         lines.append("")
         lines.append(f"Why not ({summary.unschedulable + summary.errors} of {nodes} node{'s' if nodes != 1 else ''}):")
@@ -130,6 +143,15 @@ def node_tree(node) -> list[str]:
         children.append([f"pool {pool.driver}/{pool.name} not used: {pool.state} — {pool.reason}"])
     lines.extend(_tree(children))
     return lines
+
+
+def fit_line(node) -> str:
+    """A fitting node in one line: its score, and the devices each request would get."""
+    score = f" (score {node.score.total})" if node.score is not None else ""
+    claims = [claim for claim in node.claims if claim.state not in ("Allocated", "Missing")]
+    chosen = [f"{f'{claim.ref} ' if len(claims) > 1 else ''}{request.name}: {', '.join(map(str, request.chosen))}"
+              for claim in claims for request in claim.requests if request.chosen]
+    return f"{MARK['Fits']} {node.node}: Fits{score}" + (" → " + "; ".join(chosen) if chosen else "")
 
 
 def score_line(score) -> str:

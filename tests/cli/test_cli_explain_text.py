@@ -39,7 +39,8 @@ def test_big_clusters_show_fitting_and_closest_nodes_and_group_the_rest():
     objs = allocator.load_objects(cluster(DETAILED_NODES + 10, with_gpus={3, 17}))
     text = explain_text(scheduling.explain_claim(objs, "default", "one", FEATURES))
     trees = [line for line in text.splitlines() if line[:2] in ("✓ ", "✗ ")]
-    assert trees == ["✓ node-03: Fits", "✓ node-17: Fits"]
+    # the first fitting node's tree, then a line per fitting node with the devices it would get
+    assert trees == ["✓ node-03: Fits", "✓ node-17: Fits → gpu: gpu.example.com/node-17/gpu-0"]
     why = text.split("Why not (28 of 30 nodes):\n")[1].splitlines()
     assert why[0] == "  28 × no gpu devices on this node (node-00, node-01, node-02, … 25 more)"
 

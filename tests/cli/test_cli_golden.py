@@ -52,6 +52,11 @@ EXPLAIN_CASES = [
                              "pod/pod1"), 0),
     ("compatibility-group-conflict", ("--from", str(FIXTURES / "compatibility-groups.yaml"), "explain",
                                       "claim/wants-a-partition", "--feature-gates", "DRADeviceCompatibilityGroups=true"), 1),
+    # Over 20 nodes: the first fitting node's tree, then a line per fitting node (the JSON has every node)
+    ("claim-fits-on-12-of-24-nodes", ("--from", str(FIXTURES / "fit" / "numa-cluster.yaml"), "explain",
+                                      "claim/numa-pair"), 0),
+    ("what-if-template-fits-on-12-of-24-nodes", ("--from", str(FIXTURES / "fit" / "numa-cluster.yaml"), "explain",
+                                                 "-f", str(FIXTURES / "fit" / "numa-pair.yaml")), 0),
 ]
 
 
