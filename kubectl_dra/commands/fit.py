@@ -108,7 +108,10 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
         plan = fitting.fit_with_nodes(objs, placed_pods, placed_roles, features, node_name, count, with_gang, ref,
                                       time_limit)
     elif with_gang:
-        plan = fitting.place_gang(objs, placed_pods, placed_roles, features, ref, time_limit)
+        # With GenericWorkload on the scheduler gang-schedules a PodGroup itself, minCount included.
+        min_count = (gang_min if len(workload_set.members) == 1 and features.gates.get("GenericWorkload", False)
+                     else None)
+        plan = fitting.place_gang(objs, placed_pods, placed_roles, features, ref, time_limit, min_count=min_count)
     else:
         plan = fitting.place_sequential(objs, placed_pods, placed_roles, features, ref)
     if refusals:

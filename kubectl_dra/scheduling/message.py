@@ -9,8 +9,11 @@ state is missing and its PostFilter fails with the state's "not found", which en
 loop (dynamicresources.go PostFilter, getStateData; framework/runtime/framework.go
 RunPostFilterPlugins). Otherwise DefaultPreemption adds `preemption: ` and its own FitError over the
 nodes where removing lower-priority pods was tried (framework/preemption/preemption.go,
-plugins/defaultpreemption/default_preemption.go). Events are cut at 1024 characters
-(schedule_one.go truncateMessage).
+plugins/defaultpreemption/default_preemption.go). A pod of a PodGroup with GenericWorkload on is
+tried in its group's scheduling cycle, where no PostFilter runs for the pod alone (the group's
+preemption runs once at the end, in the group's words): its message ends with the histogram
+(schedule_one.go schedulingAlgorithm, IsPodGroupSchedulingCycle). Events are cut at 1024
+characters (schedule_one.go truncateMessage).
 """
 
 from __future__ import annotations
@@ -94,6 +97,14 @@ def truncate(message: str) -> str:
     return message[:NOTE_LENGTH_LIMIT - 4] + " ..."
 
 
+def in_pod_group_cycle(cycle: Cycle) -> bool:
+    """Whether the scheduler tries the pod in a PodGroup scheduling cycle: GenericWorkload on and
+    the pod names its PodGroup (a pod whose PodGroup does not exist is held back by GangScheduling's
+    PreEnqueue, never tried)."""
+    group = ((cycle.pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+    return bool(group) and bool(cycle.features.gates.get("GenericWorkload", False))
+
+
 def scheduler_message(cycle: Cycle, diagnosis: Diagnosis) -> str | None:
     """The FailedScheduling event text, or None when the scheduler would bind the pod (or never
     tries it: PreEnqueue holds it back without an event)."""
@@ -109,6 +120,8 @@ def scheduler_message(cycle: Cycle, diagnosis: Diagnosis) -> str | None:
         return None
     pre = diagnosis.pre_filter.message if diagnosis.pre_filter else ""
     text = fit_error(len(diagnosis.nodes), [n.recorded for n in diagnosis.nodes], pre)
+    if in_pod_group_cycle(cycle):
+        return truncate(text)
     if not diagnosis.pre_filter_reached(dynamic_resources.NAME):
         return truncate(f"{text} {STATE_NOT_FOUND}")
     tail, _ = preemption(cycle, diagnosis)

@@ -23,14 +23,25 @@ class CutShort(Exception):
 
 
 def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str = "",
-               time_limit: float = 5.0, order: list[str] | None = None, explain_failure: bool = True) -> FitPlan:
+               time_limit: float = 5.0, order: list[str] | None = None, explain_failure: bool = True,
+               min_count: int | None = None) -> FitPlan:
     """All pods or none: depth-first over nodes (and a few device choices per node) in the
     scheduler's order, backtracking across pods; the first path tried is the scheduler's own.
-    Pods of one shape are interchangeable, so each takes a node at or after its predecessor's."""
+    Pods of one shape are interchangeable, so each takes a node at or after its predecessor's.
+
+    `min_count`: a PodGroup's gang minCount, below the pod count, judged as the scheduler's
+    PodGroup cycle does: every pod tried in order, and when at least minCount were placed, exactly
+    those are bound and the others stay Pending (schedule_one_podgroup.go
+    podGroupSchedulingDefaultAlgorithm, gangscheduling PlacementFeasible). Then that is the plan."""
     pods = [_of_gang(p, workload) for p in pods]
     greedy = place_sequential(objs, pods, roles, features, workload, explain_failure=False, order=order)
     if greedy.fits:
         greedy.mode, greedy.greedy_fits, greedy.exists = GANG, True, True
+        return greedy
+    if min_count is not None and min_count < len(pods) and greedy.placed >= min_count:
+        greedy.mode, greedy.greedy_fits, greedy.min_count = GANG, True, min_count
+        if explain_failure and greedy.failure_at is not None:
+            greedy.failure = explain_at(*greedy.failure_at[:2], features, greedy.failure_at[2])
         return greedy
     with paused_gc():
         placer = Placer(objs, features, order)
@@ -42,7 +53,7 @@ def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str
         memo = not placer._shared_pools  # a pool several nodes share is not described by any one node
         # Pods that name nodes tell alike nodes apart: then no node stands for another.
         placer.distinct_nodes = any(_names_nodes(p) for p in pods)
-        plan = FitPlan(GANG, workload, len(pods), [], features=features, greedy_fits=False)
+        plan = FitPlan(GANG, workload, len(pods), [], features=features, greedy_fits=False, min_count=min_count)
 
         def search(i: int) -> bool:
             if i == len(pods):

@@ -40,6 +40,7 @@ class FitPlan:
     greedy_fits: bool | None = None  # gang: whether the scheduler's order (sequential) places all
     exists: bool | None = None       # gang: a placement of all pods exists (None: search cut short)
     cut_short: bool = False
+    min_count: int | None = None     # gang: a PodGroup's minCount (GenericWorkload), below the pod count
     search_steps: int = 0
     added_nodes: list[str] = field(default_factory=list)
     add_node: dict | None = None     # {"from": NODE, "count": N, "auto": bool, "needed": N|None}
@@ -62,7 +63,10 @@ class FitPlan:
     def summary(self) -> str:
         plural = "s" if self.total != 1 else ""
         if self.mode == GANG:
-            if self.fits:
+            if not self.fits and self.greedy_fits and self.min_count is not None:
+                text = (f"{self.placed} of {self.total} pod{plural} fit; the PodGroup's minCount {self.min_count} is "
+                        f"met, so the scheduler binds these {self.placed} and leaves the others Pending")
+            elif self.fits:
                 text = f"all {self.total} pod{plural} fit together"
                 if self.greedy_fits is False:
                     text += "; the scheduler's one-at-a-time order does not find this placement"
@@ -100,7 +104,7 @@ class FitPlan:
             data["firstFailure"] = {"pod": self.failed_pod, "explanation": self.failure.to_dict()}
         if self.mode == GANG:
             data["gang"] = {"exists": self.exists, "greedyFinds": self.greedy_fits, "cutShort": self.cut_short,
-                            "searchSteps": self.search_steps}
+                            "searchSteps": self.search_steps, "minCount": self.min_count}
         if self.add_node is not None:
             data["addNode"] = {**self.add_node, "nodes": list(self.added_nodes), "placedNow": self.placed_now}
         return data
