@@ -17,7 +17,7 @@ from . import harness
 from .controlplane import ControlPlane
 from .kubeclient import KubeClient
 
-__all__ = ["pytest_configure", "pytest_collection_modifyitems", "pytest_runtest_makereport", "oracle_binaries",
+__all__ = ["own_control_plane", "pytest_configure", "pytest_collection_modifyitems", "pytest_runtest_makereport", "oracle_binaries",
            "_control_plane", "cluster", "kube", "namespace", "progress", "Cluster", "TrackingKubeClient"]
 
 
@@ -188,3 +188,23 @@ def namespace(kube) -> str:
     name = f"e2e-{uuid.uuid4().hex[:8]}"
     kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     return name
+
+
+def own_control_plane(workdir, feature_gates: str, **options):
+    """A control plane of a test module's own (alpha or beta gates on every component, more API
+    versions or controllers: ControlPlane's `options`), started; yields it and stops it. Use it as
+    the body of a module-scoped fixture (`yield from own_control_plane(...)`)."""
+    if harness.skip_requested():
+        pytest.skip(f"{harness.SKIP_ENV}=1: tests against the Go harness are skipped")
+    try:
+        harness.build("controlplane")
+    except harness.HarnessUnavailable as err:
+        pytest.fail(str(err), pytrace=False)
+    control_plane = ControlPlane(workdir, feature_gates=feature_gates, **options)
+    try:
+        control_plane.start()
+    except Exception as err:  # the message carries the component's last log lines
+        control_plane.stop()
+        pytest.fail(f"the control plane with {feature_gates} did not start: {err}", pytrace=False)
+    yield control_plane
+    control_plane.stop()

@@ -39,8 +39,8 @@ import time
 
 import pytest
 
-from . import harness
 from .controlplane import RUNTIME_CONFIG, ControlPlane
+from .fixtures import own_control_plane
 from .gang_scenarios import NAMESPACE, GangScenario, device_class, generate, node_shape
 from .kubeclient import KubeClient, scheduled_message, scheduling_outcome, wait_for
 
@@ -61,23 +61,11 @@ SETTLE = 1.5
 
 @pytest.fixture(scope="module")
 def gang_cluster(tmp_path_factory):
-    if harness.skip_requested():
-        pytest.skip(f"{harness.SKIP_ENV}=1: tests against the Go harness are skipped")
-    try:
-        harness.build("controlplane")
-    except harness.HarnessUnavailable as err:
-        pytest.fail(str(err), pytrace=False)
-    control_plane = ControlPlane(tmp_path_factory.mktemp("gang"), feature_gates=GATES,
-                                 runtime_config=RUNTIME_CONFIG + ",scheduling.k8s.io/v1beta1=true",
-                                 controllers="resourceclaim-controller")
-    try:
-        control_plane.start()
+    for control_plane in own_control_plane(tmp_path_factory.mktemp("gang"), GATES,
+                                           runtime_config=RUNTIME_CONFIG + ",scheduling.k8s.io/v1beta1=true",
+                                           controllers="resourceclaim-controller"):
         control_plane.client().create(device_class())
-    except Exception as err:  # the message carries the component's last log lines
-        control_plane.stop()
-        pytest.fail(f"the control plane with {GATES} did not start: {err}", pytrace=False)
-    yield control_plane
-    control_plane.stop()
+        yield control_plane
 
 
 def create_cluster_part(kube: KubeClient, scenario: GangScenario) -> None:

@@ -24,8 +24,9 @@ import pytest
 import allocator
 from allocator.validation import validate_object
 
-from . import harness, kubeclient
+from . import kubeclient
 from .controlplane import RUNTIME_CONFIG, ControlPlane, make_node
+from .fixtures import own_control_plane
 from .kubeclient import KubeClient, KubeError, ungate_and_decide, wait_for
 
 pytestmark = pytest.mark.realcluster
@@ -41,22 +42,9 @@ NAMESPACE = "default"
 
 @pytest.fixture(scope="module")
 def gated(tmp_path_factory):
-    if harness.skip_requested():
-        pytest.skip(f"{harness.SKIP_ENV}=1: tests against the Go harness are skipped")
-    try:
-        harness.build("controlplane")
-    except harness.HarnessUnavailable as err:
-        pytest.fail(str(err), pytrace=False)
-    control_plane = ControlPlane(tmp_path_factory.mktemp("node-allocatable"), feature_gates=GATES,
+    yield from own_control_plane(tmp_path_factory.mktemp("node-allocatable"), GATES,
                                  runtime_config=RUNTIME_CONFIG + ",resource.k8s.io/v1alpha3=true",
                                  controllers="resourceclaim-controller,resourcepoolstatusrequest-controller")
-    try:
-        control_plane.start()
-    except Exception as err:  # the message carries the component's last log lines
-        control_plane.stop()
-        pytest.fail(f"the control plane with {GATES} did not start: {err}", pytrace=False)
-    yield control_plane
-    control_plane.stop()
 
 
 def create_node(kube: KubeClient, name: str, cpu: str) -> None:
