@@ -21,13 +21,20 @@ RESOURCE_VERSIONS = ("v1", "v1beta2", "v1beta1")
 TAINT_RULE_VERSIONS = ("v1", "v1beta2", "v1alpha3")
 
 RESOURCE_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate")
-CORE_KINDS = ("Node", "Pod", "Namespace", "PersistentVolumeClaim", "PersistentVolume")
+CORE_KINDS = ("Node", "Pod", "Namespace", "PersistentVolumeClaim", "PersistentVolume", "Service",
+              "ReplicationController")
 STORAGE_GROUP = "storage.k8s.io"
 STORAGE_KINDS = ("StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity", "VolumeAttachment")
-ALL_KINDS = RESOURCE_KINDS + ("DeviceTaintRule",) + CORE_KINDS + STORAGE_KINDS
+APPS_GROUP = "apps"
+APPS_KINDS = ("ReplicaSet", "StatefulSet")
+ALL_KINDS = RESOURCE_KINDS + ("DeviceTaintRule",) + CORE_KINDS + STORAGE_KINDS + APPS_KINDS
 # What the volume plugins of the scheduler read (VolumeBinding, VolumeZone, VolumeRestrictions,
 # NodeVolumeLimits): kept as given, only the namespace defaulted; the allocator itself never reads them.
 VOLUME_KINDS = ("PersistentVolumeClaim", "PersistentVolume") + STORAGE_KINDS
+# What PodTopologySpread's default selector reads (helper.DefaultSelector): kept as given like the
+# volume kinds, only the namespace defaulted.
+SELECTOR_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")
+GIVEN_KINDS = VOLUME_KINDS + SELECTOR_KINDS
 
 # Device fields that v1beta1 keeps inside the `basic` wrapper.
 _BASIC_FIELDS = (
@@ -62,6 +69,14 @@ class ObjectSet:
     csidrivers: dict[str, dict] = field(default_factory=dict)
     csi_storage_capacities: dict[tuple[str, str], dict] = field(default_factory=dict)
     volume_attachments: dict[str, dict] = field(default_factory=dict)
+    # PodTopologySpread's default selector's kinds (SELECTOR_KINDS), as given.
+    services: dict[tuple[str, str], dict] = field(default_factory=dict)
+    replication_controllers: dict[tuple[str, str], dict] = field(default_factory=dict)
+    replica_sets: dict[tuple[str, str], dict] = field(default_factory=dict)
+    stateful_sets: dict[tuple[str, str], dict] = field(default_factory=dict)
+    unreadable: frozenset[str] = frozenset()
+    """Kinds whose objects could not be read (forbidden, a failed list): their fields hold what is
+    known, which need not be all there is. The caller who read them says so."""
     errors: list[ObjectError] = field(default_factory=list)
     ignored_kinds: dict[str, int] = field(default_factory=dict)
     # Derived, per-ObjectSet caches (device models, pool index); see allocator.index.
@@ -129,8 +144,8 @@ class ObjectSet:
             slices=list(self.slices), device_classes=dict(self.device_classes), claims=dict(self.claims),
             claim_templates=dict(self.claim_templates), taint_rules=dict(self.taint_rules),
             nodes=dict(self.nodes), pods=dict(self.pods), namespaces=dict(self.namespaces),
-            errors=list(self.errors), ignored_kinds=dict(self.ignored_kinds),
-            **{name: dict(getattr(self, name)) for name in VOLUME_STORES},
+            errors=list(self.errors), ignored_kinds=dict(self.ignored_kinds), unreadable=self.unreadable,
+            **{name: dict(getattr(self, name)) for name in GIVEN_STORES},
         )
         for obj in extra:
             clone.add(obj)
@@ -161,12 +176,14 @@ class ObjectSet:
 
 
 _NAMESPACED_STORES = {"ResourceClaim": "claims", "ResourceClaimTemplate": "claim_templates", "Pod": "pods",
-                      "PersistentVolumeClaim": "pvcs", "CSIStorageCapacity": "csi_storage_capacities"}
+                      "PersistentVolumeClaim": "pvcs", "CSIStorageCapacity": "csi_storage_capacities",
+                      "Service": "services", "ReplicationController": "replication_controllers",
+                      "ReplicaSet": "replica_sets", "StatefulSet": "stateful_sets"}
 _CLUSTER_STORES = {"DeviceClass": "device_classes", "DeviceTaintRule": "taint_rules", "Node": "nodes",
                    "Namespace": "namespaces", "PersistentVolume": "pvs", "StorageClass": "storage_classes",
                    "CSINode": "csinodes", "CSIDriver": "csidrivers", "VolumeAttachment": "volume_attachments"}
-VOLUME_STORES = tuple({**_NAMESPACED_STORES, **_CLUSTER_STORES}[kind] for kind in VOLUME_KINDS)
-"""The ObjectSet fields holding VOLUME_KINDS, in that order."""
+GIVEN_STORES = tuple({**_NAMESPACED_STORES, **_CLUSTER_STORES}[kind] for kind in GIVEN_KINDS)
+"""The ObjectSet fields holding GIVEN_KINDS (kept as given), in that order."""
 
 
 class Prepared(dict):
@@ -237,9 +254,12 @@ def normalise(obj: dict, known: Prepared | None = None) -> tuple[str | None, dic
     elif kind in STORAGE_KINDS:
         if group != STORAGE_GROUP or not version:
             raise FieldError("apiVersion", f"{api_version!r} is not a version of {kind} (want {STORAGE_GROUP}/v1)")
+    elif kind in APPS_KINDS:
+        if api_version != f"{APPS_GROUP}/v1":
+            raise FieldError("apiVersion", f"{api_version!r} is not a version of {kind} (want {APPS_GROUP}/v1)")
     else:
         return None, obj
-    if (kind == "ResourceSlice" and version != "v1beta1") or kind == "Node" or kind in VOLUME_KINDS:
+    if (kind == "ResourceSlice" and version != "v1beta1") or kind == "Node" or kind in GIVEN_KINDS:
         # Slices are the bulk of a cluster (40,000 devices = 5,000 slices) and nodes many: they are
         # validated without being modified (a node's labels at most default to {}), so only the
         # top level and metadata are copied and the rest is shared; the volume kinds are never
@@ -254,8 +274,8 @@ def normalise(obj: dict, known: Prepared | None = None) -> tuple[str | None, dic
         raise FieldError("metadata", "missing")
     if not isinstance(meta.get("name"), str) or not meta["name"]:
         raise FieldError("metadata.name", "missing")
-    if kind in VOLUME_KINDS:
-        return kind, obj  # read by the scheduler's volume plugins as the API server gave them
+    if kind in GIVEN_KINDS:
+        return kind, obj  # read by the scheduler's plugins as the API server gave them
     obj["apiVersion"] = "v1" if kind in CORE_KINDS else f"{RESOURCE_GROUP}/v1"
     if kind == "ResourceSlice":
         _normalise_slice(obj, version, known)

@@ -5,7 +5,9 @@ scheduler's filters, scores and DRA need. Pods that reference resource claims ke
 show; every other pod keeps only what the default profile's plugins read of it: a pending pod its
 placement rules (affinity, topology spread, tolerations, volumes, container images), a bound pod
 what counts on its node (requests, host ports, labels, pod (anti-)affinity, volumes), because a
-bound pod decides whether another pod fits beside it. That keeps memory small on big clusters and
+bound pod decides whether another pod fits beside it; every pod its controller's ownerReference.
+Services, ReplicationControllers, ReplicaSets and StatefulSets keep only their selector (what
+PodTopologySpread's default selector reads). That keeps memory small on big clusters and
 keeps things that may hold secrets (container env, command lines and args, the last-applied
 annotation, which repeats the whole spec, the contents of secret, configMap, projected and
 downwardAPI volumes) out of the store and therefore out of snapshots and output.
@@ -31,6 +33,15 @@ _POD_SPEC_FIELDS = (
 # What the scheduler's filters read of a pod without claims (see kubectl_dra/scheduling/): labels
 # for InterPodAffinity and PodTopologySpread (a terminating pod is not counted by the latter).
 _PLAIN_POD_METADATA = ("name", "namespace", "uid", "labels", "deletionTimestamp", "resourceVersion")
+# Of a pod's ownerReferences, its controller's (metav1.GetControllerOf): PodTopologySpread's default
+# selector reads the ReplicaSet, StatefulSet or ReplicationController it names (helper/spread.go),
+# matched by apiVersion and kind.
+_OWNER_REFERENCE_FIELDS = ("apiVersion", "kind", "name", "uid", "controller")
+# Of Services, ReplicationControllers, ReplicaSets and StatefulSets, what helper.DefaultSelector
+# reads: who they are and their selector (a Service's ports, a controller's pod template, which
+# may hold env values and commands, are not kept).
+_SELECTOR_OWNER_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")
+_SELECTOR_OWNER_METADATA = ("name", "namespace", "uid", "resourceVersion", "deletionTimestamp")
 _PLAIN_POD_STATUS = ("phase", "nominatedNodeName", "extendedResourceClaimStatus",
                      "initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
 # A bound pod without claims takes room on its node (requests, ports), holds its volumes there
@@ -99,6 +110,8 @@ def keep(kind: str, obj: dict, shared: Interner | None = None) -> dict | None:
         return _slim_persistent_volume(obj)
     if kind == "VolumeAttachment":
         return _slim_volume_attachment(obj)
+    if kind in _SELECTOR_OWNER_KINDS:
+        return _selector_only(obj)
     kept = _without_noise(obj)
     if kind == "ResourceSlice" and shared is not None:
         shared.slice(kept)
@@ -347,6 +360,9 @@ def _plain_pod(pod: dict) -> dict:
     slim = _slim_pod(pod)
     metadata = pod.get("metadata") or {}
     slim["metadata"] = {k: metadata[k] for k in _PLAIN_POD_METADATA if k in metadata}
+    owners = _controller_references(metadata.get("ownerReferences"))
+    if owners:
+        slim["metadata"]["ownerReferences"] = owners
     spec = slim["spec"]
     if spec.get("nodeName"):
         slim["spec"] = {k: v for k, v in spec.items() if k in _BOUND_POD_SPEC}
@@ -358,6 +374,26 @@ def _plain_pod(pod: dict) -> dict:
     status = slim.get("status")
     if status is not None:
         slim["status"] = {k: status[k] for k in _PLAIN_POD_STATUS if k in status}
+    return slim
+
+
+def _controller_references(references) -> list:
+    """The controller references among `references` (at most one is valid; all are kept, as the
+    API server gave them, so that GetControllerOf picks the same first one)."""
+    if not isinstance(references, list):
+        return []
+    return [{k: ref[k] for k in _OWNER_REFERENCE_FIELDS if k in ref}
+            for ref in references if isinstance(ref, dict) and ref.get("controller") is True]
+
+
+def _selector_only(obj: dict) -> dict:
+    """A Service, ReplicationController, ReplicaSet or StatefulSet as the default selector reads it:
+    apiVersion, kind, its name and namespace, and spec.selector."""
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    slim = {k: obj[k] for k in ("apiVersion", "kind") if k in obj}
+    slim["metadata"] = {k: metadata[k] for k in _SELECTOR_OWNER_METADATA if k in metadata}
+    spec = obj.get("spec")
+    slim["spec"] = {"selector": spec["selector"]} if isinstance(spec, dict) and "selector" in spec else {}
     return slim
 
 

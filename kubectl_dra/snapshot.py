@@ -18,7 +18,8 @@ SNAPSHOT_KIND = "DRASnapshot"
 # Objects are written in the order `kubectl apply -f` would need them.
 SAVE_ORDER = ("Namespace", "ResourceQuota", "Node", "CSIDriver", "CSINode", "StorageClass", "CSIStorageCapacity",
               "PersistentVolume", "PersistentVolumeClaim", "VolumeAttachment", "DeviceClass", "DeviceTaintRule",
-              "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim", "Pod")
+              "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim", "Service", "ReplicationController",
+              "ReplicaSet", "StatefulSet", "Pod")
 assert sorted(SAVE_ORDER) == sorted(KINDS)
 
 _MINOR = re.compile(r"^v?1\.(\d+)")

@@ -34,12 +34,26 @@ KINDS = (
     "CSIDriver",
     "CSIStorageCapacity",
     "VolumeAttachment",
+    # What PodTopologySpread's system defaults read (helper.DefaultSelector): the Services selecting
+    # a pod and the controller owning it give the selector its default constraints spread by.
+    "Service",
+    "ReplicationController",
+    "ReplicaSet",
+    "StatefulSet",
 )
 
 NAMESPACED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "Pod", "ResourceQuota",
-                              "PersistentVolumeClaim", "CSIStorageCapacity"})
+                              "PersistentVolumeClaim", "CSIStorageCapacity", "Service", "ReplicationController",
+                              "ReplicaSet", "StatefulSet"})
 
 KIND_STATES = ("ok", "forbidden", "not-served", "error")
+UNREADABLE_STATES = ("forbidden", "error")
+"""KindStatus states whose objects are unknown ("not-served" kinds are known to be empty)."""
+
+
+def unreadable_set(kind_status: dict[str, KindStatus]) -> frozenset[str]:
+    """The kinds whose objects are unknown, as an ObjectSet's `unreadable` holds them."""
+    return frozenset(kind for kind, status in kind_status.items() if status.state in UNREADABLE_STATES)
 CONNECTION_MODES = ("live", "reconnecting", "snapshot", "demo")
 
 
@@ -167,7 +181,7 @@ class Store:
         self._sorted_cache: dict[str, list[dict]] = {}
         """Each kind's sorted list until that kind changes: a watch event on one slice of a big
         cluster re-sorted every kind's objects (the dashboard takes all of them per revision)."""
-        self._object_set_cache: tuple[int, allocator.ObjectSet] | None = None
+        self._object_set_cache: tuple[tuple[int, frozenset[str]], allocator.ObjectSet] | None = None
         self._listeners: list[Listener] = []
         self._batch_depth = 0
         self._pending_kinds: set[str] = set()
@@ -254,13 +268,15 @@ class Store:
     def object_set(self, prepared: dict | None = None) -> allocator.ObjectSet:
         """All objects as the allocator's ObjectSet, built once per revision (`prepared`: slices
         and classes allocator.validate_object normalised already, see allocator.objects.Prepared)."""
-        if self._object_set_cache is not None and self._object_set_cache[0] == self.revision:
+        unreadable = unreadable_set(self.kind_status)
+        if self._object_set_cache is not None and self._object_set_cache[0] == (self.revision, unreadable):
             return self._object_set_cache[1]
         import allocator
 
         everything = [obj for kind in KINDS for obj in self._objects[kind].values()]
         object_set = allocator.load_objects(everything, prepared)
-        self._object_set_cache = (self.revision, object_set)
+        object_set.unreadable = unreadable
+        self._object_set_cache = ((self.revision, unreadable), object_set)
         return object_set
 
     def freshness(self) -> Freshness:

@@ -25,7 +25,7 @@ from kubectl_dra.model.nodes import NodeReachIndex, ReachCache
 from kubectl_dra.model.partitions import PartitionSummary, declares_partition_types, partition_summary
 from kubectl_dra.model.states import EMPTY_COUNTS, StateCounts, device_state, device_state_why, state_text
 from kubectl_dra.model.taints import TaintGroup, taint_groups
-from kubectl_dra.store import KINDS, ConnectionInfo, KindStatus, Store
+from kubectl_dra.store import KINDS, ConnectionInfo, KindStatus, Store, unreadable_set
 
 # From this many devices a command's model leaves the collector's sight once analysed (from_store).
 FREEZE_ABOVE_DEVICES = 2_000
@@ -113,7 +113,9 @@ class ClusterModel:
         """Everything, slices included (slow on big clusters: call off the UI thread)."""
         if self.load_all_objects is not None:
             return self.load_all_objects()
-        return self.objects.with_objects(self.raw["ResourceSlice"])
+        objs = self.objects.with_objects(self.raw["ResourceSlice"])
+        objs.unreadable = unreadable_set(self.kind_status)
+        return objs
 
     @cached_property
     def raw_slices_by_name(self) -> dict[str, dict]:

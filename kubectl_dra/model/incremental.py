@@ -20,7 +20,7 @@ from typing import Callable, Iterator
 
 import allocator
 from allocator.gcpause import paused_gc
-from allocator.objects import VOLUME_STORES
+from allocator.objects import GIVEN_STORES
 
 from kubectl_dra.model.classes import ClassCache
 from kubectl_dra.model.cluster import ClusterModel
@@ -359,7 +359,7 @@ class ModelBuilder:
 
 
 _OBJECT_SET_DICTS = ("device_classes", "claims", "claim_templates", "taint_rules", "nodes", "pods", "namespaces",
-                     *VOLUME_STORES)
+                     *GIVEN_STORES)
 
 
 class OtherObjects:

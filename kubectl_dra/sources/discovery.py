@@ -1,7 +1,8 @@
 """Which API versions of the kinds we read the server serves, and which Kubernetes version it runs.
 
 The DRA kinds are in resource.k8s.io, the storage kinds the scheduler's volume plugins read in
-storage.k8s.io; core kinds (v1) are always served. A group or version the server does not serve
+storage.k8s.io, the controllers PodTopologySpread's default selector reads (ReplicaSet,
+StatefulSet) in apps; core kinds (v1) are always served. A group or version the server does not serve
 leaves its kinds "not-served": no objects can exist, so they are known to be empty."""
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ RESOURCE_VERSIONS = ("v1", "v1beta2", "v1beta1")
 TAINT_RULE_VERSIONS = ("v1", "v1beta2", "v1alpha3")
 STORAGE_GROUP = "storage.k8s.io"
 STORAGE_VERSIONS = ("v1",)
+APPS_GROUP = "apps"
+APPS_VERSIONS = ("v1",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,10 +52,14 @@ RESOURCE_KINDS = {
         ResourceKind("CSIDriver", STORAGE_GROUP, "csidrivers", False, STORAGE_VERSIONS),
         ResourceKind("CSIStorageCapacity", STORAGE_GROUP, "csistoragecapacities", True, STORAGE_VERSIONS),
         ResourceKind("VolumeAttachment", STORAGE_GROUP, "volumeattachments", False, STORAGE_VERSIONS),
+        ResourceKind("Service", "", "services", True, CORE_VERSIONS),
+        ResourceKind("ReplicationController", "", "replicationcontrollers", True, CORE_VERSIONS),
+        ResourceKind("ReplicaSet", APPS_GROUP, "replicasets", True, APPS_VERSIONS),
+        ResourceKind("StatefulSet", APPS_GROUP, "statefulsets", True, APPS_VERSIONS),
     )
 }
 GROUP_VERSIONS = {RESOURCE_GROUP: tuple(dict.fromkeys(RESOURCE_VERSIONS + TAINT_RULE_VERSIONS)),
-                  STORAGE_GROUP: STORAGE_VERSIONS}
+                  STORAGE_GROUP: STORAGE_VERSIONS, APPS_GROUP: APPS_VERSIONS}
 """Per API group: the versions any kind of it is read in."""
 
 

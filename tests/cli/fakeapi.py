@@ -12,23 +12,28 @@ from aiohttp import web
 
 GROUP = "resource.k8s.io"
 STORAGE_GROUP = "storage.k8s.io"
+APPS_GROUP = "apps"
 CORE = {"nodes": "Node", "pods": "Pod", "namespaces": "Namespace", "resourcequotas": "ResourceQuota",
-        "persistentvolumeclaims": "PersistentVolumeClaim", "persistentvolumes": "PersistentVolume"}
+        "persistentvolumeclaims": "PersistentVolumeClaim", "persistentvolumes": "PersistentVolume",
+        "services": "Service", "replicationcontrollers": "ReplicationController"}
 RESOURCE = {"resourceslices": "ResourceSlice", "deviceclasses": "DeviceClass", "resourceclaims": "ResourceClaim",
             "resourceclaimtemplates": "ResourceClaimTemplate", "devicetaintrules": "DeviceTaintRule"}
 STORAGE = {"storageclasses": "StorageClass", "csinodes": "CSINode", "csidrivers": "CSIDriver",
            "csistoragecapacities": "CSIStorageCapacity", "volumeattachments": "VolumeAttachment"}
+APPS = {"replicasets": "ReplicaSet", "statefulsets": "StatefulSet"}
 
 
 class FakeApiServer:
-    def __init__(self, token: str = "tok-fake", versions=("v1",), storage: bool = True) -> None:
+    def __init__(self, token: str = "tok-fake", versions=("v1",), storage: bool = True, apps: bool = True) -> None:
         self.token = token
         self.versions = versions
         self.storage = storage
         """Whether storage.k8s.io/v1 is served (a server without it: its kinds are not served)."""
+        self.apps = apps
+        """Whether apps/v1 is served (likewise)."""
         self.forbidden: set[str] = set()
         """Plurals every list and watch of which is answered 403 Forbidden."""
-        self.objects: dict[str, list[dict]] = {plural: [] for plural in {**CORE, **RESOURCE, **STORAGE}}
+        self.objects: dict[str, list[dict]] = {plural: [] for plural in {**CORE, **RESOURCE, **STORAGE, **APPS}}
         self.resource_version = 100
         self.requests: list[tuple[str, dict, str]] = []
         """(path, query, Authorization header) of every request."""
@@ -46,9 +51,12 @@ class FakeApiServer:
         app.router.add_get("/apis/resource.k8s.io", self._group)
         app.router.add_get("/apis/resource.k8s.io/{version}", self._resource_list)
         app.router.add_get("/apis/resource.k8s.io/{version}/{plural}", self._collection)
-        app.router.add_get("/apis/storage.k8s.io", self._storage_group)
-        app.router.add_get("/apis/storage.k8s.io/{version}", self._storage_resource_list)
-        app.router.add_get("/apis/storage.k8s.io/{version}/{plural}", self._collection)
+        for group, plurals, served, namespaced in (
+                (STORAGE_GROUP, STORAGE, lambda: self.storage, ("csistoragecapacities",)),
+                (APPS_GROUP, APPS, lambda: self.apps, tuple(APPS))):
+            app.router.add_get(f"/apis/{group}", self._served_group(group, served))
+            app.router.add_get(f"/apis/{group}/{{version}}", self._served_resource_list(group, plurals, served, namespaced))
+            app.router.add_get(f"/apis/{group}/{{version}}/{{plural}}", self._collection)
         app.router.add_get("/api/v1/{plural}", self._collection)
         app.router.add_get("/api/v1/namespaces/{namespace}/{plural}", self._collection)
         app.router.add_get("/apis/{group}/{version}/namespaces/{namespace}/{plural}", self._collection)
@@ -108,20 +116,25 @@ class FakeApiServer:
                                   "resources": [{"name": p, "kind": k, "namespaced": p in ("resourceclaims", "resourceclaimtemplates")}
                                                 for p, k in RESOURCE.items()]})
 
-    async def _storage_group(self, request):
-        self._record(request)
-        if not self.storage:
-            return _status(404, "NotFound", "the server could not find the requested resource")
-        return web.json_response({"kind": "APIGroup", "name": STORAGE_GROUP,
-                                  "versions": [{"groupVersion": f"{STORAGE_GROUP}/v1", "version": "v1"}]})
+    def _served_group(self, group: str, served):
+        """The APIGroup document of a group served in v1 only while `served()` (else 404)."""
+        async def handler(request):
+            self._record(request)
+            if not served():
+                return _status(404, "NotFound", "the server could not find the requested resource")
+            return web.json_response({"kind": "APIGroup", "name": group,
+                                      "versions": [{"groupVersion": f"{group}/v1", "version": "v1"}]})
+        return handler
 
-    async def _storage_resource_list(self, request):
-        self._record(request)
-        if not self.storage or request.match_info["version"] != "v1":
-            return _status(404, "NotFound", "the server could not find the requested resource")
-        return web.json_response({"kind": "APIResourceList", "groupVersion": f"{STORAGE_GROUP}/v1",
-                                  "resources": [{"name": p, "kind": k, "namespaced": p == "csistoragecapacities"}
-                                                for p, k in STORAGE.items()]})
+    def _served_resource_list(self, group: str, plurals: dict, served, namespaced: tuple):
+        async def handler(request):
+            self._record(request)
+            if not served() or request.match_info["version"] != "v1":
+                return _status(404, "NotFound", "the server could not find the requested resource")
+            return web.json_response({"kind": "APIResourceList", "groupVersion": f"{group}/v1",
+                                      "resources": [{"name": p, "kind": k, "namespaced": p in namespaced}
+                                                    for p, k in plurals.items()]})
+        return handler
 
     async def _collection(self, request):
         self._record(request)

@@ -14,7 +14,7 @@ def test_demo_saved_and_read_back_gives_the_same_answers(run_cli, tmp_path):
     path = tmp_path / "demo-copy.yaml"
     saved = run_cli("--demo", "snapshot", "save", str(path))
     assert saved.status == 0, saved
-    assert saved.stderr == f"Saved 64 objects from context demo to {path}\n"
+    assert saved.stderr == f"Saved 68 objects from context demo to {path}\n"
     for command in (("pools",), ("devices",), ("claims", "-A"), ("taints",)):
         offline = run_cli("--from", str(path), *command, "-o", "json")
         assert offline.stdout == run_cli("--demo", *command, "-o", "json").stdout

@@ -8,7 +8,7 @@ import copy
 import json
 
 from allocator.index import cluster_index, share_indexes
-from allocator.objects import VOLUME_STORES, ObjectSet
+from allocator.objects import GIVEN_STORES, ObjectSet
 from allocator.search import SelectorEvaluator
 
 from .. import framework, node_allocatable
@@ -151,13 +151,15 @@ class Placer:
         claims = {k: self.objs.claims[k] for k in keys if k in self.objs.claims}
         view = ObjectSet(slices=base.slices, device_classes=self.objs.device_classes, claims=claims,
                          claim_templates=self.objs.claim_templates, taint_rules=self.objs.taint_rules,
-                         nodes=base.nodes, pods={}, namespaces=self.objs.namespaces, **self._volumes())
+                         nodes=base.nodes, pods={}, namespaces=self.objs.namespaces, unreadable=self.objs.unreadable,
+                         **self._given())
         share_indexes(base, view)
         return view
 
-    def _volumes(self) -> dict:
-        """The volume plugins' kinds, shared with the whole set (a chunk's view sees them all)."""
-        return {name: getattr(self.objs, name) for name in VOLUME_STORES}
+    def _given(self) -> dict:
+        """The kinds the volume plugins and PodTopologySpread's default selector read, shared with
+        the whole set (a chunk's view sees them all)."""
+        return {name: getattr(self.objs, name) for name in GIVEN_STORES}
 
     def _pools_of(self, names: list[str]) -> set:
         pools = set(self._shared_pools)
