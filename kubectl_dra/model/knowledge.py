@@ -13,13 +13,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable
 
-from kubectl_dra.store import KindStatus
+from kubectl_dra.store import UNREADABLE_STATES, KindStatus
 
 if TYPE_CHECKING:
     import allocator
-
-UNREADABLE_STATES = ("forbidden", "error")
-"""KindStatus states whose objects are unknown ("not-served" kinds are known to be empty)."""
 
 READ_AS = {
     "ResourceSlice": "ResourceSlices", "DeviceClass": "DeviceClasses", "ResourceClaim": "claims",
@@ -28,6 +25,8 @@ READ_AS = {
     "PersistentVolumeClaim": "PersistentVolumeClaims", "PersistentVolume": "PersistentVolumes",
     "StorageClass": "StorageClasses", "CSINode": "CSINodes", "CSIDriver": "CSIDrivers",
     "CSIStorageCapacity": "CSIStorageCapacities", "VolumeAttachment": "VolumeAttachments",
+    "Service": "Services", "ReplicationController": "ReplicationControllers", "ReplicaSet": "ReplicaSets",
+    "StatefulSet": "StatefulSets",
 }
 """How a reason names each kind: "claims not readable"."""
 
@@ -116,6 +115,17 @@ _STORAGE_VOLUME_SOURCES = ("persistentVolumeClaim", "ephemeral", "gcePersistentD
                            "azureDisk", "azureFile", "cinder", "vsphereVolume", "portworxVolume", "rbd")
 _POD_AFFINITY_KINDS = ("podAffinity", "podAntiAffinity")
 
+DEFAULT_SELECTOR_INPUTS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")
+"""What PodTopologySpread's default selector reads (helper.DefaultSelector). Only its score reads
+them (the system default constraints are ScheduleAnyway), so they are no input of a verdict:
+where one a pod needs is unreadable, explain and fit give the verdict and say the score part is
+Unknown (scheduling.plugins.pod_topology_spread.DEFAULTS_UNKNOWN), never a score computed as if
+none existed."""
+# The controllers DefaultSelector follows, by the (apiVersion, kind) of a pod's controller
+# reference (helper/spread.go matches the group, version and kind exactly).
+_SELECTOR_CONTROLLERS = {("v1", "ReplicationController"): "ReplicationController",
+                         ("apps/v1", "ReplicaSet"): "ReplicaSet", ("apps/v1", "StatefulSet"): "StatefulSet"}
+
 
 def explain_inputs(kind_status: dict[str, KindStatus], features: allocator.Features,
                    target_kind: str, pod: dict | None = None,
@@ -142,6 +152,29 @@ def explain_inputs(kind_status: dict[str, KindStatus], features: allocator.Featu
         if pod is None or selects_namespaces(pod) or _existing_select_namespaces(kind_status, existing_pods):
             kinds.append("Namespace")
     return unreadable_kinds(kind_status, kinds)
+
+
+def default_selector_inputs(pod: dict) -> tuple[str, ...]:
+    """The kinds (DEFAULT_SELECTOR_INPUTS) the score of `pod` reads. None for a pod with
+    topologySpreadConstraints of its own (the system defaults apply only without any) or without
+    labels (no Service selects it; no controller keeps it, a controller's selector being non-empty
+    and matching its pods); else Services, and the kind of its controller when that is a
+    ReplicationController, ReplicaSet or StatefulSet."""
+    spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
+    metadata = pod.get("metadata") if isinstance(pod.get("metadata"), dict) else {}
+    if spec.get("topologySpreadConstraints") or not metadata.get("labels"):
+        return ()
+    controller = controller_reference(pod)
+    kind = _SELECTOR_CONTROLLERS.get((controller.get("apiVersion"), controller.get("kind"))) if controller else None
+    return ("Service", kind) if kind else ("Service",)
+
+
+def controller_reference(pod: dict) -> dict | None:
+    """metav1.GetControllerOf: the first ownerReference with controller true, or None."""
+    metadata = pod.get("metadata") if isinstance(pod.get("metadata"), dict) else {}
+    references = metadata.get("ownerReferences")
+    return next((ref for ref in references if isinstance(ref, dict) and ref.get("controller") is True), None) \
+        if isinstance(references, list) else None
 
 
 def uses_storage(pod: dict) -> bool:

@@ -413,12 +413,53 @@ SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "n
            "spec": {"selector": {"app": "web"}}}
 
 
-def test_system_defaults_are_not_known_without_services_and_controllers():
+REPLICA_SET = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web-1", "namespace": "default"},
+               "spec": {"selector": {"matchLabels": {"app": "web"}}}}
+OWNED = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1", "uid": "u1", "controller": True}]
+
+
+def owned(name: str, **labels) -> dict:
+    p = pod(name, labels=labels or {"app": "web"})
+    p["metadata"]["ownerReferences"] = [dict(ref) for ref in OWNED]
+    return p
+
+
+def test_an_unreadable_service_kind_leaves_the_defaults_unknown_not_unscored():
     objects = [*zones(a="z1", b="z2"), web("w1", "a")]
-    status, _, _, cycle = scored(objects, pod("p", labels={"app": "web"}))
+    status, _, _, cycle = scored(objects, pod("p", labels={"app": "web"}), objs_extra={"unreadable": frozenset({"Service"})})
     assert status.code == Code.SKIP
-    assert "Services, ReplicaSets, StatefulSets and ReplicationControllers are not read" in \
-        cycle.state[pts.DEFAULTS_UNKNOWN]
+    assert "Services not readable, so PodTopologySpread's score is not known" in cycle.state[pts.DEFAULTS_UNKNOWN]
+    # An ObjectSet without the four kinds' maps knows none of them.
+    status, _, _, cycle = scored(objects, owned("p"), objs_extra={"services": None})
+    assert "Services and ReplicaSets not readable" in cycle.state[pts.DEFAULTS_UNKNOWN]
+
+
+def test_an_unreadable_controller_kind_matters_only_to_the_pods_it_may_own():
+    objects = [*zones(a="z1", b="z2"), web("w1", "a")]
+    unreadable = {"unreadable": frozenset({"ReplicaSet", "StatefulSet"})}
+    status, _, _, cycle = scored(objects, pod("p", labels={"app": "web"}), objs_extra=unreadable)
+    assert status.code == Code.SKIP and pts.DEFAULTS_UNKNOWN not in cycle.state   # no controller: known
+    status, _, _, cycle = scored(objects, owned("p"), objs_extra=unreadable)
+    assert "ReplicaSets not readable" in cycle.state[pts.DEFAULTS_UNKNOWN]
+    # The owner in the set (fit's what-if ReplicaSet) is known whatever its kind's state.
+    status, _, _, cycle = scored([*objects, REPLICA_SET], owned("p"), objs_extra=unreadable)
+    assert status.code == Code.SUCCESS and pts.DEFAULTS_UNKNOWN not in cycle.state
+
+
+def test_a_pod_of_a_replica_set_is_spread_by_the_replica_sets_selector():
+    objects = [*zones(a="z1", b="z1"), node("c"), REPLICA_SET, web("w1", "a")]
+    status, raw, normalised, cycle = scored(objects, owned("p"))
+    assert status.code == Code.SUCCESS
+    assert [(c.topology_key, c.max_skew, c.selector.describe()) for c in cycle.state[pts.SCORE_STATE].constraints] == [
+        (HOST, 3, "app=web"), (ZONE, 5, "app=web")]
+    assert raw == {"a": 9, "b": 7, "c": 2} and normalised == {"a": 22, "b": 44, "c": 100}
+    # Owned by a ReplicaSet the set does not hold, or by a kind DefaultSelector does not follow: no defaults.
+    status, *_ = scored([*zones(a="z1", b="z1"), web("w1", "a")], owned("p"))
+    assert status.code == Code.SKIP
+    job = owned("p")
+    job["metadata"]["ownerReferences"][0].update(apiVersion="batch/v1", kind="Job")
+    status, _, _, cycle = scored(objects, job)
+    assert status.code == Code.SKIP and pts.DEFAULTS_UNKNOWN not in cycle.state
 
 
 def test_a_pod_without_labels_and_constraints_has_no_defaults():

@@ -46,14 +46,14 @@ normalised score is `100 x (max + min - score) / max` (fewest pods best), 100 fo
 score is 0. Under the system defaults a node need not carry both keys (a node without a zone still
 spreads by hostname).
 
-What cannot be computed: the store keeps no Services, ReplicaSets, StatefulSets or
-ReplicationControllers, and no ownerReferences of pods without claims, so the default selector of a
-pod with labels and no constraints is not known. PreScore then says Skip (the plugin adds nothing to
-any node) and records why in `cycle.state[DEFAULTS_UNKNOWN]`: the scheduler may score such a pod's
-nodes here, and we cannot tell how. A pod without labels is known: no Service can select it and no
-controller keeps it (their selectors are non-empty and must match the pod). Where an ObjectSet does
-carry all four kinds (`services`, `replica_sets`, `stateful_sets`, `replication_controllers`:
-{(namespace, name): object}) the selector is computed as upstream does, from the pod's
+What cannot be computed: the default selector of a pod with labels and no constraints reads the
+Services and the pod's controller (model.knowledge.default_selector_inputs); where one of those
+kinds could not be read (the ObjectSet's `unreadable`; or a set without their maps), PreScore says
+Skip (the plugin adds nothing to any node) and records why in `cycle.state[DEFAULTS_UNKNOWN]`: the
+scheduler scores such a pod's nodes here, and we cannot tell how. A pod without labels is known: no
+Service can select it and no controller keeps it (their selectors are non-empty and must match the
+pod). The selector is computed as upstream does from the ObjectSet's `services`, `replica_sets`,
+`stateful_sets` and `replication_controllers` ({(namespace, name): object}) and the pod's
 ownerReferences as given.
 
 The pods of every node are read through an index kept per snapshot: a node's entry is rebuilt
@@ -68,6 +68,8 @@ import math
 from dataclasses import dataclass, field, replace
 
 from allocator.nodeselector import NodeSelectorError, term_matches, validate
+
+from kubectl_dra.model.knowledge import DEFAULT_SELECTOR_INPUTS, controller_reference, default_selector_inputs
 
 from .. import selectors
 from ..selectors import LabelSelectorError, Requirement, Selector
@@ -100,6 +102,7 @@ SYSTEM_DEFAULT_CONSTRAINTS = (
 )
 # The kinds helper.DefaultSelector reads, as ObjectSet attributes.
 DEFAULT_SELECTOR_KINDS = ("services", "replication_controllers", "replica_sets", "stateful_sets")
+_SELECTOR_FIELDS = dict(zip(DEFAULT_SELECTOR_INPUTS, DEFAULT_SELECTOR_KINDS))
 MAX_INT32 = 2**31 - 1   # the minimum of a constraint with no domain (filtering.go)
 _SHOWN = 5  # domains named in a detail before "and N more"
 
@@ -247,7 +250,7 @@ def default_selector(pod: dict, services: dict, replication_controllers: dict, r
         if all(labels.get(k) == v for k, v in wanted.items()):
             label_set.update(wanted)
     selector = _equality_selector(label_set)
-    owner = next((ref for ref in meta.get("ownerReferences") or [] if ref.get("controller")), None)
+    owner = controller_reference(pod)
     if owner is None:
         return selector
     kind, api_version, key = owner.get("kind"), owner.get("apiVersion"), (namespace, owner.get("name") or "")
@@ -277,19 +280,37 @@ def _default_constraints(cycle, action: str) -> tuple[Constraint, ...]:
         return ()
     objs = cycle.objs
     kinds = [getattr(objs, kind, None) for kind in DEFAULT_SELECTOR_KINDS]
-    if any(k is None for k in kinds):
-        if not _pod_labels(cycle.pod):
-            return ()   # no Service selects a pod without labels, no controller keeps one
+    missing = _unknown_inputs(cycle.pod, objs, kinds)
+    if missing:
         cycle.state[DEFAULTS_UNKNOWN] = (
             "the pod has no topologySpreadConstraints, so the scheduler spreads it by the system defaults "
             f"({LABEL_HOSTNAME} maxSkew 3, {LABEL_ZONE} maxSkew 5) over the pods of the Services and the "
-            "controller that select it; Services, ReplicaSets, StatefulSets and ReplicationControllers "
-            "are not read, so PodTopologySpread's score is not known")
+            f"controller that select it; {' and '.join(kind + 's' for kind in missing)} not readable, so "
+            "PodTopologySpread's score is not known")
         return ()
     selector = default_selector(cycle.pod, *kinds)
     if not selector.requirements:
         return ()
     return tuple(replace(c, index=0, selector=selector) for c in wanted)
+
+
+def _unknown_inputs(pod: dict, objs, kinds: list) -> list[str]:
+    """The kinds the pod's default selector reads (knowledge.default_selector_inputs) that could
+    not be read (the ObjectSet's `unreadable`; all four where it lacks their maps). The pod's
+    controller is known whatever its kind's state when the set holds it (fit's what-if owner)."""
+    wanted = default_selector_inputs(pod)
+    if not wanted:
+        return []
+    if any(k is None for k in kinds):
+        return list(wanted)
+    unreadable = getattr(objs, "unreadable", frozenset())
+    missing = [kind for kind in wanted if kind in unreadable]
+    if missing and missing[-1] != "Service":
+        namespace = (pod.get("metadata") or {}).get("namespace") or "default"
+        held = kinds[DEFAULT_SELECTOR_KINDS.index(_SELECTOR_FIELDS[missing[-1]])]
+        if (namespace, controller_reference(pod).get("name") or "") in held:
+            missing.pop()
+    return missing
 
 
 def _incoming(cycle) -> dict:
