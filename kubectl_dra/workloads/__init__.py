@@ -50,6 +50,10 @@ class WorkloadPods:
     template_paths: list[str] = field(default_factory=list)   # per pod: where its template sits ("" for a Pod)
     # PodGroup claim name -> the ResourceClaim the controller already made for it (status.resourceClaimStatuses)
     shared_claim_names: dict[str, str] = field(default_factory=dict)
+    # The controller objects its pods' controller ownerReferences name, as the controllers would
+    # create them (a Deployment's ReplicaSet): the what-if set holds them, so PodTopologySpread's
+    # default selector reads them as the scheduler will.
+    owners: list[dict] = field(default_factory=list)
 
     @property
     def ref(self) -> str:
@@ -77,8 +81,11 @@ def expand(obj: dict, others: list[dict] = (), replicas: int | None = None, orig
     elif kind in ("Deployment", "ReplicaSet", "StatefulSet"):
         count = _count(obj, spec, "replicas", 1, replicas, where)
         template = builder.template(spec, "spec.template")
+        owner = controllers.owner_of(obj, namespace, name, template)
+        builder.owners.append(owner)
         for i in range(count):
             pod = builder.add(template, f"{name}-{i}", "replica")
+            controllers.owned_by(pod, owner)
             if kind == "StatefulSet":
                 controllers.statefulset_pod(pod, name, i)
     elif kind == "Job":
@@ -140,6 +147,7 @@ class _Builder:
         self.gang_min: int | None = None
         self.claims_field = "spec.template.spec.resourceClaims"
         self.jobs_made = 0   # a JobSet's child Jobs so far (their global index)
+        self.owners: list[dict] = []
 
     def fail(self, path: str, message: str) -> InputError:
         return InputError(f"{self.where}{describe(self.obj)}: {path}: {message}")
@@ -303,7 +311,8 @@ class _Builder:
 
     def result(self) -> WorkloadPods:
         return WorkloadPods(self.obj["kind"], self.namespace, self.name, self.pods, self.roles, self.shared,
-                            self.gang_min, template_paths=self.paths, shared_claim_names=self.shared_names)
+                            self.gang_min, template_paths=self.paths, shared_claim_names=self.shared_names,
+                            owners=self.owners)
 
 
 def _belongs(pod: dict, kind: str, name: str, namespace: str) -> bool:

@@ -17,6 +17,8 @@ their value, only on their being shared, which the pods' template labels already
 
 from __future__ import annotations
 
+import copy
+
 import hashlib
 
 JOB_NAME = "batch.kubernetes.io/job-name"
@@ -48,6 +50,32 @@ FOLLOWS_KEY_ANNOTATION = "fit.kubectl-dra.io/follows-topology-key"
 def sha1_key(namespace: str, name: str) -> str:
     """The controllers' unique keys: the SHA1 of NAMESPACE/NAME, in hex."""
     return hashlib.sha1(f"{namespace}/{name}".encode()).hexdigest()
+
+
+def owner_of(workload: dict, namespace: str, name: str, template: dict) -> dict:
+    """The controller of a Deployment's, ReplicaSet's or StatefulSet's pods as PodTopologySpread's
+    default selector reads it (helper/spread.go: a ReplicaSet or StatefulSet by its selector): the
+    ReplicaSet a Deployment's controller makes (named after the Deployment here: the real one adds
+    the pod template hash), else the workload itself. Its selector is the workload's, or the
+    template's labels where the manifest leaves it out (the API server refuses that for apps/v1;
+    older manifests relied on it)."""
+    kind = "StatefulSet" if workload.get("kind") == "StatefulSet" else "ReplicaSet"
+    spec = workload.get("spec") if isinstance(workload.get("spec"), dict) else {}
+    selector = spec.get("selector")
+    if selector is None:
+        labels = (template.get("metadata") or {}).get("labels") if isinstance(template.get("metadata"), dict) else None
+        selector = {"matchLabels": dict(labels)} if isinstance(labels, dict) and labels else None
+    return {"apiVersion": "apps/v1", "kind": kind,
+            "metadata": {"name": name, "namespace": namespace, "uid": f"what-if-{sha1_key(namespace, name)}"},
+            "spec": {"selector": copy.deepcopy(selector)}}
+
+
+def owned_by(pod: dict, owner: dict) -> None:
+    """The controller ownerReference the pod gets from `owner` (metav1.NewControllerRef)."""
+    meta = owner["metadata"]
+    pod["metadata"]["ownerReferences"] = [{"apiVersion": owner["apiVersion"], "kind": owner["kind"],
+                                           "name": meta["name"], "uid": meta["uid"], "controller": True,
+                                           "blockOwnerDeletion": True}]
 
 
 def job_pod(pod: dict, job_name: str, index: int | None) -> None:

@@ -438,3 +438,47 @@ def test_replicas_with_required_zone_affinity_follow_the_first():
     plan = placed(allocator.load_objects(objects), _replicas_with_affinity(4, affinity))
     zones = {"n0": "z1", "n1": "z1", "n2": "z2", "n3": "z2"}
     assert plan.fits and len({zones[p.node] for p in plan.placements}) == 1
+
+
+# ---------------------------------------------------------------------------- system default spreading
+
+
+def labelled(kind: str = "Deployment", replicas: int = 4) -> dict:
+    workload = deployment(replicas, kind=kind)
+    workload["spec"]["selector"] = {"matchLabels": {"app": "web"}}
+    workload["spec"]["template"]["metadata"] = {"labels": {"app": "web"}}
+    return workload
+
+
+def test_replicated_pods_are_owned_by_the_controller_the_what_if_set_holds():
+    for kind, owner_kind in (("Deployment", "ReplicaSet"), ("ReplicaSet", "ReplicaSet"), ("StatefulSet", "StatefulSet")):
+        wl = expand(labelled(kind, 2))
+        [owner] = wl.owners
+        assert (owner["apiVersion"], owner["kind"], owner["spec"]) == (
+            "apps/v1", owner_kind, {"selector": {"matchLabels": {"app": "web"}}}), kind
+        refs = [p["metadata"]["ownerReferences"] for p in wl.pods]
+        assert refs[0] == refs[1] == [{"apiVersion": "apps/v1", "kind": owner_kind, "name": "t",
+                                       "uid": owner["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
+        objs, _ = fit.prepare(cluster(1), wl)
+        assert objs.stateful_sets if owner_kind == "StatefulSet" else objs.replica_sets
+    # A Job's pods: DefaultSelector follows no Job, so nothing is made for them.
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "default"},
+           "spec": {"template": {"spec": pod_spec()}}}
+    assert expand(job).owners == [] and "ownerReferences" not in expand(job).pods[0]["metadata"]
+
+
+def test_a_deployments_replicas_spread_over_zones_as_the_system_defaults_push():
+    objects = [device_class(), template()]
+    for i, zone in enumerate(("a", "a", "a", "b")):
+        n = node(f"n{i}")
+        n["metadata"].setdefault("labels", {})["topology.kubernetes.io/zone"] = zone
+        objects += [n, gpus(f"n{i}", 8)]
+    objs = allocator.load_objects(objects)
+    plan = placed(objs, labelled())
+    # The second replica goes to zone b (the ReplicaSet's pods are spread by hostname and zone).
+    assert [p.node for p in plan.placements] == ["n0", "n3", "n1", "n2"]
+    wl = expand(labelled())
+    wl.owners.clear()   # without its ReplicaSet the pods have no default selector: no spreading
+    unowned, pods = fit.prepare(objs, wl)
+    before = fit.place_sequential(unowned, pods, wl.roles, FEATURES, wl.ref)
+    assert [p.node for p in before.placements] == ["n0", "n1", "n2", "n3"]

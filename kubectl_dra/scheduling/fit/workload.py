@@ -38,6 +38,9 @@ def prepare(objs, workload, group_claims: bool = False) -> tuple[object, list[di
                           "metadata": {"namespace": workload.namespace, "name": claim_name},
                           "spec": template["spec"]["spec"]})
         shared[key] = claim_name
+    # The controller the pods' ownerReferences name (a Deployment's ReplicaSet), as it would exist
+    # once applied: PodTopologySpread's default selector reads it.
+    added.extend(workload.owners)
     if added:
         objs = objs.with_changes(add=added)
     for raw in workload.pods:
