@@ -5,7 +5,6 @@ unreadable leaves the score part Unknown (a warning), never the verdict nor a wr
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -14,13 +13,13 @@ import yaml
 from kubectl_dra import objects
 from kubectl_dra.model.knowledge import DEFAULT_SELECTOR_INPUTS, default_selector_inputs, explain_inputs
 from kubectl_dra.sources import cluster as cluster_module
-from kubectl_dra.sources.cluster import ClusterOptions, ClusterSource
 from kubectl_dra.sources.files import DEMO_PATH
 from kubectl_dra.store import KINDS, KindStatus, Store
 
 import allocator
 
 from .fakeapi import FakeApiServer
+from .test_store_scheduling_kinds import load_from as load_storage_from
 
 FEATURES = allocator.Features.for_version(37)
 TEMPLATE = {"metadata": {"labels": {"app": "web"}},
@@ -153,19 +152,7 @@ def fast_retries(monkeypatch, isolated_kubeconfig):
 
 
 def load_from(tmp_path, objs=(), forbidden=(), **server) -> tuple[Store, FakeApiServer]:
-    async def scenario():
-        api = await FakeApiServer(**server).start()
-        try:
-            for plural, obj in objs:
-                api.add(plural, obj)
-            api.forbidden.update(forbidden)
-            store = Store()
-            await ClusterSource(ClusterOptions(kubeconfig=api.kubeconfig(tmp_path / "kc"))).load(store)
-            return store, api
-        finally:
-            await api.stop()
-
-    return asyncio.run(asyncio.wait_for(scenario(), 60))
+    return load_storage_from({"objects": objs, "forbidden": forbidden, "server": server}, tmp_path)
 
 
 def test_each_kind_is_listed_from_the_api_server(tmp_path, fast_retries):
