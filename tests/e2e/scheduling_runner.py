@@ -125,6 +125,8 @@ class ScenarioRun:
         self.has_dra = any(o["kind"] == "DeviceClass" for o in self.objects)
         self.cluster_scoped: list[tuple[str, str, str]] = []
         self.barriers = 0
+        self.uids: dict[tuple[str, str], str] = {}
+        """(kind, name) -> uid of each controller created, for the ownerReferences naming it."""
         self.result = ScenarioResult(scenario, self.token)
         self.features = None
 
@@ -154,7 +156,10 @@ class ScenarioRun:
             obj = copy.deepcopy(obj)
             if obj["kind"] == "Node":
                 self.isolate_node(obj, obj["metadata"]["name"])
-            self.create_object(obj)
+            self.owned(obj)
+            created = self.create_object(obj)
+            if obj["kind"] in ("ReplicaSet", "StatefulSet", "ReplicationController"):
+                self.uids[(obj["kind"], created["metadata"]["name"])] = created["metadata"]["uid"]
         self.create_object(self.sync_node_object())
         if self.has_dra:
             self.create_object({
@@ -162,6 +167,15 @@ class ScenarioRun:
                 "spec": {"driver": with_token(DRIVER, self.token), "nodeName": self.sync_node,
                          "pool": {"name": self.sync_node, "generation": 1, "resourceSliceCount": 1},
                          "devices": [{"name": f"gpu-{d}"} for d in range(SYNC_DEVICES)]}})
+
+    def owned(self, obj: dict) -> dict:
+        """`obj` with the uids of its ownerReferences those of the owners created before it (a
+        scenario names its owners by kind and name: the API server gives the uid)."""
+        for reference in (obj.get("metadata") or {}).get("ownerReferences") or []:
+            uid = self.uids.get((reference["kind"], reference["name"]))
+            if uid:
+                reference["uid"] = uid
+        return obj
 
     def isolate_node(self, node: dict, name: str) -> None:
         node["metadata"].setdefault("labels", {})[SCENARIO_KEY] = self.token
@@ -238,7 +252,7 @@ class ScenarioRun:
                                {"key": SCENARIO_KEY, "operator": "Equal", "value": self.token, "effect": "NoSchedule"},
                                probe]
         spec["schedulingGates"] = [{"name": GATE}]
-        return pod
+        return self.owned(pod)
 
     def create_gated(self, pod: dict) -> tuple[dict, list[dict]]:
         """Creates a gated pod and waits until the resourceclaim controller made its template claims;
@@ -407,6 +421,15 @@ class ScenarioRun:
         template["spec"] = harnessed["spec"]
         template["spec"].pop("schedulingGates")
         member = expand(deployment)
+        for owner in member.owners:
+            # The ReplicaSet the Deployment controller would make (none runs here: it only exists,
+            # with no replicas of its own), which PodTopologySpread's default selector reads.
+            created = self.create_object({**copy.deepcopy(owner), "spec": {
+                **owner["spec"], "replicas": 0, "template": copy.deepcopy(template)}})
+            for pod in member.pods:
+                for reference in pod["metadata"].get("ownerReferences") or []:
+                    if reference["name"] == owner["metadata"]["name"]:
+                        reference["uid"] = created["metadata"]["uid"]
         plan, first = self.plan(member, 0), 0
         for index, raw in enumerate(member.pods):
             placement = plan.placements[index - first]

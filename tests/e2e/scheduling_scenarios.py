@@ -10,6 +10,8 @@ and anti-affinity, some in a second namespace), then the pod under test (labels,
 or not, required and preferred pod affinity and anti-affinity on hostname or zone with namespaces,
 namespaceSelector and matchLabelKeys, nodeSelector, node affinity, tolerations), and sometimes a
 Deployment of 1-12 replicas with a claim template whose pods are released one at a time (fit).
+Drawn last: sometimes a Service selecting the target's labels and a ReplicaSet owning the target
+and existing pods it matches (PodTopologySpread's default selector, "default spreading").
 
 Two classes wait for their plugins (OPTIONAL_CLASSES): topologySpreadConstraints ("spread") and
 storage ("volumes": a PV bound to its PVC with zone node affinity, sometimes ReadWriteOncePod and
@@ -190,6 +192,8 @@ class _Generator:
                 self.volumes += in_use
         for i in range(rng.randint(0, 8)):
             self.objects.append(self.existing_pod(i))
+        # Drawn last, so that every draw before stays the seed's.
+        self.default_selector(pod)
         return Scenario(f"seed-{self.seed}", self.seed, self.objects, pod, workload, self.classes)
 
     # -- nodes and devices ------------------------------------------------------------------
@@ -390,6 +394,40 @@ class _Generator:
         return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{i}", "namespace": namespace,
                                                                  "labels": labels}, "spec": spec}
 
+    def default_selector(self, pod: dict) -> None:
+        """What PodTopologySpread's system defaults spread a pod without constraints by
+        (helper.DefaultSelector): sometimes a Service selecting some of the target's labels (and so
+        the existing pods sharing them), sometimes a ReplicaSet (no controller runs: it only exists)
+        that owns the target and the existing pods its selector matches. Owners come before the pods
+        they own; the runner fills in the uids the API server gives them."""
+        labels = pod["metadata"]["labels"]
+        pods = [o for o in self.objects if o["kind"] == "Pod"]
+        owners = []
+        if self.chance(0.3):
+            owners.append({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": NAMESPACE},
+                           "spec": {"clusterIP": "None", "selector": self.label_subset(labels)}})
+        if self.chance(0.3):
+            selector = self.label_subset(labels)
+            owners.append({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "rs", "namespace": NAMESPACE},
+                           "spec": {"replicas": 0, "selector": {"matchLabels": selector},
+                                    "template": {"metadata": {"labels": selector},
+                                                 "spec": {"containers": [{"name": "main", "image": PAUSE}]}}}})
+            reference = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "",
+                         "controller": True, "blockOwnerDeletion": True}
+            pod["metadata"]["ownerReferences"] = [dict(reference)]
+            for existing in pods:
+                meta = existing["metadata"]
+                if meta["namespace"] == NAMESPACE and all(meta["labels"].get(k) == v for k, v in selector.items()):
+                    if self.chance(0.7):
+                        meta["ownerReferences"] = [dict(reference)]
+        if owners:
+            first = self.objects.index(pods[0]) if pods else len(self.objects)
+            self.objects[first:first] = owners
+
+    def label_subset(self, labels: dict) -> dict:
+        """The app label, and each other of `labels` half the time."""
+        return {k: v for k, v in labels.items() if k == "app" or self.chance(0.5)}
+
     def spread(self, labels: dict) -> list[dict]:
         rng = self.rng
         constraints = []
@@ -495,7 +533,7 @@ CLASSES = ("pod affinity", "pod anti-affinity", "required pod affinity", "requir
            "minDomains", "nodeAffinityPolicy", "nodeTaintsPolicy", "nodeSelector", "node affinity", "claims",
            "PVC bound", "PVC unbound immediate", "PVC WFFC", "WFFC provisioning", "WFFC allowedTopologies",
            "ReadWriteOncePod in use", "cordoned", "tainted", "PreferNoSchedule", "NoExecute", "host ports",
-           "init containers", "node images", "fit workloads")
+           "init containers", "node images", "fit workloads", "default spreading")
 
 
 def exercised(scenario: Scenario) -> set[str]:
@@ -562,6 +600,13 @@ def exercised(scenario: Scenario) -> set[str]:
                 found.add("WFFC allowedTopologies")
     if scenario.workload is not None:
         found.add("fit workloads")
+        if not scenario.workload["spec"]["template"]["spec"].get("topologySpreadConstraints"):
+            found.add("default spreading")   # its pods are spread by their ReplicaSet's selector
+    owned = any(r.get("controller") for r in scenario.pod["metadata"].get("ownerReferences") or [])
+    served = any(o["kind"] == "Service" and selectors.matches({"matchLabels": o["spec"]["selector"]}, labels)
+                 for o in scenario.objects)
+    if (owned or served) and not scenario.pod["spec"].get("topologySpreadConstraints"):
+        found.add("default spreading")
     return found
 
 
