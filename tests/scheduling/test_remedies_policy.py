@@ -121,9 +121,16 @@ def test_fit_never_releases_a_pod_it_placed_from_the_same_input():
                            "containers": [container()],
                            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one"}]}}}})
     objs, pods = fit.prepare(objs, workload)
-    unmarked = fit.place_sequential(objs, copy.deepcopy(pods), workload.roles, FEATURES, workload.ref)
+    # The pods' controller reference (their ReplicaSet) already makes them one workload.
+    owned = fit.place_sequential(objs, copy.deepcopy(pods), workload.roles, FEATURES, workload.ref)
+    assert [r.kind for r in owned.failure.remedies] == []
+    unmarked = copy.deepcopy(pods)
+    for pod in unmarked:
+        del pod["metadata"]["ownerReferences"]
+    unmarked = fit.place_sequential(objs, unmarked, workload.roles, FEATURES, workload.ref)
     assert [r.change["release"] for r in unmarked.failure.remedies if r.kind == "free-devices"] == [["default/t-0-gpu"]]
     for pod in pods:
+        del pod["metadata"]["ownerReferences"]
         pod["metadata"].setdefault("annotations", {})[WORKLOAD_ANNOTATION] = workload.ref
     plan = fit.place_sequential(objs, pods, workload.roles, FEATURES, workload.ref)
     assert plan.failed_pod == "default/t-1"
