@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 
 from allocator.gcpause import paused_gc
-from allocator.objects import VOLUME_STORES, ObjectSet
+from allocator.objects import GIVEN_STORES, ObjectSet
 
 from .fit import API_VERSION, Placer, node_signature, place_gang, used_devices
 from .plugins import dynamic_resources
@@ -286,7 +286,8 @@ class _Local:
                          device_classes=objs.device_classes, claims={k: objs.claims[k] for k in keys if k in objs.claims},
                          claim_templates=objs.claim_templates, taint_rules=objs.taint_rules,
                          nodes={node: objs.nodes[node]}, pods=dict(self.node_pods.get(node, {})),
-                         namespaces=objs.namespaces, **{name: getattr(objs, name) for name in VOLUME_STORES})
+                         namespaces=objs.namespaces, unreadable=objs.unreadable,
+                         **{name: getattr(objs, name) for name in GIVEN_STORES})
 
 
 def _capacity_on(placer: Placer, node: str, first_verdict, namespace: str, template_name: str, features,
