@@ -159,6 +159,10 @@ class WhatIfTarget:
     workload: dict | None = None       # the workload a pod was taken from
     template_path: str = ""            # where in the workload the pod template sits
     pods: int | None = None            # how many pods the workload makes (expanded kinds)
+    owners: tuple[dict, ...] = ()
+    """The controller the pod's ownerReference names, as the workload's controller would create it
+    (a Deployment's ReplicaSet): judged as if applied, since PodTopologySpread's default selector
+    reads it."""
 
     @property
     def ref(self) -> str:
@@ -236,7 +240,15 @@ def _workload_pod(document: Document) -> WhatIfTarget:
     pod = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {**metadata, "name": f"{meta['name']}-template", "namespace": meta["namespace"]},
            "spec": template["spec"]}
-    return WhatIfTarget(pod, document.origin, workload, where)
+    from kubectl_dra.workloads import controllers
+
+    owners: tuple[dict, ...] = ()
+    if workload["kind"] in controllers.OWNED_PODS_KINDS:
+        # The same owner fit's expanded pods get (kubectl_dra.workloads.expand).
+        owner = controllers.owner_of(workload, meta["namespace"], meta["name"], template)
+        controllers.owned_by(pod, owner)
+        owners = (owner,)
+    return WhatIfTarget(pod, document.origin, workload, where, owners=owners)
 
 
 def _expanded_pods(document: Document, others: list[dict]) -> list[WhatIfTarget]:

@@ -167,7 +167,8 @@ def _explain_manifest(plan, objs, features, node, quotas=()) -> list:
     for target in plan.targets:
         if target.workload is not None:
             print(f"Warning: {safe_line(replicas_note(target))}", file=sys.stderr)
-        explanations.append(build_explanation(objs, target.obj, features, node))
+        judged_in = objs.with_objects(target.owners) if target.owners else objs
+        explanations.append(build_explanation(judged_in, target.obj, features, node))
         if len(explanations) - 1 in refusals:
             admission.refused(explanations[-1], refusals[len(explanations) - 1])
     return explanations

@@ -78,7 +78,7 @@ def expand(obj: dict, others: list[dict] = (), replicas: int | None = None, orig
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     if kind == "Pod":
         builder.pod_copies(obj, replicas or 1)
-    elif kind in ("Deployment", "ReplicaSet", "StatefulSet"):
+    elif kind in controllers.OWNED_PODS_KINDS:
         count = _count(obj, spec, "replicas", 1, replicas, where)
         template = builder.template(spec, "spec.template")
         owner = controllers.owner_of(obj, namespace, name, template)

@@ -52,6 +52,11 @@ def sha1_key(namespace: str, name: str) -> str:
     return hashlib.sha1(f"{namespace}/{name}".encode()).hexdigest()
 
 
+# The workloads whose pods are owned by an object of a kind PodTopologySpread's default selector
+# reads (a Deployment's through its ReplicaSet).
+OWNED_PODS_KINDS = ("Deployment", "ReplicaSet", "StatefulSet")
+
+
 def owner_of(workload: dict, namespace: str, name: str, template: dict) -> dict:
     """The controller of a Deployment's, ReplicaSet's or StatefulSet's pods as PodTopologySpread's
     default selector reads it (helper/spread.go: a ReplicaSet or StatefulSet by its selector): the

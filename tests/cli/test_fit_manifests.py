@@ -130,3 +130,34 @@ def test_explain_takes_the_pods_of_a_jobset(run_cli, tmp_path):
     assert skipped(result.stderr) == ["Skipped 1 object that cannot change the verdict: Namespace/nv-job"]
     assert ("JobSet/nv-job/train: judged as one pod of its spec.replicatedJobs[0].template.spec.template (4 pods in "
             "all)") in result.stderr
+
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: main, image: nginx, resources: {requests: {cpu: 100m}}}]
+"""
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "StatefulSet", "Job"])
+def test_explain_f_scores_a_replica_with_the_default_spreading_its_controller_brings(run_cli, tmp_path, kind):
+    """The template's pod is owned as fit's replicas are (a Deployment's ReplicaSet, the StatefulSet
+    itself), so PodTopologySpread's system defaults score it; a Job's pods have no such owner."""
+    manifest = tmp_path / "workload.yaml"
+    text = DEPLOYMENT.replace("kind: Deployment", f"kind: {kind}")
+    if kind == "Job":
+        text = text.replace("  replicas: 3\n  selector: {matchLabels: {app: web}}\n", "")
+        text = text.replace("containers:", "restartPolicy: Never\n      containers:")
+    manifest.write_text(text)
+    result = run_cli("explain", "--demo", "-f", str(manifest), "-o", "json")
+    assert result.status == 0, result.stderr
+    scored = [n["score"]["plugins"] for n in json.loads(result.stdout)["nodes"] if n.get("score")]
+    assert len(scored) > 1
+    assert all(("PodTopologySpread" in plugins) == (kind != "Job") for plugins in scored)
