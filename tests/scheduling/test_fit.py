@@ -10,7 +10,7 @@ from kubectl_dra.scheduling import fit, fit_capacity
 from kubectl_dra.scheduling.explain import explain_objects
 from kubectl_dra.workloads import expand, split_input
 
-from .objects import CLASS, DRIVER, FEATURES, claim, container, device_class, gpus, node
+from .objects import CLASS, DRIVER, FEATURES, claim, container, device_class, gpus, node, pod
 
 
 def template(name: str = "two", count: int = 2, selector: str | None = None, namespace: str = "default") -> dict:
@@ -482,3 +482,19 @@ def test_a_deployments_replicas_spread_over_zones_as_the_system_defaults_push():
     unowned, pods = fit.prepare(objs, wl)
     before = fit.place_sequential(unowned, pods, wl.roles, FEATURES, wl.ref)
     assert [p.node for p in before.placements] == ["n0", "n1", "n2", "n3"]
+
+
+def test_replicas_whose_labels_differ_do_not_share_a_failure_an_existing_pods_anti_affinity_caused():
+    """An existing pod repels only web-0 (its StatefulSet pod-name label): web-1 still fits there."""
+    hostname = "kubernetes.io/hostname"
+    repels = pod("guard", node_name="n0", labels={"app": "guard"}, affinity={"podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [{
+            "labelSelector": {"matchLabels": {"statefulset.kubernetes.io/pod-name": "web-0"}},
+            "topologyKey": hostname}]}})
+    objs = allocator.load_objects([device_class(), template("one", 1), node("n0", labels={hostname: "n0"}),
+                                   gpus("n0", 4), repels])
+    statefulset = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "web", "namespace": "default"},
+                   "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                            "template": {"metadata": {"labels": {"app": "web"}}, "spec": pod_spec("one")}}}
+    plan = placed(objs, statefulset)
+    assert [(p.name, p.node) for p in plan.placements] == [("web-0", None), ("web-1", "n0")]

@@ -83,12 +83,18 @@ class Placer:
 
     def _shape(self, pod: dict) -> tuple:
         """Pods of one shape fail on the same nodes while nothing is freed: committing only takes
-        resources away, except that a shared claim, once allocated, is judged as allocated."""
+        resources away, except that a shared claim, once allocated, is judged as allocated. The
+        labels are part of the shape where a filter reads them: the pod's own pod (anti-)affinity and
+        spread constraints count pods matching it, and any pod's required anti-affinity may select it
+        (replicas differ in controller labels such as a StatefulSet's pod name)."""
         spec = pod["spec"]
         namespace = pod["metadata"].get("namespace") or "default"
         shared = tuple(sorted((e.get("resourceClaimName"), bool(self._allocated(namespace, e.get("resourceClaimName"))))
                               for e in spec.get("resourceClaims") or [] if e.get("resourceClaimName")))
-        return (namespace, json.dumps(spec, sort_keys=True, default=str), shared)
+        shape = (namespace, json.dumps(spec, sort_keys=True, default=str), shared)
+        if self._affinity_pods or has_pod_affinity(pod) or spec.get("topologySpreadConstraints"):
+            shape += (json.dumps(pod["metadata"].get("labels") or {}, sort_keys=True),)
+        return shape
 
     def _failure_key(self, pod: dict) -> tuple:
         """Whom the nodes a pod failed on are remembered for. Committing a pod only takes room away,
