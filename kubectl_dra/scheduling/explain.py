@@ -90,9 +90,9 @@ def _explain_pod_now(objs, pod: dict, features, node: str | None, what_if: bool,
     if not nodes and "the cluster has no nodes" not in warnings:
         warnings.append("the cluster has no nodes")
     warnings.extend(_pod_warnings(pod))
-    unknown_defaults = cycle.state.get(pod_topology_spread.DEFAULTS_UNKNOWN) if len(scores) > 1 else None
+    unknown_defaults = pod_topology_spread.defaults_unknown_warning(cycle) if len(scores) > 1 else None
     if unknown_defaults:
-        warnings.append(f"PodTopologySpread's default spreading is not scored: {unknown_defaults}")
+        warnings.append(unknown_defaults)
     if scoring_failed:
         warnings.append(f"the scheduler fails to score the fitting nodes ({scoring_failed}): it binds the pod "
                         "nowhere this attempt and retries it")

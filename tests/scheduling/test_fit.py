@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import allocator
 import pytest
 
@@ -498,3 +500,13 @@ def test_replicas_whose_labels_differ_do_not_share_a_failure_an_existing_pods_an
                             "template": {"metadata": {"labels": {"app": "web"}}, "spec": pod_spec("one")}}}
     plan = placed(objs, statefulset)
     assert [(p.name, p.node) for p in plan.placements] == [("web-0", None), ("web-1", "n0")]
+
+
+def test_fit_warns_when_the_default_spreading_of_its_replicas_cannot_be_scored():
+    objs = cluster(3)
+    workload = deployment(2)
+    workload["spec"]["template"]["metadata"] = {"labels": {"app": "web"}}
+    assert not [w for w in placed(objs, workload).warnings if "default spreading" in w]
+    blind = dataclasses.replace(objs, unreadable=frozenset({"Service"}))
+    warnings = [w for w in placed(blind, workload).warnings if "default spreading" in w]
+    assert len(warnings) == 1 and "Services not readable" in warnings[0]

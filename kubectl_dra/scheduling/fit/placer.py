@@ -13,7 +13,7 @@ from allocator.search import SelectorEvaluator
 
 from .. import framework, node_allocatable
 from ..extended import EXTENDED_ANNOTATION
-from ..plugins import dynamic_resources, inter_pod_affinity
+from ..plugins import dynamic_resources, inter_pod_affinity, pod_topology_spread
 from ..resources import bound_pod, node_infos
 from .plan import PodPlacement
 from .remembered import Remembered, alike_key, has_pod_affinity, same_verdict
@@ -78,6 +78,8 @@ class Placer:
         self._extended_claims = any((c["metadata"].get("annotations") or {}).get(EXTENDED_ANNOTATION)
                                     for c in objs.claims.values())
         self.judged = 0   # nodes run through the filter chain (steps also counts those remembered)
+        # What the scores of the pods placed lacked (PodTopologySpread's defaults not known), in order.
+        self.score_warnings: dict[str, None] = {}
 
     # -- judging
 
@@ -286,7 +288,11 @@ class Placer:
                                 selectors=self.selectors, snapshot=self.infos)
         cycle.state.update(self.cycle_state(pod))
         cycle.state[dynamic_resources.NAME] = dict(found)   # what DynamicResources scores by
-        return scoring.score(cycle, infos, framework.scorers(), memo)
+        scores = scoring.score(cycle, infos, framework.scorers(), memo)
+        unknown = pod_topology_spread.defaults_unknown_warning(cycle)
+        if unknown:
+            self.score_warnings.setdefault(unknown, None)
+        return scores
 
     def _best_remembered(self, pod: dict, key: str):
         """best() from the verdicts and raw scores remembered for pods alike, judging only the

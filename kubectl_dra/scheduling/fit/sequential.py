@@ -50,6 +50,7 @@ def place_sequential(objs, pods: list[dict], roles: list[str], features, workloa
             placement.as_good = as_good
             placed[f"{placement.namespace}/{placement.name}"] = placement.node
             plan.placements.append(placement)
+        plan.warnings.extend(placer.score_warnings)
         plan.search_steps = placer.steps
         plan.objs_after = placer.objs
         plan.cycle_pending = dict(placer.pending) if placer.node_allocatable else {}

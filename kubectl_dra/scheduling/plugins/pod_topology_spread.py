@@ -271,6 +271,12 @@ def default_selector(pod: dict, services: dict, replication_controllers: dict, r
     return selector
 
 
+def defaults_unknown_warning(cycle) -> str | None:
+    """The warning for a cycle whose scores lack the system defaults' part (DEFAULTS_UNKNOWN), or None."""
+    why = cycle.state.get(DEFAULTS_UNKNOWN)
+    return f"PodTopologySpread's default spreading is not scored: {why}" if why else None
+
+
 def _default_constraints(cycle, action: str) -> tuple[Constraint, ...]:
     """buildDefaultConstraints: the system defaults for `action`, with the default selector; none
     when that selector is empty, or (recorded in cycle.state[DEFAULTS_UNKNOWN]) when it cannot be
