@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import sys
 
 import click
 
 from kubectl_dra.errors import InputError
 from kubectl_dra.options import Listing, listing_of
-from kubectl_dra.render.base import ListView, emit
+from kubectl_dra.commands.printing import print_view
+from kubectl_dra.render.base import ListView
 
 # Field selectors kubectl knows for the API kind behind a row, as paths into our JSON item. Any
 # other dotted path of the item works too (`state=Free`, `driver=gpu.nvidia.com`).
@@ -120,25 +120,6 @@ def arrange(view: ListView, listing: Listing, store) -> None:
 
         records = sorted_by(records, items, listing.sort_by)
     view.records = records
-
-
-def is_tabular(output: str) -> bool:
-    from kubectl_dra.render.templates import is_tabular as template_is_tabular
-
-    return output in ("table", "wide") or template_is_tabular(output)
-
-
-def print_view(view: ListView, output: str, no_headers: bool, nothing: str) -> None:
-    """Emit the view; a table (or custom columns) with no rows says so on stderr, as kubectl does."""
-    if not view.records and is_tabular(output):
-        print(nothing, file=sys.stderr)
-        return
-    if "=" in output:
-        from kubectl_dra.render.templates import template_output
-
-        sys.stdout.write(template_output(output, view.document(), no_headers=no_headers))
-        return
-    emit(view, output, no_headers=no_headers)
 
 
 def present(session, view: ListView, output: str, no_headers: bool, nothing: str) -> None:

@@ -20,6 +20,7 @@ import sys
 
 import click
 
+from kubectl_dra.commands.printing import print_view
 from kubectl_dra.render.base import ListView, emit
 
 WATCH_KEY = "kubectl_dra.watch"
@@ -119,8 +120,6 @@ def _print_changes(view: ListView, previous: dict, output: str) -> None:
     changed = [r for r in view.records if previous.get(_key(view, r)) != view.row(r)]
     if not changed:
         return
-    from kubectl_dra.commands.listing import print_view
-
     subset = copy.copy(view)
     subset.records = changed
     if output in ("json", "yaml"):

@@ -384,7 +384,7 @@ def _count_remedy(search: Search) -> list[Remedy]:
                 return []
             nodes = [v.node for v in search.failing for e, r in search.requests(v)
                      if e.ref == ref and r.name == request_name and r.candidates >= count]
-            spec = edited_spec(editable, request_name, lambda r: r.__setitem__("count", count))
+            spec = edited_spec(editable, request_name, lambda r, count=count: r.__setitem__("count", count))
             objs, target = search.with_spec(editable, spec)
             fitting = search.fits_on(objs, target, nodes)
             if fitting:

@@ -147,7 +147,7 @@ def _relaxed(search: Search, editable: Editable, request_name: str, index: int, 
         before = selectors[index]["cel"]["expression"]
         after = clause.rewritten(before, value)
         spec = edited_spec(editable, request_name,
-                           lambda r: r["selectors"][index]["cel"].__setitem__("expression", after))
+                           lambda r, after=after: r["selectors"][index]["cel"].__setitem__("expression", after))
         objs, target = search.with_spec(editable, spec)
         nodes = sorted({n for v, ns in values.items() if (v >= value if clause.wants_more else v <= value) for n in ns})
         fitting = search.fits_on(objs, target, nodes)

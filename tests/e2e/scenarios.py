@@ -326,13 +326,13 @@ class _Generator:
             f'device.attributes["{d}"].driverVersion.isGreaterThan(semver("{self.rng.choice(VERSIONS)}"))',
             f'"healthy" in device.attributes["{d}"] && device.attributes["{d}"].healthy',
             f'device.attributes["{d}"].numa == {self.rng.randint(0, 1)}',
-            f'has(device.attributes["example.com"].rack) && device.attributes["example.com"].rack == "r0"',
+            'has(device.attributes["example.com"].rack) && device.attributes["example.com"].rack == "r0"',
             f'device.capacity["{d}"].cores.isGreaterThan(quantity("4"))',
         ]
         rare = [
             f'device.attributes["{d}"].healthy',  # fails where the attribute is missing
             f'device.attributes["{d}"].model.startsWith("h") || device.attributes["{d}"].missing == 1',
-            f'device.allowMultipleAllocations == true',
+            'device.allowMultipleAllocations == true',
         ]
         if self.list_attributes:
             # includes() works on scalars and lists alike.

@@ -207,7 +207,7 @@ def judge(kube, namespace: str, scenario, report: dict) -> str | None:
         return f"bound to {node}, but draoracle says it fits only on {fitting}"
     to_allocate = [c["claim"].split("/", 1)[1] for c in report["claims"] if not c["allocated"]]
     for claim_name, expected in zip(to_allocate, by_node[node]["results"]):
-        claim = wait_for(lambda: (c := kube.get("resource.k8s.io/v1", "ResourceClaim", claim_name, namespace))
+        claim = wait_for(lambda claim_name=claim_name: (c := kube.get("resource.k8s.io/v1", "ResourceClaim", claim_name, namespace))
                          .get("status", {}).get("allocation") and c, timeout=10,
                          what=f"claim {claim_name} to be allocated")
         got = [normalize_result(r) for r in claim["status"]["allocation"]["devices"]["results"]]
