@@ -195,7 +195,7 @@ class Prepared(dict):
 
     `plain`: id -> the capacity dict or counter list that normalisation found plain (_plain_device)
     while this was filled: a source that shares whole values between devices
-    (kubectl_dra.objects.Interner) has each one checked once, not once per device (issue 18).
+    (kubectl_dra.objects.Interner) has each one checked once, not once per device.
 
     `plain_counter_sets`: id -> a sharedCounters list found plain (apart from `plain`: a list that
     is a device's consumesCounters is judged by other rules, and the Interner may share one list
@@ -492,7 +492,7 @@ def _plain_device(device, plain: dict | None = None, attributes_known: bool = Fa
     """Whether `device` certainly passes _normalise_device unchanged: the common shape (a name,
     one-value attributes, capacity and counters whose values are quantities already found valid,
     no request policies, node scope, taints or binding conditions), checked without spelling a
-    single field path (a million devices; issue 18). False sends the device through
+    single field path (a fleet repeats the plain device a million times). False sends the device through
     _normalise_device, which words the error or proves it fine; never True for one that fails.
     `plain` (Prepared.plain) remembers the capacity dicts and counter lists found plain;
     `attributes_known`: the device's attributes are known to be plain (Prepared.plain_attributes)."""

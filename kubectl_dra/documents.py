@@ -120,8 +120,8 @@ def _documents(read: Callable[[], bytes], label: str, is_json: bool, each=None,
 
 MAP_FROM_BYTES = 1 << 20
 """A file this large is mapped into memory rather than read: its pages come from the page cache as
-the decoder reaches them, without a copy of the whole file (660 MB for a million devices: 150,000
-fewer page faults and ~0.6 s less system time; bench/RESULTS.md, issue 18)."""
+the decoder reaches them, without a copy of the whole file (bench/fleet_bench.py in bench/RESULTS.md
+measures what it saves)."""
 
 
 def _release(data) -> None:

@@ -124,9 +124,7 @@ class Interner:
     dict, a device's whole capacity and whole consumesCounters list and a slice's whole
     sharedCounters list that equal ones seen before become those, and device names are interned
     strings. A fleet of identical nodes repeats almost every value, so a device costs a fraction of
-    what the decoded JSON holds (bench/RESULTS.md, issue 18: 4,984 -> 1,507 bytes per device on
-    bench/fleet.py's node with leaves shared; whole lists and capacities shared too: see the
-    fourth round there).
+    what the decoded JSON holds (bench/fleet_bench.py --memory in bench/RESULTS.md).
 
     Objects in the store are read, never written (Store.items), which is what makes sharing safe:
     a reader that changed a shared value would change it on every device holding it. Leaves are

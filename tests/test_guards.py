@@ -4,6 +4,7 @@ between the rooms (docs/ARCHITECTURE.md), and no module reaching into another's 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -355,3 +356,15 @@ def test_help_loads_no_client_dashboard_or_allocator():
     result = subprocess.run([sys.executable, "-c", HELP_PROBE], cwd=ROOT, capture_output=True, text=True)
     loaded = result.stdout.rsplit("LOADED", 1)[-1].strip()
     assert loaded == "", f"--help imported {loaded}"
+
+
+ISSUE_REFERENCE = re.compile(r"\bissues?[ #-]?\d+\b", re.IGNORECASE)
+
+
+def test_source_names_no_issue_numbers():
+    """Why a rule is there belongs in the code; which issue brought it belongs in the commit, and
+    what it measured in bench/RESULTS.md, cited by bench name."""
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+             for _, path, _ in sources()
+             for number, line in enumerate(path.read_text().splitlines(), 1) if ISSUE_REFERENCE.search(line)]
+    assert not found, "\n".join(found)

@@ -95,7 +95,7 @@ class ClusterModel:
                 # finding: everything the analysis made (and the allocator's object set before it)
                 # would otherwise sit in the collector's youngest generation and be walked once per
                 # generation by the next collections (the first as soon as the collector is back),
-                # which cost more than the analysis at a million devices (issue 18). Frozen before
+                # which cost more than the analysis itself on a large fleet (bench/fleet_bench.py). Frozen before
                 # the collector is back.
                 gc.freeze()
         return cls(store.revision, features, dict(store.kind_status), store.connection,

@@ -29,7 +29,7 @@ class NodeReach:
 
     @property
     def devices(self) -> list[allocator.DeviceReport]:
-        # The pool's reports are made when first read: `nodes` counts without them (issue 18).
+        # The pool's reports are made when first read: `nodes` counts without them.
         return self.pool.devices if self.some is None else self.some
 
 

@@ -55,7 +55,7 @@ class FileSource(Source):
                 # Everything decoded while the collector was paused is still in its youngest
                 # generation: the next collections would walk every dict of the file, once per
                 # generation. A file's objects live as long as the process and hold no cycles, so
-                # they leave the collector's sight instead (bench/RESULTS.md, issue 18). Small
+                # they leave the collector's sight instead (bench/fleet_bench.py in bench/RESULTS.md). Small
                 # files (tests, manifests) are left alone: a frozen heap is never collected.
                 gc.freeze()
         return store
