@@ -168,7 +168,7 @@ def test_a_gang_the_schedulers_order_misses_is_placed_as_planned(cluster, kube, 
     assert status == 1 and greedy["placed"] == 1
     status, plan = run_fit(cluster, tmp_path, [jobset], "--gang")
     assert status == 0 and plan["gang"] == {"exists": True, "greedyFinds": False, "cutShort": False,
-                                            "searchSteps": plan["gang"]["searchSteps"]}
+                                            "searchSteps": plan["gang"]["searchSteps"], "minCount": None}
     planned = {p["pod"]["name"]: [d["device"] for d in p["devices"]] for p in plan["placements"]}
     assert planned == {"js-any-0-0": ["gpu-1"], "js-big-0-0": ["gpu-0"]}
 
