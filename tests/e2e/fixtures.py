@@ -28,13 +28,20 @@ def pytest_configure(config):
         f"opt out with {harness.SKIP_ENV}=1")
 
 
+REAL_CLUSTER_GROUP = "realcluster"
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    if not harness.skip_requested():
-        return
+    """Real-cluster tests are skipped on request; otherwise they form one pytest-xdist group, so
+    they run one after another in one worker and share its control plane (a scenario's
+    FailedScheduling message counts every node, so two scenarios on one control plane at once
+    would disagree), while the other worker runs the tests that need no cluster."""
     skip = pytest.mark.skip(reason=f"{harness.SKIP_ENV}=1: tests against the Go harness are skipped")
+    group = pytest.mark.xdist_group(REAL_CLUSTER_GROUP)
     for item in items:
         if item.get_closest_marker("realcluster"):
-            item.add_marker(skip)
+            item.add_marker(skip if harness.skip_requested() else group)
 
 
 @pytest.hookimpl(hookwrapper=True)
