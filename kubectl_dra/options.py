@@ -17,6 +17,7 @@ import click
 from click.core import ParameterSource
 
 from kubectl_dra import completers
+from kubectl_dra.commands.fleet_choice import refuse_fleet
 from kubectl_dra.invocation import options_of
 from kubectl_dra.render.base import FORMATS
 
@@ -86,6 +87,18 @@ def parse_duration(text: str) -> float | None:
     return value or None
 
 
+def _from_files(ctx, param, value):
+    """One --from is the file read as ever; more than one is a fleet of files (sources.fleet)."""
+    if ctx.get_parameter_source(param.name) not in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
+        return value
+    config = options_of(ctx)
+    if len(value) == 1:
+        config.from_file, config.fleet_files = value[0], ()
+    else:
+        config.from_file, config.fleet_files = None, tuple(value)
+    return value
+
+
 def _duration(ctx, param, value):
     if value is None:
         return None
@@ -99,15 +112,19 @@ def global_options(command: Callable) -> Callable:
         click.option("--kubeconfig", metavar="FILE", expose_value=False, callback=_remember("kubeconfig"),
                      type=click.Path(dir_okay=False), help="Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config)."),
         click.option("--context", metavar="NAME", expose_value=False, callback=_remember("context"),
-                     shell_complete=completers.contexts, help="The kubeconfig context to use."),
+                     shell_complete=completers.contexts,
+                     help="The kubeconfig context to use; a,b,c reads those clusters as a fleet (list commands)."),
         click.option("-n", "--namespace", metavar="NS", expose_value=False, callback=_remember("namespace"),
                      shell_complete=completers.namespaces, help="Namespace (default: the context's namespace)."),
         click.option("-A", "--all-namespaces", is_flag=True, expose_value=False, callback=_remember("all_namespaces"),
                      help="Show objects of every namespace."),
         click.option("--request-timeout", metavar="DURATION", expose_value=False, callback=_duration,
                      help="Time limit for one API request, e.g. 30s (default: 0, no limit; a watch is never cut)."),
-        click.option("--from", "from_file", metavar="FILE", expose_value=False, callback=_remember("from_file"),
-                     type=click.Path(), help="Read a snapshot, a directory of manifests or `kubectl get -o yaml` output instead of a cluster."),
+        click.option("--all-contexts", is_flag=True, expose_value=False, callback=_remember("all_contexts"),
+                     help="Every context of the kubeconfig, as a fleet (list commands add a CLUSTER column)."),
+        click.option("--from", "from_file", metavar="FILE", multiple=True, expose_value=False, callback=_from_files,
+                     type=click.Path(), help="Read a snapshot, a directory of manifests or `kubectl get -o yaml` output "
+                                             "instead of a cluster; given more than once (NAME=FILE or FILE), a fleet."),
         click.option("--demo", is_flag=True, expose_value=False, callback=_remember("demo"),
                      help="Use the built-in demo cluster (no cluster needed)."),
         click.option("--kubernetes-version", metavar="1.N", expose_value=False, callback=_remember("kubernetes_version"),
@@ -119,9 +136,24 @@ def global_options(command: Callable) -> Callable:
                      callback=_remember_listing("field_selector"),
                      help="Field selector, e.g. --field-selector metadata.name=a,spec.driver!=b (see CONVENTIONS.md)."),
     ]
+    command = _one_cluster_unless_fleet(command)
     for decorator in reversed(decorators):
         command = decorator(command)
     return command
+
+
+def _one_cluster_unless_fleet(command: Callable) -> Callable:
+    """A command that reads one cluster refuses a fleet when it starts, before it reads its files
+    or a cluster (commands.fleet_choice); groups pass (their commands decide)."""
+
+    @functools.wraps(command)
+    def checked(*args, **kwargs):
+        ctx = click.get_current_context()
+        if not isinstance(ctx.command, click.Group):
+            refuse_fleet(ctx)
+        return command(*args, **kwargs)
+
+    return checked
 
 
 def output_format(ctx: click.Context, param: click.Parameter, value: str) -> str:

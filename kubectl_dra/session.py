@@ -27,6 +27,9 @@ class Session:
         """Keep warnings found after loading without printing them (a dashboard is on screen)."""
         if config.demo and config.from_file:
             raise InputError("--demo and --from cannot be used together")
+        if config.all_contexts or config.fleet_files:
+            flag = "--all-contexts" if config.all_contexts else "--from (given more than once)"
+            raise InputError(f"{flag} selects several clusters; this command reads one")
         if config.offline and (config.context or config.kubeconfig):
             flag = "--context" if config.context else "--kubeconfig"
             raise InputError(f"{flag} cannot be used with {'--demo' if config.demo else '--from'}: "
@@ -47,7 +50,7 @@ class Session:
     def read(self) -> Store:
         """load() without printing the warnings (they stay in `warnings`): what ReadLater runs on
         another thread while the dashboard is already on screen."""
-        self._route_allocator_warnings()
+        self.route_allocator_warnings()
         source = source_for(self.config)
         store = source.open()
         self.source = source
@@ -79,7 +82,7 @@ class Session:
         if _WARNINGS_SESSION is self:
             _WARNINGS_SESSION = None
 
-    def _route_allocator_warnings(self) -> None:
+    def route_allocator_warnings(self) -> None:
         """The allocator is pure and says what it could not mirror exactly through Python's warnings
         (allocator.cel.DerivedBuildMetadataWarning); the latest session prints them as every other
         warning, once, and keeps them for the JSON metadata instead of Python's file:line form."""

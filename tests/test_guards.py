@@ -27,7 +27,7 @@ ROOMS = {
     "store": ("kubectl_dra.store",),
     "snapshot": ("kubectl_dra.snapshot",),
     "sources": ("kubectl_dra.sources",),
-    "session": ("kubectl_dra.session",),
+    "session": ("kubectl_dra.session", "kubectl_dra.fleet"),
     "model": ("kubectl_dra.model",),
     "workloads": ("kubectl_dra.workloads",),
     "scheduling": ("kubectl_dra.scheduling",),

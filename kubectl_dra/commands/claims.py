@@ -2,6 +2,7 @@ import click
 
 from kubectl_dra.commands.common import in_namespace, open_session, render_context, require_readable, show
 from kubectl_dra.options import global_options, output_options
+from kubectl_dra.commands.fleet_lists import across_fleet
 
 
 @click.command("claims", epilog="""\b
@@ -13,6 +14,7 @@ Examples:
 @output_options(sort_example=".creationTimestamp")
 @click.option("--pending", is_flag=True, help="Only claims that are not allocated.")
 @click.pass_context
+@across_fleet
 def claims(ctx, output, no_headers, selector, pending):
     """ResourceClaims: state, requests, allocated devices and node, reservedFor pods; -o wide adds
     drivers and device status."""

@@ -24,6 +24,11 @@ SESSION_KEY = "kubectl_dra.session"
 def open_session(ctx: click.Context) -> Session:
     from kubectl_dra.commands.watching import session_of
 
+    from kubectl_dra.commands.fleet_state import current_member
+
+    member = current_member(ctx)
+    if member is not None and member.session is not None:
+        return member.session  # a fleet's member whose turn it is (commands.fleet_lists)
     session = session_of(ctx)  # a -w rebuild reuses the watched session
     if session is None:
         refuse_unused_filters(ctx)
@@ -42,6 +47,10 @@ def require_readable(session: Session, *kinds: str, namespace: str | None = None
     for missing in unreadable_kinds(session.store.kind_status, kinds):
         if namespace is not None and missing.status.namespace == namespace:
             continue
+        from kubectl_dra.commands.fleet_state import MemberRefused, current_member
+
+        if current_member(click.get_current_context()) is not None:
+            raise MemberRefused(unreadable_line(missing))
         click.echo(safe_line(unreadable_line(missing)), err=True)  # the API server's words
         click.get_current_context().exit(EXIT_SERVER_REFUSED)
 
@@ -71,8 +80,11 @@ def render_context(session: Session, unknown=()) -> RenderContext:
 def show(view: ListView, output: str, no_headers: bool, nothing: str) -> None:
     """Select, sort and emit the view (commands.listing: -l, --field-selector, --sort-by, templates,
     -w); for tables with no rows say so on stderr, as kubectl does."""
+    from kubectl_dra.commands.fleet_lists import collect
     from kubectl_dra.commands.listing import present
 
+    if collect(click.get_current_context(), view, nothing):
+        return
     present(click.get_current_context().find_root().meta[SESSION_KEY], view, output, no_headers, nothing)
 
 

@@ -3,6 +3,7 @@ import click
 from kubectl_dra import completers
 from kubectl_dra.commands.common import open_session, render_context, require_readable, show
 from kubectl_dra.options import global_options, output_options
+from kubectl_dra.commands.fleet_lists import across_fleet
 
 
 @click.command("devices", epilog="""\b
@@ -20,6 +21,7 @@ Examples:
 @click.option("--free", is_flag=True, help="Only devices in state Free: a new claim could get them now.")
 @click.option("--tainted", is_flag=True, help="Only devices with a NoSchedule or NoExecute taint.")
 @click.pass_context
+@across_fleet
 def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tainted):
     """Devices of the newest pool generations: state, holders; -o wide adds pods, health (what pods
     and claims report), taints, capacity, status (conditions, network data), attributes and node

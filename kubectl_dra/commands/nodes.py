@@ -2,6 +2,7 @@ import click
 
 from kubectl_dra.commands.common import open_session, render_context, require_readable, show
 from kubectl_dra.options import global_options, output_options
+from kubectl_dra.commands.fleet_lists import across_fleet
 
 
 @click.command("nodes", epilog="""\b
@@ -12,6 +13,7 @@ Examples:
 @global_options
 @output_options(sort_example=".devices.free")
 @click.pass_context
+@across_fleet
 def nodes(ctx, output, no_headers, selector):
     """Per node: the pools that reach it and its free/total devices by driver (-o wide: by class)."""
     from kubectl_dra.labels import labels_of, parse_selector

@@ -3,6 +3,7 @@ import click
 from kubectl_dra import completers
 from kubectl_dra.commands.common import open_session, render_context, require_readable, show
 from kubectl_dra.options import global_options, output_options
+from kubectl_dra.commands.fleet_lists import across_fleet
 
 
 @click.command("pools", epilog="""\b
@@ -14,6 +15,7 @@ Examples:
 @output_options(selector=False, sort_example=".devices.free")
 @click.option("--driver", metavar="NAME", shell_complete=completers.drivers, help="Only pools of this driver.")
 @click.pass_context
+@across_fleet
 def pools(ctx, output, no_headers, driver):
     """Resource pools: generation, slices seen/expected, state and why, node scope, devices by state.
 

@@ -3,6 +3,7 @@ import click
 from kubectl_dra import completers
 from kubectl_dra.commands.common import open_session, render_context, require_readable, show
 from kubectl_dra.options import global_options, output_options
+from kubectl_dra.commands.fleet_lists import across_fleet
 
 
 @click.command("slices", epilog="""\b
@@ -16,6 +17,7 @@ Examples:
 @click.option("--pool", metavar="NAME", shell_complete=completers.pools, help="Only slices of this pool.")
 @click.option("--node", metavar="NAME", shell_complete=completers.nodes, help="Only slices whose devices reach this node.")
 @click.pass_context
+@across_fleet
 def slices(ctx, output, no_headers, selector, driver, pool, node):
     """ResourceSlices with their pool, generation, node scope and whether they are current or stale."""
     from kubectl_dra.errors import InputError

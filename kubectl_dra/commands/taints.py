@@ -2,6 +2,7 @@ import click
 
 from kubectl_dra.commands.common import open_session, render_context, require_readable, show
 from kubectl_dra.options import global_options, output_options
+from kubectl_dra.commands.fleet_lists import across_fleet
 
 
 @click.command("taints", epilog="""\b
@@ -12,6 +13,7 @@ Examples:
 @global_options
 @output_options(sort_example=".taint.key")
 @click.pass_context
+@across_fleet
 def taints(ctx, output, no_headers, selector):
     """Device taints from slices and DeviceTaintRules, with the devices, claims and pods each affects."""
     from kubectl_dra.labels import parse_selector

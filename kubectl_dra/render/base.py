@@ -66,6 +66,8 @@ class ListView:
     item_kind: ClassVar[str]
     columns: ClassVar[tuple[Column, ...]]
     namespaced: ClassVar[bool] = False
+    leading_columns: ClassVar[int] = 0
+    """Columns that stay before -A's NAMESPACE (a fleet's CLUSTER)."""
 
     def __init__(self, records: Iterable, context: RenderContext) -> None:
         self.records = list(records)
@@ -143,8 +145,9 @@ def table(view: ListView, *, wide: bool, no_headers: bool, color: bool) -> str:
     indexes = [i for i, c in enumerate(view.columns) if wide or not c.wide]
     rows = [[_cell(cells[i]) for i in indexes] for cells in map(view.row, view.records)]
     if view.namespaced and view.context.show_namespace:
-        columns = [Column("NAMESPACE")] + columns
-        rows = [[safe_line(view.namespace(r))] + row for r, row in zip(view.records, rows)]
+        at = view.leading_columns
+        columns = [*columns[:at], Column("NAMESPACE"), *columns[at:]]
+        rows = [[*row[:at], safe_line(view.namespace(r)), *row[at:]] for r, row in zip(view.records, rows)]
     if not rows:
         return ""  # the command says "No ... found." on stderr, as kubectl does
     header = [c.header for c in columns]

@@ -29,10 +29,14 @@ class SourceConfig:
     demo: bool = False
     kubernetes_version: str | None = None
     """--kubernetes-version: judge with the rules of this minor instead of the cluster's."""
+    all_contexts: bool = False
+    """--all-contexts: every context of the kubeconfig, as a fleet (sources.fleet)."""
+    fleet_files: tuple[str, ...] = ()
+    """--from given more than once: each a cluster of a fleet, `NAME=FILE` or FILE (sources.fleet)."""
 
     @property
     def offline(self) -> bool:
-        return self.demo or self.from_file is not None
+        return self.demo or self.from_file is not None or bool(self.fleet_files)
 
 
 class Source(abc.ABC):

@@ -1,0 +1,143 @@
+"""The list commands across a fleet of clusters: `--from` given more than once (offline, each file
+one cluster), `--context a,b` and `--all-contexts` (live; a cluster that cannot be reached is
+Unknown and never stops the others). Goldens: tests/cli/golden/fleet/."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import yaml
+
+from kubectl_dra.commands import common
+from kubectl_dra.errors import InputError
+from kubectl_dra.sources.base import SourceConfig
+from kubectl_dra.sources.fleet import fleet_of, split_named_file
+from kubectl_dra.sources.files import DEMO_PATH
+
+from .conftest import FIXTURES, check_golden
+from .test_cli_golden import FROZEN_NOW
+
+FLEET = ("--from", f"prod-a={DEMO_PATH}", "--from", f"prod-b={FIXTURES / 'kubectl-get-nvidia.yaml'}",
+         "--from", str(FIXTURES / "dranet-resourceslicelist.json"))
+NAMES = ["prod-a", "prod-b", "dranet-resourceslicelist"]
+LISTS = [("pools", ()), ("slices", ()), ("devices", ()), ("claims", ("-A",)), ("nodes", ()), ("taints", ())]
+
+
+@pytest.fixture(autouse=True)
+def frozen_clock(monkeypatch):
+    monkeypatch.setattr(common, "now", lambda: FROZEN_NOW)
+
+
+@pytest.mark.parametrize("fmt", ("wide", "json"))
+@pytest.mark.parametrize("command, args", LISTS, ids=[c for c, _ in LISTS])
+def test_every_list_command_reads_the_fleet(run_cli, command, args, fmt):
+    result = run_cli(*FLEET, command, *args, "-o", fmt)
+    assert result.status == 0, result
+    check_golden(f"fleet/{command}.{fmt}", result.stdout)
+
+
+@pytest.mark.parametrize("command, args", LISTS, ids=[c for c, _ in LISTS])
+def test_each_clusters_rows_are_its_own_list_with_the_cluster_added(run_cli, command, args):
+    """The fleet adds `cluster` and nothing else: every member's items equal its own list's."""
+    fleet = json.loads(run_cli(*FLEET, command, *args, "-o", "json").stdout)
+    assert [c["name"] for c in fleet["metadata"]["clusters"]] == NAMES
+    assert all(c["status"] == "Known" for c in fleet["metadata"]["clusters"])
+    for name, given in zip(NAMES, FLEET[1::2]):
+        alone = json.loads(run_cli("--from", given.partition("=")[2] or given, command, *args, "-o", "json").stdout)
+        mine = [{k: v for k, v in item.items() if k != "cluster"} for item in fleet["items"] if item["cluster"] == name]
+        assert mine == alone["items"], name
+
+
+def test_a_table_has_the_cluster_first_and_the_namespace_second(run_cli):
+    header = run_cli(*FLEET, "claims", "-A").stdout.splitlines()[0].split()
+    assert header[:3] == ["CLUSTER", "NAMESPACE", "NAME"]
+
+
+def test_sort_by_orders_the_whole_list_and_field_selectors_pick_a_cluster(run_cli):
+    by_free = json.loads(run_cli(*FLEET, "pools", "--sort-by", ".devices.free", "-o", "json").stdout)["items"]
+    frees = [item["devices"]["free"] for item in by_free]
+    assert frees == sorted(frees) and len({item["cluster"] for item in by_free}) == 3
+    picked = run_cli(*FLEET, "devices", "--field-selector", "cluster=prod-b", "-o", "name").stdout.splitlines()
+    assert picked and all(line.startswith("prod-b/") for line in picked)
+
+
+def test_a_label_selector_matches_each_clusters_own_objects(run_cli):
+    alone = run_cli("--demo", "pools", "-l", "kubernetes.io/hostname", "-o", "name").stdout.splitlines()
+    fleet = run_cli(*FLEET, "pools", "-l", "kubernetes.io/hostname", "-o", "name").stdout.splitlines()
+    assert [line for line in fleet if line.startswith("prod-a/")] == [f"prod-a/{line}" for line in alone]
+
+
+def test_a_broken_cluster_file_is_one_error_line_and_the_others_still_print(run_cli):
+    result = run_cli(*FLEET, "--from", f"bad={FIXTURES / 'broken-snapshot.yaml'}", "pools", "-o", "json")
+    assert result.status == 1, result
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith("error: cluster bad: Unknown: "), result.stderr
+    document = json.loads(result.stdout)
+    assert {item["cluster"] for item in document["items"]} == set(NAMES)
+    bad = document["metadata"]["clusters"][-1]
+    assert (bad["name"], bad["status"]) == ("bad", "Unknown") and bad["reason"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("--from", f"a={DEMO_PATH}", "--from", f"a={DEMO_PATH}", "pools"), "--from: cluster 'a' is given twice"),
+    (("--from", f"a={DEMO_PATH}", "--from", "b=/no/such/file", "pools"),
+     "--from b=/no/such/file: no such file or directory: /no/such/file"),
+    (("--from", f"a={DEMO_PATH}", "--from", f"b={DEMO_PATH}", "fit", "-f", "/no/such/manifest"),
+     "--from (given 2 times) selects several clusters; 'kubectl dra fit' reads one"),
+    (("--from", f"a={DEMO_PATH}", "--from", f"b={DEMO_PATH}", "taint", "--key", "k", "--driver", "d", "--apply"),
+     "selects several clusters; 'kubectl dra taint' reads one"),
+    (("--from", f"a={DEMO_PATH}", "--from", f"b={DEMO_PATH}", "pools", "-w"), "-w/--watch follows one cluster"),
+    (("--all-contexts", "--demo", "pools"), "--all-contexts cannot be used with --demo"),
+])
+def test_what_makes_no_sense_across_clusters_is_one_line_and_exit_2(run_cli, isolated_kubeconfig, argv, message):
+    result = run_cli(*argv)
+    assert result.status == 2, result
+    assert result.stdout == "" and len(result.stderr.splitlines()) == 1, result
+    assert message in result.stderr, result.stderr
+
+
+def kubeconfig_of(path, contexts: dict[str, str]) -> str:
+    """A kubeconfig whose contexts each reach `server`."""
+    config = {"apiVersion": "v1", "kind": "Config", "current-context": next(iter(contexts)),
+              "clusters": [{"name": name, "cluster": {"server": server}} for name, server in contexts.items()],
+              "users": [{"name": "u", "user": {"token": "t"}}],
+              "contexts": [{"name": name, "context": {"cluster": name, "user": "u"}} for name in contexts]}
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+def test_an_unknown_context_is_named_before_anything_is_read(run_cli, isolated_kubeconfig, tmp_path):
+    kubeconfig = kubeconfig_of(tmp_path / "config", {"a": "https://127.0.0.1:1", "b": "https://127.0.0.1:1"})
+    result = run_cli("--kubeconfig", kubeconfig, "--context", "a,nope", "pools")
+    assert result.status == 2 and result.stdout == ""
+    assert result.stderr.strip() == 'error: --context: context "nope" not found in the kubeconfig (contexts: a, b)'
+
+
+def test_clusters_that_do_not_answer_are_unknown_each_and_do_not_hold_the_others(run_cli, isolated_kubeconfig,
+                                                                                 tmp_path):
+    kubeconfig = kubeconfig_of(tmp_path / "config", {"b-down": "https://127.0.0.1:1", "a-down": "https://127.0.0.1:1"})
+    started = time.monotonic()
+    result = run_cli("--kubeconfig", kubeconfig, "--all-contexts", "pools", "-o", "json")
+    assert result.status == 1, result
+    lines = result.stderr.splitlines()
+    assert [line.split(":")[0:2] for line in lines] == [["error", " cluster a-down"], ["error", " cluster b-down"]]
+    assert time.monotonic() - started < 30
+
+
+def test_fleet_selection_rules():
+    assert fleet_of(SourceConfig(context="one")) is None
+    assert fleet_of(SourceConfig(from_file=str(DEMO_PATH))) is None
+    members = fleet_of(SourceConfig(context="b,a"), context_names=["a", "b"])
+    assert [(m.name, m.config.context) for m in members] == [("b", "b"), ("a", "a")]
+    assert [m.name for m in fleet_of(SourceConfig(all_contexts=True), context_names=["z", "a"])] == ["a", "z"]
+    assert fleet_of(SourceConfig(context="a,b"), context_names=["a,b"]) is None  # one context with a comma
+    with pytest.raises(InputError, match="an empty context name"):
+        fleet_of(SourceConfig(context="a,"), context_names=["a"])
+    with pytest.raises(InputError, match="cannot be used together"):
+        fleet_of(SourceConfig(context="a,b", fleet_files=("x", "y")), context_names=["a", "b"])
+    assert split_named_file("dir/prod-a.json") == ("prod-a", "dir/prod-a.json")
+    assert split_named_file("eu=snap.yaml") == ("eu", "snap.yaml")
+    with pytest.raises(InputError, match="is not a cluster name"):
+        split_named_file("a b=snap.yaml")
