@@ -22,7 +22,9 @@ import sys
 
 import allocator
 from kubectl_dra import scheduling
-from kubectl_dra.scheduling.remedies import Target, find_remedies
+from kubectl_dra.scheduling.explain import judge
+from kubectl_dra.scheduling.remedies import find_remedies
+from kubectl_dra.scheduling.remedies_search import Target
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from allocator_bench import gpu_class  # noqa: E402  (the same class as the explain bench)
@@ -89,7 +91,7 @@ def run(nodes: int, repeat: int) -> dict:
         exp = scheduling.explain_pod(objs, "default", "trainer", features, remedies=False)
         explain_s.append(time.perf_counter() - started)
         started = time.perf_counter()
-        remedies = find_remedies(objs, target, features, explanation=exp)
+        remedies = find_remedies(objs, target, features, judge, explanation=exp)
         remedies_s.append(time.perf_counter() - started)
     return {
         "case": f"{nodes} nodes x 8 devices, fits nowhere",

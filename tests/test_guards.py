@@ -271,19 +271,11 @@ def test_rooms_import_none_of_the_packages_they_must_not():
     assert not broken, "\n".join(broken)
 
 
-CYCLES_BEING_BROKEN = (
-    {"kubectl_dra.scheduling.explain", "kubectl_dra.scheduling.remedies", "kubectl_dra.scheduling.remedies_nodes",
-     "kubectl_dra.scheduling.remedies_release", "kubectl_dra.scheduling.remedies_selectors"},
-)
-"""The cycle left while its files are being edited; the next commit to them breaks it and
-strikes this table. Any other cycle fails, and so does one of these once gone or grown."""
-
-
 def test_no_import_cycles():
     """No module imports one that imports it back, through any path, imports inside functions and
     TYPE_CHECKING blocks included: the shared piece moves to the module both need, or is passed in."""
     edges, where = module_graph()
-    cycles = [component for component in strongly_connected(edges) if set(component) not in CYCLES_BEING_BROKEN]
+    cycles = strongly_connected(edges)
     lines = []
     for component in cycles:
         members = set(component)
@@ -291,8 +283,6 @@ def test_no_import_cycles():
                  for m in component for t in sorted(edges[m] & members)]
         lines.append(" <-> ".join(component) + "\n  " + "\n  ".join(links))
     assert not cycles, "\n".join(lines)
-    present = [set(component) for component in strongly_connected(edges)]
-    assert all(cycle in present for cycle in CYCLES_BEING_BROKEN), "a cycle is gone: strike it from CYCLES_BEING_BROKEN"
 
 
 def test_the_cycle_check_finds_every_cycle_and_nothing_else():

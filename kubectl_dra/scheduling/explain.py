@@ -10,12 +10,13 @@ from allocator.gcpause import paused_gc
 from . import framework, message
 from .explanation import Explanation, NodeExplanation, Summary
 from .plugins import dynamic_resources, pod_topology_spread
+from .remedies_search import Judgement, Target
 from .scoring import ScoringError
 from .status import Code, Status
 from . import node_allocatable
 from .summary import Cause, closest, dra_cause, filter_cause, group, node_allocatable_rejection
 
-__all__ = ["ExplainError", "explain_pod", "explain_claim", "explain_objects"]
+__all__ = ["ExplainError", "explain_pod", "explain_claim", "explain_objects", "judge"]
 
 
 def explain_pod(objs, namespace: str, name: str, features, node: str | None = None, remedies: bool = True) -> Explanation:
@@ -49,11 +50,23 @@ def _with_remedies(exp: Explanation, objs, target, features, wanted: bool) -> Ex
     """Attaches kubectl_dra.scheduling.remedies to an explanation of every node (`target`: a what-if
     object, or (kind, namespace, name) of one in the snapshot)."""
     if wanted and exp.verdict == UNSCHEDULABLE:
-        from .remedies import Target, find_remedies
+        from .remedies import find_remedies
 
         what = Target.what_if(target) if isinstance(target, dict) else Target(*target)
-        exp.remedies = find_remedies(objs, what, features, explanation=exp)
+        exp.remedies = find_remedies(objs, what, features, judge, explanation=exp)
     return exp
+
+
+def judge(objs: allocator.ObjectSet, target: Target, features: allocator.Features, node: str | None = None) -> Judgement:
+    """The verdict every remedy is checked with: the scheduler's whole filter chain (node=None: every node)."""
+    if target.obj is not None:
+        exp = explain_objects(objs, target.obj, features, node=node, remedies=False)
+    elif target.kind == "Pod":
+        exp = explain_pod(objs, target.namespace, target.name, features, node=node, remedies=False)
+    else:
+        exp = explain_claim(objs, target.namespace, target.name, features, node=node, remedies=False)
+    fitting = [v.node for v in exp.nodes if v.verdict == FITS]
+    return Judgement(exp.verdict == FITS, fitting, exp)
 
 
 def _explain_pod(objs, pod: dict, features, node: str | None, what_if: bool, cycle_state: dict | None = None) -> Explanation:

@@ -10,7 +10,7 @@ import dataclasses
 from allocator.objects import json_copy
 
 from .plugins import node_affinity, node_unschedulable, taint_toleration
-from .remedies import RELAX, TOLERATE, UNCORDON, Remedy, Search, toleration_for
+from .remedies_search import RELAX, TOLERATE, UNCORDON, Remedy, Search, toleration_for
 from .remedies_policy import signals_failure
 
 _NODE_FILTERS = {node_unschedulable.NAME, taint_toleration.NAME, node_affinity.NAME}

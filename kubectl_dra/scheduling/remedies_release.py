@@ -17,7 +17,7 @@ from allocator.model import DeviceID
 from allocator.search import CAPACITY, COUNTERS, IN_USE
 from allocator.state import reserved_pods
 
-from .remedies import FREE_DEVICES, Fit, Remedy, Search
+from .remedies_search import FREE_DEVICES, Fit, Remedy, Search
 from .remedies_policy import same_workload
 
 _HELD = (IN_USE, CAPACITY, COUNTERS)

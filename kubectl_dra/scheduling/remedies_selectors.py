@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from allocator.search import REQUEST_SELECTOR
 
-from .remedies import RELAX, Editable, Remedy, Search, edited_spec, nodes_text, request_spec
+from .remedies_search import RELAX, Editable, Remedy, Search, edited_spec, nodes_text, request_spec
 
 _QUOTED = r"""(?:'[^'\\]*'|"[^"\\]*")"""
 _REF = rf"device\.(?P<map>attributes|capacity)\[(?P<domain>{_QUOTED})\]\.(?P<name>[A-Za-z_][A-Za-z0-9_]*)"

@@ -16,7 +16,9 @@ from e2e.kubeclient import wait_for
 
 import allocator
 from kubectl_dra import scheduling
-from kubectl_dra.scheduling.remedies import Target, find_remedies
+from kubectl_dra.scheduling.explain import judge
+from kubectl_dra.scheduling.remedies import find_remedies
+from kubectl_dra.scheduling.remedies_search import Target
 from kubectl_dra.sources.files import DEMO_PATH
 
 FEATURES = allocator.Features.for_version(37)
@@ -85,7 +87,7 @@ def _judge(raw: list[dict], target: Target | dict):
 def remedies_for(raw: list[dict], target: Target | dict):
     objs, exp = _judge(raw, target)
     assert exp.verdict == "Unschedulable"
-    found = find_remedies(objs, Target.what_if(target) if isinstance(target, dict) else target, FEATURES, exp)
+    found = find_remedies(objs, Target.what_if(target) if isinstance(target, dict) else target, FEATURES, judge, exp)
     for remedy in found:
         assert remedy.verified and remedy.nodes
         assert_fits_after(raw, target, remedy.to_dict())
@@ -395,7 +397,7 @@ def test_explain_attaches_remedies_only_when_it_fits_nowhere():
 
 def test_no_remedy_for_a_target_that_fits():
     objs = allocator.load_objects(demo())
-    assert find_remedies(objs, Target.pod("ml-training", "trainer-2"), FEATURES) == []
+    assert find_remedies(objs, Target.pod("ml-training", "trainer-2"), FEATURES, judge) == []
 
 
 def test_limit_caps_the_list():
@@ -404,7 +406,7 @@ def test_limit_caps_the_list():
     by_kind, found = remedies_for(benign(demo()), claim)
     assert [r.kind for r in found] == ["tolerate", "relax", "free-devices"]
     objs = allocator.load_objects(benign(demo()))
-    assert [r.kind for r in find_remedies(objs, Target.what_if(claim), FEATURES, limit=1)] == ["tolerate"]
+    assert [r.kind for r in find_remedies(objs, Target.what_if(claim), FEATURES, judge, limit=1)] == ["tolerate"]
 
 
 # ---------------------------------------------------------------------------- the what-if copies
@@ -432,7 +434,7 @@ def test_the_text_ends_with_what_makes_it_fit_and_the_yaml_to_paste():
     from kubectl_dra.render.explain import remedies_lines
 
     objs = allocator.load_objects(benign(demo(*holder("batch", "gpu-2"))))
-    lines = remedies_lines(find_remedies(objs, Target.pod("ml-training", "trainer-2"), FEATURES))
+    lines = remedies_lines(find_remedies(objs, Target.pod("ml-training", "trainer-2"), FEATURES, judge))
     assert lines[:2] == ["", "To make it fit:"]
     assert lines[2].startswith("  1. Tolerate device taint example.com/maintenance=planned:NoSchedule")
     tolerations = lines.index("     tolerations:")
@@ -574,7 +576,7 @@ def test_tolerate_a_taint_of_any_effect_in_134():
     objs = allocator.load_objects([device_class(), node("n1"), slice_, claim])
     exp = scheduling.explain_claim(objs, "default", "c", features, remedies=False)
     assert exp.verdict == "Unschedulable"
-    found = find_remedies(objs, Target.claim("default", "c"), features, exp)
+    found = find_remedies(objs, Target.claim("default", "c"), features, judge, exp)
     assert [(r.kind, r.change.get("tolerations")) for r in found] == [
         ("tolerate", [{"key": "example.com/maintenance", "operator": "Equal", "value": "soon", "effect": "None"}])]
     # 1.35+ ignores the informational taint: it fits as it is.

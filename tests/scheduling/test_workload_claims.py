@@ -6,7 +6,9 @@ and the scheduler's dynamicresources.go PreFilter (foreachPodResourceClaim)."""
 from __future__ import annotations
 
 import allocator
-from kubectl_dra.scheduling.remedies import Target, find_remedies
+from kubectl_dra.scheduling.explain import judge
+from kubectl_dra.scheduling.remedies import find_remedies
+from kubectl_dra.scheduling.remedies_search import Target
 
 from kubectl_dra.scheduling import explain_pod
 
@@ -67,7 +69,7 @@ def test_a_claim_reserved_for_a_podgroup_is_in_use_by_its_pods():
     running["status"]["phase"] = "Running"
     want = pod("p", claims=[{"name": "gpus", "resourceClaimName": "want"}], nodeSelector={"kubernetes.io/hostname": "n1"})
     objs = allocator.load_objects(cluster(running, claim("want", count=2), want))
-    remedies = find_remedies(objs, Target.pod("default", "p"), ON)
+    remedies = find_remedies(objs, Target.pod("default", "p"), ON, judge)
     free = [r for r in remedies if r.change.get("release")]
     assert free, [r.description for r in remedies]
     assert "release claim default/pg-gpus (PodGroup pg: pod default/m-0, priority 5, 2 devices)" in free[0].description
