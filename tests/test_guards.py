@@ -104,8 +104,6 @@ KNOWN_CROSSINGS = {
     ("kubectl_dra.session", "model"):
         "the load warnings worded by model/missing_nodes (pools on nodes that do not exist) and "
         "model/knowledge (kinds Unknown) move below the session, or are said where the model is built",
-    ("kubectl_dra.scheduling.admission", "doctor"):
-        "ResourceQuota charging (doctor/quota.py) is needed by explain -f's admission too: it moves below both",
 }
 """(module, room) imports against the core's order that are known and owned by the rooms that hold
 them, each with the move that ends it. The guard fails once one is gone, so the list only shrinks;

@@ -7,12 +7,13 @@ import json
 from allocator.quantity import QuantityError, parse_quantity
 from kubectl_dra import scheduling
 from kubectl_dra.doctor.common import meta, node_trouble, nodes_by_name, plural
-from kubectl_dra.doctor.quota import quota_uses, quotas_near_limit, refusing_quota
+from kubectl_dra.doctor.quota import quotas_near_limit
 from kubectl_dra.doctor.report import OK, PROBLEM, WARNING, Check, Context, Finding
 from kubectl_dra.model.claims import reserved_for
 from kubectl_dra.model.health import UNHEALTHY, unhealthy_devices
 from kubectl_dra.model.states import BLOCKED_BY_COUNTERS, FREE, SHARED
 from kubectl_dra.scheduling.extended import backed_resources, classes_by_resource, pending_dra_pods
+from kubectl_dra.scheduling.quota import quota_uses, refusing_quota
 
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 """The namespace label the API server requires of claims asking for admin access (KEP-5018)."""

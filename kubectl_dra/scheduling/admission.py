@@ -8,7 +8,7 @@ waits with no claim, and no node is ever tried. That refusal is then the verdict
 hard, whatever the nodes would say.
 
 The names a quota limits and what a claim is charged (per minor, DRAExtendedResource) are
-kubectl_dra.doctor.quota's; this module only charges a manifest's claims in order, each admitted
+kubectl_dra.scheduling.quota's; this module only charges a manifest's claims in order, each admitted
 one counting for the next (several pods of one workload share the namespace's quota).
 """
 
@@ -21,6 +21,8 @@ from fractions import Fraction
 from allocator.explain import UNSCHEDULABLE
 from allocator.quantity import QuantityError, parse_quantity
 
+from .quota import QuotaUse, claim_usage, quota_uses, refusing_quota
+
 NOT_CREATED = "the scheduler does not try the pod yet"
 """How the verdict reads for a pod whose claim is never created (its PreEnqueue waits for it)."""
 CLAIM_NOT_CREATED = "not created"
@@ -32,7 +34,7 @@ class Refusal:
     """A claim the API server would refuse."""
 
     claim: str            # "claim gpu (from template ns/name)" or "ResourceClaim ns/name"
-    quota: object         # kubectl_dra.doctor.quota.QuotaUse, as charged before this claim
+    quota: QuotaUse       # as charged before this claim
     asked: int
 
     def words(self) -> str:
@@ -48,8 +50,6 @@ class Admission:
     """The namespace quotas of a cluster, charged claim by claim in the order they would be created."""
 
     def __init__(self, quotas, device_classes: dict) -> None:
-        from kubectl_dra.doctor.quota import quota_uses
-
         self.uses = quota_uses(quotas, device_classes)
 
     def __bool__(self) -> bool:
@@ -57,8 +57,6 @@ class Admission:
 
     def charge(self, namespace: str, claim_spec: dict, what: str) -> Refusal | None:
         """Whether a claim with this spec would be created now: a Refusal, or None (and its usage counted)."""
-        from kubectl_dra.doctor.quota import claim_usage, refusing_quota
-
         use = refusing_quota(namespace, claim_spec, self.uses)
         if use is not None:
             usage = claim_usage(claim_spec)

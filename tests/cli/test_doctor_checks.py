@@ -482,7 +482,7 @@ def test_a_pending_pod_whose_template_claim_a_quota_refuses():
 
 
 def test_claim_usage_follows_the_quota_evaluator():
-    from kubectl_dra.doctor.quota import claim_usage
+    from kubectl_dra.scheduling.quota import claim_usage
 
     spec = {"devices": {"requests": [
         {"name": "a", "exactly": {"deviceClassName": "gpu"}},  # ExactCount, count 1: the API server's defaults
