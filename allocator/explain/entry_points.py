@@ -4,6 +4,8 @@ normalised, or a what-if object not applied.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..features import Features
 from ..objects import ObjectSet
 from ..pools import PoolOrder
@@ -30,7 +32,7 @@ def explain_pod(objs: ObjectSet, namespace: str, name: str, features: Features, 
 def explain_pod_object(objs: ObjectSet, pod: dict, features: Features, *, what_if: bool = False,
                        node_names: list[str] | None = None, extended_claim: dict | None = None,
                        diagnose: bool = True, selectors: SelectorEvaluator | None = None,
-                       share: bool = True) -> Explanation:
+                       share: bool = True, not_for_pod: Callable[[dict, dict], str] | None = None) -> Explanation:
     """A normalised Pod (from objs.pods, or normalised by the caller), judged on `node_names` only
     (default: every node). `extended_claim` is the scheduler's in-memory claim for the pod's
     extended resources backed by DRA (DRAExtendedResource): the caller builds it from the pod's
@@ -38,9 +40,10 @@ def explain_pod_object(objs: ObjectSet, pod: dict, features: Features, *, what_i
     the claim the scheduler already created for the pod, judged like any allocated claim.
     `diagnose=False` gives the verdicts and allocations only, without judging every device on its
     own (callers that place many pods, such as `fit`, need no per-device reasons). `selectors`: an
-    evaluator shared by such callers across explanations (compiled CEL and results kept)."""
+    evaluator shared by such callers across explanations (compiled CEL and results kept).
+    `not_for_pod(pod, claim)`: whose claim it is (resourceclaim.IsForPod), the scheduler model's rule."""
     return explain_pod_claims(objs, pod, features, None, what_if, extended_claim=extended_claim, node_names=node_names,
-                        diagnose=diagnose, selectors=selectors, share=share)
+                        diagnose=diagnose, selectors=selectors, share=share, not_for_pod=not_for_pod)
 
 
 def explain_claim(objs: ObjectSet, namespace: str, name: str, features: Features, node: str | None = None) -> Explanation:

@@ -4,13 +4,15 @@ ResourceClaim, or the claim a template would make in a what-if, or why there is 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..features import Features
 from ..objects import ObjectSet
 from ..pools import PoolOrder
 from ..search import SelectorEvaluator
 
 from .explainer import Explainer
-from .ownership import not_for_pod, pod_group_claim
+from .ownership import pod_group_claim
 from .results import Explanation
 from .slots import ClaimSlot, claim_allocation
 
@@ -18,7 +20,10 @@ from .slots import ClaimSlot, claim_allocation
 def explain_pod_claims(objs: ObjectSet, pod: dict, features: Features, node: str | None, what_if: bool,
                  pool_order: PoolOrder | None = None, extended_claim: dict | None = None,
                  node_names: list[str] | None = None, diagnose: bool = True,
-                 selectors: SelectorEvaluator | None = None, share: bool = True) -> Explanation:
+                 selectors: SelectorEvaluator | None = None, share: bool = True,
+                 not_for_pod: Callable[[dict, dict], str] | None = None) -> Explanation:
+    """`not_for_pod(pod, claim)`: why a claim the pod's status names is not the pod's ("" when it is),
+    resourceclaim.IsForPod as the caller models it; None: every such claim is taken as the pod's."""
     meta = pod["metadata"]
     namespace, name = meta.get("namespace") or "default", meta["name"]
     statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []}
@@ -63,7 +68,7 @@ def explain_pod_claims(objs: ObjectSet, pod: dict, features: Features, node: str
                     slots.append(ClaimSlot(None, pod_claim, "Missing",
                                             f'resourceclaim.resource.k8s.io "{claim_name}" not found', (namespace, claim_name)))
                     continue
-                problem = not_for_pod(pod, claim, features.workload_resource_claims)
+                problem = not_for_pod(pod, claim) if not_for_pod is not None else ""
                 if problem:
                     slots.append(ClaimSlot(claim, pod_claim, "Missing", problem))
                     continue

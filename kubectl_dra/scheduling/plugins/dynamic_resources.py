@@ -12,7 +12,7 @@ from __future__ import annotations
 import allocator
 from allocator.explain import ERROR, FITS
 
-from .. import node_allocatable
+from .. import node_allocatable, ownership
 from ..extended import EXTENDED_ANNOTATION, device_requests, special_claim
 from ..resources import aggregate_containers, as_resource, container_requests, exact_amount, pod_requests
 from ..scoring import ScoringError, default_normalize
@@ -49,6 +49,11 @@ def pre_filter(cycle) -> tuple[None, Status]:
     existing = existing_claim(cycle.objs, pod) if backed else None
     if existing is not None and not pod["spec"].get("nodeName") and existing["spec"]["devices"].get("requests"):
         cycle.state[STALE] = existing["metadata"]["name"]
+    accept_pod_group = cycle.features.workload_resource_claims
+
+    def not_for_pod(pod: dict, claim: dict) -> str:
+        return ownership.not_for_pod(pod, claim, accept_pod_group)
+
     for via_dra, names in sorted(groups.items()):
         if not via_dra and not user_claims:
             continue  # device plugins provide everything here; nothing for DRA to do
@@ -57,7 +62,8 @@ def pre_filter(cycle) -> tuple[None, Status]:
             claim = existing or special_claim(pod, device_requests(pod, list(via_dra), cycle.class_by_resource))
         explanation = allocator.explain_pod_object(cycle.objs, pod, cycle.features, what_if=cycle.what_if,
                                                    node_names=names, extended_claim=claim,
-                                                   diagnose=cycle.diagnose, selectors=cycle.selectors)
+                                                   diagnose=cycle.diagnose, selectors=cycle.selectors,
+                                                   not_for_pod=not_for_pod)
         explanations.append(explanation)
         verdicts.update((v.node, v) for v in explanation.nodes)
     cycle.state[NAME] = verdicts
