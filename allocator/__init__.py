@@ -12,7 +12,7 @@ from .state import Holder, device_usage
 
 # Explanations need the CEL engine; load it only when asked, so that reading objects and pool
 # reports (node mode, --help, completion) does not pay for it.
-_LAZY = {name: "explain" for name in ("ExplainError", "Explanation", "explain_claim", "explain_objects", "explain_pod",
+_LAZY = {name: "explain" for name in ("ClaimVerdicts", "ExplainError", "explain_claim", "explain_objects", "explain_pod",
                                             "explain_pod_object")}
 _LAZY["validate_object"] = "validation"
 
@@ -29,7 +29,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "DeviceID", "DeviceReport", "ExplainError", "Explanation", "FeatureError", "Features", "Holder", "NodeScope",
+    "ClaimVerdicts", "DeviceID", "DeviceReport", "ExplainError", "FeatureError", "Features", "Holder", "NodeScope",
     "ObjectError", "ObjectSet", "PoolReport", "analyze_pools", "device_usage", "explain_claim", "explain_objects",
     "explain_pod", "explain_pod_object", "load_objects", "parse_gate_overrides", "validate_object",
 ]

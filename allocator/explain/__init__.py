@@ -7,7 +7,7 @@ The *why* is extra: for every request, every device the node can see is diagnose
 (constraint conflicts, counters taken by devices chosen earlier) is added from its trace.
 The JSON form is documented in docs/EXPLANATION.md.
 
-Modules: results (the types and words), context, entry_points, explainer, diagnosis, holders,
+Modules: results (the result types and verdict words), context, entry_points, explainer, diagnosis, holders,
 node_sharing, ownership, pod_claims, renaming, shared_outcomes, slots, summary.
 """
 
@@ -15,6 +15,6 @@ from __future__ import annotations
 
 from .entry_points import explain_claim, explain_objects, explain_pod, explain_pod_object, normalise_target  # noqa: F401
 from .ownership import POD_CLAIM_ANNOTATION  # noqa: F401
-from .results import API_VERSION, ClaimOutcome, DeviceRejection, ERROR, ExplainError, Explanation, FITS, KIND, NodeVerdict, POOL_BEING_REPLACED, POOL_INCOMPLETE, POOL_INVALID, RequestOutcome, Summary, UNSCHEDULABLE  # noqa: F401
+from .results import ClaimOutcome, ClaimVerdicts, DeviceRejection, ERROR, ExplainError, FITS, NodeVerdict, POOL_BEING_REPLACED, POOL_INCOMPLETE, POOL_INVALID, RequestOutcome, UNSCHEDULABLE  # noqa: F401
 
-__all__ = ['API_VERSION', 'ClaimOutcome', 'DeviceRejection', 'ERROR', 'ExplainError', 'Explanation', 'FITS', 'KIND', 'NodeVerdict', 'POD_CLAIM_ANNOTATION', 'POOL_BEING_REPLACED', 'POOL_INCOMPLETE', 'POOL_INVALID', 'RequestOutcome', 'Summary', 'UNSCHEDULABLE', 'explain_claim', 'explain_objects', 'explain_pod', 'explain_pod_object', 'normalise_target']
+__all__ = ['ClaimOutcome', 'ClaimVerdicts', 'DeviceRejection', 'ERROR', 'ExplainError', 'FITS', 'NodeVerdict', 'POD_CLAIM_ANNOTATION', 'POOL_BEING_REPLACED', 'POOL_INCOMPLETE', 'POOL_INVALID', 'RequestOutcome', 'UNSCHEDULABLE', 'explain_claim', 'explain_objects', 'explain_pod', 'explain_pod_object', 'normalise_target']

@@ -13,12 +13,12 @@ from ..search import SelectorEvaluator
 
 from .explainer import Explainer
 from .pod_claims import explain_pod_claims
-from .results import ExplainError, Explanation
+from .results import ClaimVerdicts, ExplainError
 from .slots import ClaimSlot, claim_allocation
 
 
 def explain_pod(objs: ObjectSet, namespace: str, name: str, features: Features, node: str | None = None,
-                pool_order: PoolOrder | None = None, *, share: bool = True) -> Explanation:
+                pool_order: PoolOrder | None = None, *, share: bool = True) -> ClaimVerdicts:
     """`pool_order` reorders the pools the search tries on a node: schedulers that visit pools in Go map
     order (see Features.deterministic_order) may try them in any order, and callers enumerate those.
     `share=False` searches every node on its own instead of once per set of alike nodes (the same
@@ -32,7 +32,7 @@ def explain_pod(objs: ObjectSet, namespace: str, name: str, features: Features, 
 def explain_pod_object(objs: ObjectSet, pod: dict, features: Features, *, what_if: bool = False,
                        node_names: list[str] | None = None, extended_claim: dict | None = None,
                        diagnose: bool = True, selectors: SelectorEvaluator | None = None,
-                       share: bool = True, not_for_pod: Callable[[dict, dict], str] | None = None) -> Explanation:
+                       share: bool = True, not_for_pod: Callable[[dict, dict], str] | None = None) -> ClaimVerdicts:
     """A normalised Pod (from objs.pods, or normalised by the caller), judged on `node_names` only
     (default: every node). `extended_claim` is the scheduler's in-memory claim for the pod's
     extended resources backed by DRA (DRAExtendedResource): the caller builds it from the pod's
@@ -46,7 +46,7 @@ def explain_pod_object(objs: ObjectSet, pod: dict, features: Features, *, what_i
                         diagnose=diagnose, selectors=selectors, share=share, not_for_pod=not_for_pod)
 
 
-def explain_claim(objs: ObjectSet, namespace: str, name: str, features: Features, node: str | None = None) -> Explanation:
+def explain_claim(objs: ObjectSet, namespace: str, name: str, features: Features, node: str | None = None) -> ClaimVerdicts:
     claim = objs.claims.get((namespace, name))
     if claim is None:
         raise ExplainError(f"ResourceClaim {namespace}/{name} not found")
@@ -69,7 +69,7 @@ def normalise_target(target: dict) -> tuple[str, dict]:
     return kind, obj
 
 
-def explain_objects(objs: ObjectSet, target: dict, features: Features, node: str | None = None) -> Explanation:
+def explain_objects(objs: ObjectSet, target: dict, features: Features, node: str | None = None) -> ClaimVerdicts:
     """What-if: a ResourceClaim, ResourceClaimTemplate or Pod that is not (necessarily) applied."""
     kind, obj = normalise_target(target)
     meta = obj["metadata"]

@@ -16,10 +16,10 @@ from ..state import AllocatedState, build_allocated_state
 from .diagnosis import Diagnoser
 from .node_sharing import SHAREABLE_MESSAGES, Judged, NodeSharing
 from .renaming import Renaming
-from .results import ERROR, FITS, UNSCHEDULABLE, ClaimOutcome, ExplainError, Explanation, NodeVerdict, RequestOutcome
+from .results import ERROR, FITS, UNSCHEDULABLE, ClaimOutcome, ClaimVerdicts, ExplainError, NodeVerdict, RequestOutcome
 from .shared_outcomes import SharedClaimOutcome, SharedRequestOutcome
 from .slots import ClaimSlot, claim_allocation
-from .summary import settle_message, summarise
+from .summary import settle_message, unavailable_message
 
 
 class Explainer:
@@ -45,7 +45,7 @@ class Explainer:
         self.sharing: NodeSharing | None = None
         self.shared_nodes = 0
 
-    def run(self) -> Explanation:
+    def run(self) -> ClaimVerdicts:
         with paused_gc():
             try:
                 return self._run()
@@ -55,7 +55,7 @@ class Explainer:
                 # over all it held, which at fleet scale is long.
                 self.sharing = None
 
-    def _run(self) -> Explanation:
+    def _run(self) -> ClaimVerdicts:
         nodes = self._nodes()
         claims = [self._claim_outcome(s) for s in self.slots]
         problem = next((s.problem for s in self.slots if s.problem), "") or self._prefilter_problem()
@@ -78,15 +78,14 @@ class Explainer:
             verdicts.append(self._node_verdict(node, allocator, specs, to_allocate, allocated, state, selectors))
 
         verdict, message = self._overall(verdicts, problem, bool(to_allocate or allocated))
-        summary = summarise(verdicts)
         if not nodes:
             self.warnings.append("the cluster has no nodes")
         if not self.features.deterministic_order:
             self.warnings.append(f"Kubernetes 1.{self.features.minor} ({self.features.variant} allocator) does not "
                                  "try pools in a fixed order; the scheduler may pick other devices than shown")
         verdicts.sort(key=lambda v: ({FITS: 0, ERROR: 1, UNSCHEDULABLE: 2}[v.verdict], v.shortfall(), v.node))
-        return Explanation(self.kind, self.namespace, self.name, self.features, verdict, message, claims, verdicts,
-                           summary, self.what_if, self.warnings, selectors.evaluations, problem, self.shared_nodes)
+        return ClaimVerdicts(self.kind, self.namespace, self.name, self.features, verdict, message, claims, verdicts,
+                             self.what_if, self.warnings, selectors.evaluations, problem, self.shared_nodes)
 
     def _nodes(self) -> list[dict]:
         if self.focus is not None:
@@ -134,7 +133,7 @@ class Explainer:
             return FITS, f"fits on {len(fitting)} of {len(verdicts)} nodes"
         if problem:
             return UNSCHEDULABLE, problem
-        return UNSCHEDULABLE, summarise(verdicts).message
+        return UNSCHEDULABLE, unavailable_message(verdicts)
 
     # ------------------------------------------------------------------ per node
 

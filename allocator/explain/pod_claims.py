@@ -13,7 +13,7 @@ from ..search import SelectorEvaluator
 
 from .explainer import Explainer
 from .ownership import pod_group_claim
-from .results import Explanation
+from .results import ClaimVerdicts
 from .slots import ClaimSlot, claim_allocation
 
 
@@ -21,7 +21,7 @@ def explain_pod_claims(objs: ObjectSet, pod: dict, features: Features, node: str
                  pool_order: PoolOrder | None = None, extended_claim: dict | None = None,
                  node_names: list[str] | None = None, diagnose: bool = True,
                  selectors: SelectorEvaluator | None = None, share: bool = True,
-                 not_for_pod: Callable[[dict, dict], str] | None = None) -> Explanation:
+                 not_for_pod: Callable[[dict, dict], str] | None = None) -> ClaimVerdicts:
     """`not_for_pod(pod, claim)`: why a claim the pod's status names is not the pod's ("" when it is),
     resourceclaim.IsForPod as the caller models it; None: every such claim is taken as the pod's."""
     meta = pod["metadata"]

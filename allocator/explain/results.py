@@ -1,6 +1,7 @@
-"""What an explanation says: the verdict words, the reason codes added to the search's, and the
-result types (per device, request, claim and node, the summary, the whole explanation) with
-their JSON form (docs/EXPLANATION.md).
+"""What the allocator finds: the verdict words, the reason codes added to the search's, and the
+result types (per device, request, claim and node, and all of a target's claims) with their JSON
+form. These are facts; the one Explanation a person reads, with its summary and words, is the
+scheduler model's (kubectl_dra.scheduling.explanation, docs/EXPLANATION.md).
 """
 
 from __future__ import annotations
@@ -11,9 +12,6 @@ from dataclasses import dataclass, field
 from ..features import Features
 from ..model import DeviceID
 from ..pools import SkippedPool
-
-API_VERSION = "kubectl-dra.io/v1alpha1"
-KIND = "DRAExplanation"
 
 FITS, UNSCHEDULABLE, ERROR = "Fits", "Unschedulable", "Error"
 
@@ -123,26 +121,9 @@ class NodeVerdict:
 
 
 @dataclass
-class Summary:
-    nodes: int
-    fits: int
-    unschedulable: int
-    errors: int
-    message: str
-    reasons: list[tuple[str, int]]
-    closest: list[str]
+class ClaimVerdicts:
+    """Every node's verdict on a pod's or claim's ResourceClaims, with the claims as found."""
 
-    def to_dict(self) -> dict:
-        return {
-            "nodes": self.nodes, "fits": self.fits, "unschedulable": self.unschedulable, "errors": self.errors,
-            "message": self.message,
-            "reasons": [{"reason": r, "nodes": n} for r, n in self.reasons],
-            "closest": self.closest,
-        }
-
-
-@dataclass
-class Explanation:
     target_kind: str
     namespace: str
     name: str
@@ -151,7 +132,6 @@ class Explanation:
     message: str
     claims: list[ClaimOutcome]
     nodes: list[NodeVerdict]
-    summary: Summary
     what_if: bool = False
     warnings: list[str] = field(default_factory=list)
     selector_evaluations: int = 0
@@ -162,14 +142,11 @@ class Explanation:
 
     def to_dict(self) -> dict:
         return {
-            "kind": KIND,
-            "apiVersion": API_VERSION,
             "target": {"kind": self.target_kind, "namespace": self.namespace, "name": self.name, "whatIf": self.what_if},
             **self.features.to_dict(),
             "verdict": self.verdict,
             "message": self.message,
             "claims": [c.to_dict() for c in self.claims],
-            "summary": self.summary.to_dict(),
             "nodes": [n.to_dict() for n in self.nodes],
             "warnings": list(self.warnings),
         }

@@ -1,5 +1,5 @@
-"""The summary of every node's verdict: the primary reason per node, counted; and a node's
-message once its search is done.
+"""The words of a verdict: an unschedulable target's message (the primary reason per node,
+counted), and a node's message once its search is done.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections import Counter
 
 from ..search import CAPACITY, COMPATIBILITY_GROUPS, COUNTERS, ClaimSpec
 
-from .results import ERROR, FITS, UNSCHEDULABLE, NodeVerdict, Summary
+from .results import ERROR, FITS, UNSCHEDULABLE, NodeVerdict
 
 
 def _primary_reason(verdict: NodeVerdict) -> str:
@@ -34,16 +34,15 @@ def _primary_reason(verdict: NodeVerdict) -> str:
     return "cannot allocate all claims"
 
 
-def summarise(verdicts: list[NodeVerdict]) -> Summary:
+def unavailable_message(verdicts: list[NodeVerdict]) -> str:
+    """"0/N nodes are available: ..." with the primary reason of every node that fails, counted."""
     fits = [v for v in verdicts if v.verdict == FITS]
     errors = [v for v in verdicts if v.verdict == ERROR]
     failing = [v for v in verdicts if v.verdict == UNSCHEDULABLE]
     reasons = Counter(_primary_reason(v) for v in failing + errors)
     ordered = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))
     parts = [f"{n} node{'s' if n != 1 else ''}: {reason}" for reason, n in ordered]
-    message = f"{len(fits)}/{len(verdicts)} nodes are available" + (": " + "; ".join(parts) if parts else "") + "."
-    closest = [v.node for v in sorted(failing, key=lambda v: (v.shortfall(), v.node))[:3]]
-    return Summary(len(verdicts), len(fits), len(failing), len(errors), message, ordered, closest)
+    return f"{len(fits)}/{len(verdicts)} nodes are available" + (": " + "; ".join(parts) if parts else "") + "."
 
 
 def settle_message(verdict: NodeVerdict, unavailable: list[str], specs: list[ClaimSpec]) -> None:

@@ -1,5 +1,7 @@
 """The explanation of a pod or claim: the scheduler's filter chain per node, the allocator's tree
 for DynamicResources, the scheduler's own message, and a summary a person reads in ten seconds.
+This is the one Explanation both faces render; the allocator contributes facts (its ClaimVerdicts
+and NodeVerdicts), worded here.
 
 The JSON form (`to_dict`) is documented in docs/EXPLANATION.md. Remedies, when a caller attaches
 them, are listed under `remedies`.
@@ -9,12 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from allocator.explain import API_VERSION, ERROR, FITS, KIND, UNSCHEDULABLE
+from allocator.explain import ERROR, FITS, UNSCHEDULABLE
 from allocator.search import CLASS_SELECTOR
+from kubectl_dra import API_VERSION
 
 from .blocker import blocker_of
 from .status import Status
 from .summary import Cause, CauseGroup
+
+KIND = "DRAExplanation"
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Explanations: per-node verdicts, reasons, summary, what-if and the stable JSON form."""
+"""The allocator's claim verdicts: per-node verdicts, reasons, what-if and the stable JSON form."""
 
 import json
 
@@ -15,18 +15,19 @@ def cluster():
                   reserved_for=["other"])]
 
 
-def test_summary_names_causes_and_closest_nodes():
+def test_message_names_causes_and_closest_nodes_come_first():
     exp = explain(cluster() + [claim("c", [exact("gpu", count=2)])], ("default", "c"))
     assert exp.verdict == "Fits"
-    assert exp.summary.fits == 1 and exp.summary.unschedulable == 2
+    assert [v.verdict for v in exp.nodes].count("Fits") == 1
+    assert [v.verdict for v in exp.nodes].count("Unschedulable") == 2
     assert exp.nodes[0].node == "n1"  # fitting nodes first
     exp = explain(cluster() + [claim("c", [exact("gpu", count=3)])], ("default", "c"))
     assert exp.verdict == "Unschedulable"
-    assert exp.summary.message == ("0/3 nodes are available: "
-                                   "1 node: claim default/c request gpu: 0 of 3 devices usable; "
-                                   "1 node: claim default/c request gpu: 0 of 3 devices usable (1 InUse); "
-                                   "1 node: claim default/c request gpu: 2 of 3 devices usable.")
-    assert exp.summary.closest[0] == "n1"
+    assert exp.message == ("0/3 nodes are available: "
+                           "1 node: claim default/c request gpu: 0 of 3 devices usable; "
+                           "1 node: claim default/c request gpu: 0 of 3 devices usable (1 InUse); "
+                           "1 node: claim default/c request gpu: 2 of 3 devices usable.")
+    assert exp.nodes[0].node == "n1"  # the closest (fewest devices short) first
 
 
 def test_focus_one_node_and_unknown_node():
@@ -75,9 +76,8 @@ def test_missing_named_claim():
 def test_json_form_is_stable_and_serialisable():
     exp = explain(cluster() + [claim("c", [exact("gpu")])], ("default", "c"))
     data = json.loads(json.dumps(exp.to_dict()))
-    assert data["kind"] == "DRAExplanation" and data["apiVersion"] == "kubectl-dra.io/v1alpha1"
-    assert set(data) == {"kind", "apiVersion", "target", "kubernetesVersion", "allocator", "deterministicOrder",
-                         "featureGates", "verdict", "message", "claims", "summary", "nodes", "warnings"}
+    assert set(data) == {"target", "kubernetesVersion", "allocator", "deterministicOrder",
+                         "featureGates", "verdict", "message", "claims", "nodes", "warnings"}
     node0 = data["nodes"][0]
     assert set(node0) == {"node", "verdict", "message", "claims", "skippedPools"}
     request = node0["claims"][0]["requests"][0]
@@ -90,5 +90,5 @@ def test_selector_evaluated_once_per_distinct_attributes():
     slices = [gpus(f"n{i}", 8) for i in range(50)]
     cls = device_class("gpu", [f'device.attributes["{DRIVER}"].model == "A100"'])
     exp = explain([cls, *nodes, *slices, claim("c", [exact("gpu")])], ("default", "c"))
-    assert exp.summary.fits == 50
+    assert all(v.verdict == "Fits" for v in exp.nodes) and len(exp.nodes) == 50
     assert exp.selector_evaluations == 1

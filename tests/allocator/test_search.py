@@ -146,7 +146,7 @@ def test_match_attribute_conflict_is_explained():
     assert exp.verdict == "Unschedulable"
     codes = {r.code for r in request_outcome(exp, "n1", "y").rejected}
     assert "ConstraintConflict" in codes
-    assert "no combination" in exp.summary.message
+    assert "no combination" in exp.message
 
 
 def test_distinct_attribute():

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-API_VERSION = "kubectl-dra.io/v1alpha1"
+from kubectl_dra import API_VERSION
+
 KIND = "DRAFitPlan"
 SEQUENTIAL, GANG = "Sequential", "Gang"
 
