@@ -15,12 +15,15 @@ one counting for the next (several pods of one workload share the namespace's qu
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
+from allocator import ObjectSet
 from allocator.explain import UNSCHEDULABLE
 from allocator.quantity import QuantityError, parse_quantity
 
+from .explanation import Explanation
 from .quota import QuotaUse, claim_usage, quota_uses, refusing_quota
 
 NOT_CREATED = "the scheduler does not try the pod yet"
@@ -49,7 +52,7 @@ class Refusal:
 class Admission:
     """The namespace quotas of a cluster, charged claim by claim in the order they would be created."""
 
-    def __init__(self, quotas, device_classes: dict) -> None:
+    def __init__(self, quotas: Iterable[dict], device_classes: dict) -> None:
         self.uses = quota_uses(quotas, device_classes)
 
     def __bool__(self) -> bool:
@@ -100,7 +103,7 @@ class Admission:
         return refused
 
 
-def refused_pods(quotas, objs, pods: list[dict], new_claims: list[dict], existing_claims: dict) -> dict[int, Refusal]:
+def refused_pods(quotas: Iterable[dict], objs: ObjectSet, pods: list[dict], new_claims: list[dict], existing_claims: dict) -> dict[int, Refusal]:
     """Index of each what-if pod (in the order they would be created) whose claim the API server
     would refuse: a claim of the manifest it names (`new_claims`, created first, as `kubectl apply`
     creates them in file order), or one from its templates. `objs`: the cluster with the manifest
@@ -121,7 +124,7 @@ def refused_pods(quotas, objs, pods: list[dict], new_claims: list[dict], existin
     return found
 
 
-def what_if_refusals(quotas, objs, targets: list[dict], new_claims: list[dict],
+def what_if_refusals(quotas: Iterable[dict], objs: ObjectSet, targets: list[dict], new_claims: list[dict],
                      existing_claims: dict) -> dict[int, Refusal]:
     """explain -f's targets (Pods, claims, templates) whose claim would be refused: a Pod's as
     refused_pods says, a ResourceClaim target's own (a template is not created by itself)."""
@@ -139,7 +142,7 @@ def what_if_refusals(quotas, objs, targets: list[dict], new_claims: list[dict],
     return found
 
 
-def _charged(use, asked: int):
+def _charged(use: QuotaUse, asked: int) -> QuotaUse:
     if not asked or use.used is None:
         return use
     try:
@@ -152,7 +155,7 @@ def _charged(use, asked: int):
     return dataclasses.replace(use, used=text, fraction=fraction)
 
 
-def refused(explanation, refusal: Refusal):
+def refused(explanation: Explanation, refusal: Refusal) -> Explanation:
     """The explanation of a what-if pod whose claim would not be created: the refusal is the
     verdict; the nodes stay judged as if it were created (what happens once quota allows)."""
     explanation.verdict = UNSCHEDULABLE

@@ -17,12 +17,16 @@ claims.pending-pods and the exporter's `dra_pending_pods{reason}` (docs/METRICS.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from allocator.explain import ERROR, FITS
 from allocator.search import CAPACITY, COUNTERS, IN_USE, REQUEST_SELECTOR, TAINTED
 
 from .plugins import dynamic_resources
+from .status import Status
+from .summary import Cause, CauseGroup
 
 WAITING_FOR_SCHEDULER = "WaitingForScheduler"
 """It fits on some node now: the scheduler has not placed it yet (backoff, or a filter not modelled)."""
@@ -48,6 +52,47 @@ _COST = {
 _UNKNOWN_COST = 5
 
 
+class ExplainedNode(Protocol):
+    """What the blocker reads of one node of an explanation (scheduling.explanation.NodeExplanation)."""
+
+    @property
+    def node(self) -> str: ...
+
+    @property
+    def cause(self) -> Cause | None: ...
+
+    @property
+    def filters(self) -> Sequence[Status]: ...
+
+
+class ExplainedSummary(Protocol):
+    @property
+    def first_fit(self) -> str | None: ...
+
+    @property
+    def closest(self) -> Sequence[str]: ...
+
+    @property
+    def causes(self) -> Sequence[CauseGroup]: ...
+
+
+class Explained(Protocol):
+    """What the blocker reads of an explanation (scheduling.explanation.Explanation, which lists its
+    blocker and so stands above this module)."""
+
+    @property
+    def verdict(self) -> str: ...
+
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def nodes(self) -> Sequence[ExplainedNode]: ...
+
+    @property
+    def summary(self) -> ExplainedSummary: ...
+
+
 @dataclass(frozen=True)
 class Blocker:
     reason: str            # one word of a bounded set (docs/METRICS.md)
@@ -67,7 +112,7 @@ class Blocker:
         return {"reason": self.reason, "cause": self.cause, "node": self.node}
 
 
-def reason_of_cause(cause) -> str:
+def reason_of_cause(cause: Cause | None) -> str:
     """The bounded word for one node's cause."""
     if cause is None or not cause.plugin:
         return OTHER
@@ -76,7 +121,7 @@ def reason_of_cause(cause) -> str:
     return cause.plugin if cause.plugin in PLUGIN_REASONS else OTHER
 
 
-def blocker_of(explanation) -> Blocker:
+def blocker_of(explanation: Explained) -> Blocker:
     """The one cause of a pod's (or claim's) explanation; see the module docstring."""
     summary = explanation.summary
     if explanation.verdict == FITS:
@@ -97,6 +142,7 @@ def blocker_of(explanation) -> Blocker:
         # remove, closeness breaking ties (min keeps the first).
         alone = [n for n in closest if _one_kind_of_cause(n)] or closest[:1]
         best = min(alone, key=lambda n: _COST.get(reason_of_cause(n.cause), _UNKNOWN_COST))
+        assert best.cause is not None  # closest holds nodes with a cause only
         return Blocker(reason_of_cause(best.cause), best.cause.short, best.node, 1)
     groups = [g for g in summary.causes if g.plugin and g.nodes]
     if not groups:
@@ -107,6 +153,6 @@ def blocker_of(explanation) -> Blocker:
     return Blocker(reason_of_cause(cause) if cause is not None else OTHER, dominant.text, None, len(dominant.nodes))
 
 
-def _one_kind_of_cause(node) -> bool:
+def _one_kind_of_cause(node: ExplainedNode) -> bool:
     rejected = {s.plugin for s in node.filters if s.rejected}
     return rejected == {dynamic_resources.NAME} or dynamic_resources.NAME not in rejected

@@ -4,22 +4,23 @@ through DynamicResources alone, and assemble the Explanation."""
 from __future__ import annotations
 
 import allocator
-from allocator.explain import ERROR, FITS, UNSCHEDULABLE, ExplainError, normalise_target
+from allocator import Features, ObjectSet
+from allocator.explain import ERROR, FITS, UNSCHEDULABLE, ClaimVerdicts, ExplainError, NodeVerdict, normalise_target
 from allocator.gcpause import paused_gc
 
 from . import framework, message
+from . import node_allocatable
 from .explanation import Explanation, NodeExplanation, Summary
 from .plugins import dynamic_resources, pod_topology_spread
 from .remedies_search import Judgement, Target
 from .scoring import ScoringError
 from .status import Code, Status
-from . import node_allocatable
 from .summary import Cause, closest, dra_cause, filter_cause, group, node_allocatable_rejection
 
 __all__ = ["ExplainError", "explain_pod", "explain_claim", "explain_objects", "judge"]
 
 
-def explain_pod(objs, namespace: str, name: str, features, node: str | None = None, remedies: bool = True) -> Explanation:
+def explain_pod(objs: ObjectSet, namespace: str, name: str, features: Features, node: str | None = None, remedies: bool = True) -> Explanation:
     """`remedies`: for a pod that fits nowhere (all nodes judged), verified changes that make it fit."""
     pod = objs.pods.get((namespace, name))
     if pod is None:
@@ -28,7 +29,7 @@ def explain_pod(objs, namespace: str, name: str, features, node: str | None = No
     return _with_remedies(exp, objs, ("Pod", namespace, name), features, remedies and node is None)
 
 
-def explain_objects(objs, target: dict, features, node: str | None = None, remedies: bool = True,
+def explain_objects(objs: ObjectSet, target: dict, features: Features, node: str | None = None, remedies: bool = True,
                     cycle_state: dict | None = None) -> Explanation:
     """What-if: a Pod, ResourceClaim or ResourceClaimTemplate that is not (necessarily) applied.
     `cycle_state`: what the scheduler holds in memory besides the objects (fit's PodGroup cycle)."""
@@ -40,13 +41,14 @@ def explain_objects(objs, target: dict, features, node: str | None = None, remed
     return _with_remedies(exp, objs, target, features, remedies and node is None)
 
 
-def explain_claim(objs, namespace: str, name: str, features, node: str | None = None, remedies: bool = True) -> Explanation:
+def explain_claim(objs: ObjectSet, namespace: str, name: str, features: Features, node: str | None = None, remedies: bool = True) -> Explanation:
     """A claim on its own is not scheduled: only DynamicResources judges it."""
     exp = _claim_only(allocator.explain_claim(objs, namespace, name, features, node=node))
     return _with_remedies(exp, objs, ("ResourceClaim", namespace, name), features, remedies and node is None)
 
 
-def _with_remedies(exp: Explanation, objs, target, features, wanted: bool) -> Explanation:
+def _with_remedies(exp: Explanation, objs: ObjectSet, target: dict | tuple[str, str, str], features: Features,
+                   wanted: bool) -> Explanation:
     """Attaches kubectl_dra.scheduling.remedies to an explanation of every node (`target`: a what-if
     object, or (kind, namespace, name) of one in the snapshot)."""
     if wanted and exp.verdict == UNSCHEDULABLE:
@@ -69,12 +71,12 @@ def judge(objs: allocator.ObjectSet, target: Target, features: allocator.Feature
     return Judgement(exp.verdict == FITS, fitting, exp)
 
 
-def _explain_pod(objs, pod: dict, features, node: str | None, what_if: bool, cycle_state: dict | None = None) -> Explanation:
+def _explain_pod(objs: ObjectSet, pod: dict, features: Features, node: str | None, what_if: bool, cycle_state: dict | None = None) -> Explanation:
     with paused_gc():
         return _explain_pod_now(objs, pod, features, node, what_if, cycle_state)
 
 
-def _explain_pod_now(objs, pod: dict, features, node: str | None, what_if: bool,
+def _explain_pod_now(objs: ObjectSet, pod: dict, features: Features, node: str | None, what_if: bool,
                      cycle_state: dict | None = None) -> Explanation:
     if node is not None and node not in objs.nodes:
         raise ExplainError(f"Node {node} not found")
@@ -136,7 +138,7 @@ def _pod_warnings(pod: dict) -> list[str]:
     return warnings
 
 
-def _node(result: framework.NodeResult, allocation, pre_filter: Status | None) -> NodeExplanation:
+def _node(result: framework.NodeResult, allocation: NodeVerdict | None, pre_filter: Status | None) -> NodeExplanation:
     recorded = result.recorded
     if recorded is None:
         return NodeExplanation(result.name, FITS, "", result.statuses, None, allocation)
@@ -163,9 +165,9 @@ def _dra_cause(node: NodeExplanation) -> Cause | None:
 def _summary(nodes: list[NodeExplanation], scheduler_message: str | None, bound_to: str | None) -> Summary:
     fitting = [n for n in nodes if n.verdict == FITS]
     failing = [n for n in nodes if n.verdict != FITS]
-    causes = group({n.node: n.cause for n in failing})
+    causes = group({n.node: n.cause for n in failing if n.cause is not None})
     ranked = [(n.node, n.cause, _dra_cause(n), sum(1 for s in n.filters if s.rejected)) for n in failing
-              if n.verdict == UNSCHEDULABLE]
+              if n.verdict == UNSCHEDULABLE and n.cause is not None]
     best = best_nodes(fitting)
     return Summary(len(nodes), len(fitting), sum(1 for n in failing if n.verdict == UNSCHEDULABLE),
                    sum(1 for n in failing if n.verdict == ERROR), scheduler_message, causes,
@@ -175,11 +177,11 @@ def _summary(nodes: list[NodeExplanation], scheduler_message: str | None, bound_
 def best_nodes(fitting: list[NodeExplanation]) -> list[str]:
     """The fitting nodes of the top score, by name: the scheduler picks one of them at random
     (schedule_one.go selectHost). One fitting node is the best without a score."""
-    scored = [n for n in fitting if n.score is not None]
+    scored = [(n.node, n.score) for n in fitting if n.score is not None]
     if not scored:
         return sorted(n.node for n in fitting)[:1]
-    top = max(n.score.total for n in scored)
-    return sorted(n.node for n in scored if n.score.total == top)
+    top = max(score.total for _, score in scored)
+    return sorted(node for node, score in scored if score.total == top)
 
 
 def _overall(nodes: list[NodeExplanation], summary: Summary, pre_enqueue: str, bound_to: str | None) -> tuple[str, str]:
@@ -208,8 +210,8 @@ def _order(nodes: list[NodeExplanation]) -> None:
                               n.node))
 
 
-def _claim_only(exp) -> Explanation:
-    nodes = []
+def _claim_only(exp: ClaimVerdicts) -> Explanation:
+    nodes: list[NodeExplanation] = []
     for verdict in exp.nodes:
         if verdict.verdict == FITS:
             status = Status(Code.SUCCESS, (), dynamic_resources.NAME)
@@ -221,8 +223,8 @@ def _claim_only(exp) -> Explanation:
         nodes.append(NodeExplanation(verdict.node, verdict.verdict, cause.text, [status], cause, verdict))
     summary = _summary(nodes, None, None)
     _order(nodes)
-    verdict, text = exp.verdict, exp.message
-    if verdict == UNSCHEDULABLE and not exp.problem:
+    text = exp.message
+    if exp.verdict == UNSCHEDULABLE and not exp.problem:
         text = f"fits on none of {summary.nodes} node{'s' if summary.nodes != 1 else ''}"
-    return Explanation(exp.target_kind, exp.namespace, exp.name, exp.features, verdict, text, exp.claims, nodes,
+    return Explanation(exp.target_kind, exp.namespace, exp.name, exp.features, exp.verdict, text, exp.claims, nodes,
                        summary, exp.what_if, list(exp.warnings), [])

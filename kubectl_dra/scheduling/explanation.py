@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from allocator.explain import ERROR, FITS, UNSCHEDULABLE
+from allocator import Features
+from allocator.explain import ERROR, FITS, UNSCHEDULABLE, ClaimOutcome, NodeVerdict
+from allocator.pools import SkippedPool
 from allocator.search import CLASS_SELECTOR
 from kubectl_dra import API_VERSION
 
 from .blocker import blocker_of
+from .scoring import NodeScore
 from .status import Status
 from .summary import Cause, CauseGroup
 
@@ -29,15 +32,15 @@ class NodeExplanation:
     message: str                     # what the first failing filter found, in words
     filters: list[Status]
     cause: Cause | None = None       # the dominant cause (None when it fits)
-    allocation: object = None        # allocator NodeVerdict: claims, requests, devices
-    score: object = None             # scoring.NodeScore where it fits and another node fits too
+    allocation: NodeVerdict | None = None   # DynamicResources' verdict: claims, requests, devices
+    score: NodeScore | None = None   # where it fits and another node fits too
 
     @property
-    def claims(self) -> list:
+    def claims(self) -> list[ClaimOutcome]:
         return self.allocation.claims if self.allocation is not None else []
 
     @property
-    def skipped_pools(self) -> list:
+    def skipped_pools(self) -> list[SkippedPool]:
         return self.allocation.skipped_pools if self.allocation is not None else []
 
     def to_dict(self) -> dict:
@@ -57,7 +60,7 @@ class NodeExplanation:
         }
 
 
-def _score_dict(score) -> dict | None:
+def _score_dict(score: NodeScore | None) -> dict | None:
     if score is None:
         return None
     return {"total": score.total, "plugins": dict(score.by_plugin)}
@@ -103,20 +106,35 @@ class Summary:
 
 
 @dataclass
+class Remedy:
+    """A change that makes the target fit, verified by judging again (kubectl_dra.scheduling.remedies)."""
+
+    kind: str
+    description: str
+    change: dict
+    nodes: list[str]
+    verified: bool = True
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "description": self.description, "change": self.change,
+                "nodes": list(self.nodes), "verified": self.verified}
+
+
+@dataclass
 class Explanation:
     target_kind: str
     namespace: str
     name: str
-    features: object
+    features: Features
     verdict: str
     message: str
-    claims: list
+    claims: list[ClaimOutcome]
     nodes: list[NodeExplanation]
     summary: Summary
     what_if: bool = False
     warnings: list[str] = field(default_factory=list)
     not_checked: list[str] = field(default_factory=list)
-    remedies: list = field(default_factory=list)
+    remedies: list[Remedy] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from allocator import Features
 from allocator.quantity import QuantityError, parse_quantity
 
 from .resources import container_requests, pod_requests
@@ -23,7 +24,7 @@ CLAIM_NAME = "<extended-resources>"  # upstream specialClaimInMemName: not a val
 EXTENDED_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 
 
-def classes_by_resource(device_classes: dict) -> dict[str, str]:
+def classes_by_resource(device_classes: Mapping[str, dict]) -> dict[str, str]:
     """{extended resource name: DeviceClass name}, as the scheduler's ExtendedResourceCache
     (deviceclass/extendedresourcecache/extendedresourcecache.go updateResourceName2class) builds it
     from the classes in name order, the order of its informer's initial list: of two classes naming
@@ -44,7 +45,7 @@ def classes_by_resource(device_classes: dict) -> dict[str, str]:
     return mapping
 
 
-def backed_resources(device_classes: Mapping[str, dict], features) -> dict[str, str]:
+def backed_resources(device_classes: Mapping[str, dict], features: Features) -> dict[str, str]:
     """classes_by_resource where DRAExtendedResource is on, else {} (no extended resource is DRA's)."""
     return classes_by_resource(device_classes) if features.gates.get("DRAExtendedResource", False) else {}
 
@@ -73,7 +74,7 @@ def _created(klass: dict) -> str:
     return str((klass.get("metadata") or {}).get("creationTimestamp") or "")
 
 
-def dra_backed(requests: dict, mapping: dict[str, str]) -> dict[str, int]:
+def dra_backed(requests: dict, mapping: Mapping[str, str]) -> dict[str, int]:
     """{resource: count} of the pod's non-zero requests that a DeviceClass backs."""
     return {name: int(amount) for name, amount in requests.items() if amount and name in mapping}
 

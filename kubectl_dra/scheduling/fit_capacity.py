@@ -8,10 +8,13 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from allocator import Features
+from allocator.explain import NodeVerdict
 from allocator.gcpause import paused_gc
 from allocator.objects import GIVEN_STORES, ObjectSet
 
 from .fit import API_VERSION, Placer, node_signature, place_gang, used_devices
+from .framework import Diagnosis, NodeResult
 from .plugins import dynamic_resources
 from .summary import filter_cause
 
@@ -35,7 +38,7 @@ class CapacityReport:
     nodes: list[NodeCapacity]
     warnings: list[str] = field(default_factory=list)
     cut_short: bool = False
-    features: object = None
+    features: Features | None = None
 
     @property
     def together(self) -> int:
@@ -83,7 +86,7 @@ def copy_pod(namespace: str, template_name: str, index: int, pod: dict | None = 
                      "resourceClaims": [{"name": COPY_CLAIM, "resourceClaimTemplateName": template_name}]}}
 
 
-def capacity(objs, namespace: str, template_name: str, features, target: str = "",
+def capacity(objs: ObjectSet, namespace: str, template_name: str, features: Features, target: str = "",
              time_limit: float = 5.0, max_per_node: int = 256, pod: dict | None = None) -> CapacityReport:
     """How many more claims like the template fit: per node, the one-at-a-time count (the
     allocator's first choice each time) and the most that fit together (the gang search on that
@@ -121,13 +124,14 @@ def capacity(objs, namespace: str, template_name: str, features, target: str = "
     return report
 
 
-def _first_copy(placer: Placer, pod: dict) -> tuple[dict[str, object], dict[str, str]]:
+def _first_copy(placer: Placer, pod: dict) -> tuple[dict[str, NodeVerdict | None], dict[str, str]]:
     """The first copy judged on every node, chunk by chunk: {node: allocator verdict} where it fits,
     {node: why not} elsewhere."""
     chunks: dict[int, list[str]] = {}
     for name in placer.order:
         chunks.setdefault(placer._chunk_of(name), []).append(name)
-    fitting, limits = {}, {}
+    fitting: dict[str, NodeVerdict | None] = {}
+    limits: dict[str, str] = {}
     for names in chunks.values():
         _, cycle, diagnosis = placer.judge(pod, names, diagnose=True)
         verdicts = cycle.state.get(dynamic_resources.NAME, {})
@@ -139,10 +143,12 @@ def _first_copy(placer: Placer, pod: dict) -> tuple[dict[str, object], dict[str,
     return fitting, limits
 
 
-def _limit(result, diagnosis, verdict) -> str:
+def _limit(result: NodeResult, diagnosis: Diagnosis, verdict: NodeVerdict | None) -> str:
     """Why a copy does not fit on a node, in explain's words."""
-    per_node = result.recorded.plugin == dynamic_resources.NAME and result.recorded is not diagnosis.pre_filter
-    return filter_cause(result.recorded, verdict if per_node else None).text
+    recorded = result.recorded
+    assert recorded is not None  # only nodes that fail are asked why
+    per_node = recorded.plugin == dynamic_resources.NAME and recorded is not diagnosis.pre_filter
+    return filter_cause(recorded, verdict if per_node else None).text
 
 
 def _readable(limit: str, pod: dict) -> str:
@@ -185,7 +191,7 @@ _NAMED_ATTRIBUTE = re.compile(r"""attributes\s*\[\s*(?:"[^"\\]*"|'[^'\\]*')\s*\]
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
-def _attributes_read(objs, pod: dict) -> set[str] | None:
+def _attributes_read(objs: ObjectSet, pod: dict) -> set[str] | None:
     """The attribute names (without their domain) that CEL selectors and constraints of the copy's
     claims, of every DeviceClass and every DeviceTaintRule write out; None when some expression
     reads attributes by a name it computes (a macro over the map, an escaped string), so any may count."""
@@ -200,7 +206,7 @@ def _attributes_read(objs, pod: dict) -> set[str] | None:
     return words
 
 
-def _collect(value, texts: list[str]) -> None:
+def _collect(value: object, texts: list[str]) -> None:
     """Every CEL expression and constraint attribute under `value`."""
     if isinstance(value, dict):
         for key, item in value.items():
@@ -213,7 +219,7 @@ def _collect(value, texts: list[str]) -> None:
             _collect(item, texts)
 
 
-def _claim_specs(objs, pod: dict) -> list[dict]:
+def _claim_specs(objs: ObjectSet, pod: dict) -> list[dict]:
     namespace = pod["metadata"].get("namespace") or "default"
     specs = []
     for entry in pod["spec"].get("resourceClaims") or []:
@@ -231,7 +237,7 @@ def _with_attributes(slice_: dict, read: set[str]) -> dict:
     return {**slice_, "spec": {**slice_["spec"], "devices": devices}}
 
 
-def _labels_read(objs, pod: dict) -> bool:
+def _labels_read(objs: ObjectSet, pod: dict) -> bool:
     """Whether a node's labels can decide a copy's judgement: the copy places itself by them (node
     selector, affinity, spread, volumes, which zones' storage, a claim allocated for some nodes), a
     pool reaches nodes by them, or a bound pod's required anti-affinity may count the copy in a
@@ -252,7 +258,7 @@ class _Local:
     and those that are not node-local, the claims holding their devices, the pods bound to it; the
     devices without the attributes no copy reads (`attributes`, see _attributes_read)."""
 
-    def __init__(self, objs, attributes: set[str] | None) -> None:
+    def __init__(self, objs: ObjectSet, attributes: set[str] | None) -> None:
         self.objs, self.attributes = objs, attributes
         self.pool_slices: dict[tuple[str, str], list[dict]] = {}
         self.node_pools: dict[str, set] = {}
@@ -268,11 +274,11 @@ class _Local:
         for key, claim in objs.claims.items():
             for result in (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []:
                 self.pool_claims.setdefault((result["driver"], result["pool"]), set()).add(key)
-        self.node_pods: dict[str, dict] = {}
+        self.node_pods: dict[str | None, dict] = {}
         for key, bound in objs.pods.items():
             self.node_pods.setdefault((bound.get("spec") or {}).get("nodeName"), {})[key] = bound
 
-    def objects(self, node: str, pod: dict):
+    def objects(self, node: str, pod: dict) -> ObjectSet:
         objs = self.objs
         pools = sorted(self.shared | self.node_pools.get(node, set()))
         keys = {key for pool in pools for key in self.pool_claims.get(pool, ())}
@@ -290,8 +296,8 @@ class _Local:
                          **{name: getattr(objs, name) for name in GIVEN_STORES})
 
 
-def _capacity_on(placer: Placer, node: str, first_verdict, namespace: str, template_name: str, features,
-                 deadline: float, max_per_node: int, source: dict | None, alone) -> NodeCapacity:
+def _capacity_on(placer: Placer, node: str, first_verdict: NodeVerdict | None, namespace: str, template_name: str, features: Features,
+                 deadline: float, max_per_node: int, source: dict | None, alone: ObjectSet) -> NodeCapacity:
     """Copies placed on `node` one at a time (then taken back: every node is counted as if alone),
     and the gang search for more together on `alone` (the objects it reads). `first_verdict`: the
     first copy's, found already."""

@@ -11,35 +11,52 @@ is what the scheduler counts. Plugins we do not model are recorded as not checke
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Protocol, cast, runtime_checkable
 
-from .extended import classes_by_resource, dra_backed
+from allocator import Features, ObjectSet
+
+from .cycle import Cycle
 from .plugins import (balanced_allocation, dynamic_resources, image_locality, inter_pod_affinity, node_affinity,
                       node_declared_features, node_name, node_ports, node_resources_fit, node_unschedulable,
                       node_volume_limits, pod_topology_spread, taint_toleration, volume_binding,
                       volume_restrictions, volume_zone)
-from .resources import NodeInfo, is_extended, node_infos, pod_requests
+from .resources import BoundPod, NodeInfo, node_infos
+from .scoring import NodeScore, ScorePlugin
 from .status import Code, Status
+
+@runtime_checkable
+class FilterPlugin(Protocol):
+    """What the framework calls of a modelled filter plugin (one module of plugins/): its PreFilter
+    (the node names it narrows to, or None for every node, and a status) and its Filter per node."""
+
+    NAME: str
+
+    def pre_filter(self, cycle: Cycle) -> tuple[set[str] | None, Status]: ...
+
+    def filter(self, cycle: Cycle, info: NodeInfo) -> Status: ...
+
 
 # Kubernetes 1.37's default profile (pkg/scheduler/apis/config/v1/default_plugins.go): Filter plugins
 # in order, DynamicResources inserted before DefaultPreemption, NodeDeclaredFeatures appended.
-PROFILE = (
+PROFILE: tuple[FilterPlugin | str, ...] = (
     node_name, node_unschedulable, taint_toleration, node_affinity, node_ports, node_resources_fit,
     volume_restrictions, node_volume_limits, volume_binding, volume_zone, pod_topology_spread,
     inter_pod_affinity, dynamic_resources, node_declared_features,
 )
-MODELLED = tuple(p for p in PROFILE if not isinstance(p, str))
+MODELLED: tuple[FilterPlugin, ...] = tuple(p for p in PROFILE if not isinstance(p, str))
 # The profile's plugins that only score (default_plugins.go: after DefaultPreemption).
 SCORE_ONLY = (balanced_allocation, image_locality)
 NOT_CHECKED = tuple(p for p in PROFILE if isinstance(p, str))
 
 
-def scorers() -> tuple:
+def scorers() -> tuple[ScorePlugin, ...]:
     """The plugins of the profile that score nodes (a `score` function and a WEIGHT)."""
-    return tuple(p for p in MODELLED + SCORE_ONLY if hasattr(p, "score") and getattr(p, "WEIGHT", 0))
+    return cast("tuple[ScorePlugin, ...]",
+                tuple(p for p in (*MODELLED, *SCORE_ONLY) if hasattr(p, "score") and getattr(p, "WEIGHT", 0) != 0))
 
 
-def score_nodes(cycle: Cycle, feasible: list[NodeInfo]) -> dict:
+def score_nodes(cycle: Cycle, feasible: list[NodeInfo]) -> dict[str, NodeScore]:
     """{node name: NodeScore} for the feasible nodes, as prioritizeNodes gives them; {} for one
     node or none (schedule_one.go: a single feasible node is taken without scoring)."""
     if len(feasible) < 2:
@@ -49,58 +66,8 @@ def score_nodes(cycle: Cycle, feasible: list[NodeInfo]) -> dict:
     return scoring.score(cycle, feasible, scorers())
 
 
-def plugin_name(plugin) -> str:
+def plugin_name(plugin: FilterPlugin | str) -> str:
     return plugin if isinstance(plugin, str) else plugin.NAME
-
-
-@dataclass
-class Cycle:
-    """CycleState: what PreFilter learned, read by Filter (and by the message and summary)."""
-
-    pod: dict
-    objs: object
-    features: object
-    node_infos: dict[str, NodeInfo]
-    what_if: bool = False
-    state: dict = field(default_factory=dict)
-    allocator_explanations: list = field(default_factory=list)
-    pre_enqueue: str = ""
-    diagnose: bool = True   # False: DynamicResources gives verdicts without per-device reasons (fit)
-    selectors: object = None  # an allocator SelectorEvaluator shared across cycles (fit), or a new one each
-    skipped: set[str] = field(default_factory=set)  # plugins whose PreFilter said Skip (their Filter never runs)
-    pre_filtered: dict | None = None
-    """Shared by the cycles that judge one pod chunk by chunk against the same snapshot (fit): what
-    PreFilter found for the plugins whose PreFilter reads every node (READS_SNAPSHOT), which is
-    the same for every chunk, so it runs once per scheduling cycle as in the scheduler."""
-
-    snapshot: dict[str, NodeInfo] | None = None
-    """Every node of the cluster as the scheduler's snapshot holds it (its pods included), which
-    the plugins that look across nodes read in PreFilter/PreScore (InterPodAffinity,
-    PodTopologySpread); `node_infos` are the nodes being filtered, a part of it (one node for
-    `explain --node`, a chunk in fit). None: the same as `node_infos`."""
-
-    def __post_init__(self):
-        if self.snapshot is None:
-            self.snapshot = self.node_infos
-        self.requests = pod_requests(self.pod)
-        extended_on = self.features.gates.get("DRAExtendedResource", False)
-        self.class_by_resource = classes_by_resource(self.objs.device_classes) if extended_on else {}
-        # hasDeviceClassMappedExtendedResource: nothing of this applies unless some request is backed.
-        self._backed = dra_backed(self.requests, self.class_by_resource)
-
-    def dra_backed_requests(self) -> dict[str, int]:
-        return self._backed
-
-    def delegated_to_dra(self, resource: str, info: NodeInfo) -> bool:
-        """shouldDelegateResourceToDRA: a class backs it and the node does not advertise it."""
-        return resource in self.class_by_resource and not info.allocatable.scalars.get(resource)
-
-    def unprovided_resources(self) -> list[str]:
-        if not self._backed:
-            return []
-        return sorted(name for name, amount in self.requests.items()
-                      if amount and (is_extended(name) or name.startswith("deviceclass.resource.kubernetes.io/"))
-                      and name not in self.class_by_resource)
 
 
 @dataclass
@@ -174,24 +141,25 @@ def run(cycle: Cycle) -> Diagnosis:
     fixed = {plugin_name(p): Status(Code.NOT_CHECKED if isinstance(p, str) else Code.SKIP, (), plugin_name(p))
              for p in PROFILE if isinstance(p, str) or p.NAME in skipped}
     passed = {p.NAME: Status(Code.SUCCESS, (), p.NAME) for p in MODELLED}
-    chain = [(plugin_name(p), None if plugin_name(p) in fixed else p.filter) for p in PROFILE]
+    chain = [(plugin_name(p), None if isinstance(p, str) or p.NAME in fixed else p.filter) for p in PROFILE]
     results = []
     for name in sorted(cycle.node_infos):
         info = cycle.node_infos[name]
-        statuses = []
-        first = None
-        for plugin, run_filter in chain:
+        statuses: list[Status] = []
+        first: Status | None = None
+        for label, run_filter in chain:
             if run_filter is None:
-                statuses.append(fixed[plugin])
+                statuses.append(fixed[label])
                 continue
             status = run_filter(cycle, info)
             if status.code == Code.SUCCESS:
-                statuses.append(passed[plugin])
+                statuses.append(passed[label])
                 continue
-            status = _named(status, plugin)
+            status = _named(status, label)
             statuses.append(status)
             if first is None and (status.rejected or status.code == Code.ERROR):
                 first = status
+        recorded: Status | None
         if rejection is not None:
             recorded = rejection
         elif narrowed is not None and name not in narrowed:
@@ -205,7 +173,7 @@ def run(cycle: Cycle) -> Diagnosis:
 _NO_STATE = object()
 
 
-def _pre_filter(plugin, cycle: Cycle) -> tuple:
+def _pre_filter(plugin: FilterPlugin, cycle: Cycle) -> tuple[set[str] | None, Status]:
     shared = cycle.pre_filtered if getattr(plugin, "READS_SNAPSHOT", False) else None
     if shared is not None and plugin.NAME in shared:
         names, status, state = shared[plugin.NAME]
@@ -218,7 +186,7 @@ def _pre_filter(plugin, cycle: Cycle) -> tuple:
     return names, status
 
 
-def pre_filtered_with_pod(shared: dict, added, info: NodeInfo, still_skipped: frozenset = frozenset()) -> None:
+def pre_filtered_with_pod(shared: dict, added: BoundPod, info: NodeInfo, still_skipped: frozenset = frozenset()) -> None:
     """Cycle.pre_filtered brought up to date once `added` (a BoundPod) is bound to `info`'s node:
     each plugin's state through its PreFilterExtensions.AddPod (counting the one new pod instead of
     every pod again); a plugin that skipped, or has no AddPod, runs its PreFilter again, unless it
@@ -257,7 +225,7 @@ def filter_node(cycle: Cycle, info: NodeInfo) -> Status | None:
     return None
 
 
-def without_pods(cycle: Cycle, info: NodeInfo, removed: list) -> Cycle:
+def without_pods(cycle: Cycle, info: NodeInfo, removed: list[BoundPod]) -> Cycle:
     """The cycle as preemption sees it once `removed` (BoundPods of `info`'s node) are gone:
     PreFilterExtensions.RemovePod of every plugin whose PreFilter state counts other pods
     (framework/preemption/preemption.go SelectVictimsOnNode, runtime RunPreFilterExtensionRemovePod).
@@ -274,7 +242,7 @@ def without_pods(cycle: Cycle, info: NodeInfo, removed: list) -> Cycle:
     return clone
 
 
-def with_pod(cycle: Cycle, info: NodeInfo, added) -> Cycle:
+def with_pod(cycle: Cycle, info: NodeInfo, added: BoundPod) -> Cycle:
     """PreFilterExtensions.AddPod: the cycle once `added` (a BoundPod) runs on `info`'s node again
     (preemption giving a victim back)."""
     state = dict(cycle.state)
@@ -287,7 +255,7 @@ def with_pod(cycle: Cycle, info: NodeInfo, added) -> Cycle:
     return clone
 
 
-def new_cycle(pod: dict, objs, features, what_if: bool = False) -> Cycle:
+def new_cycle(pod: dict, objs: ObjectSet, features: Features, what_if: bool = False) -> Cycle:
     meta = pod["metadata"]
     infos = node_infos(objs.nodes, objs.pods, skip=(meta.get("namespace") or "default", meta["name"]),
                        priority=int(pod["spec"].get("priority") or 0),

@@ -19,9 +19,11 @@ characters (schedule_one.go truncateMessage).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from .framework import Cycle, Diagnosis, filter_node, with_pod, without_pods
 from .plugins import dynamic_resources
+from .resources import NodeInfo
 from .status import Code, Status
 
 NO_NODES = "no nodes available to schedule pods"
@@ -33,11 +35,11 @@ NOTE_LENGTH_LIMIT = 1024
 STATE_NOT_FOUND = "not found"
 
 
-def fit_error(total: int, statuses: list[Status], pre_filter_message: str = "") -> str:
+def fit_error(total: int, statuses: Sequence[Status | None], pre_filter_message: str = "") -> str:
     text = f"0/{total} nodes are available:"
     if pre_filter_message:
         return text + f" {pre_filter_message}."
-    reasons = Counter(reason for status in statuses for reason in status.reasons)
+    reasons = Counter(reason for status in statuses if status is not None for reason in status.reasons)
     histogram = sorted(f"{count} {reason}" for reason, count in reasons.items())
     if histogram:
         text += " " + ", ".join(histogram) + "."
@@ -76,7 +78,7 @@ def preemption(cycle: Cycle, diagnosis: Diagnosis) -> tuple[str, list[str]]:
     return "preemption: " + fit_error(len(diagnosis.nodes), statuses), []
 
 
-def _reprieve(cycle: Cycle, info, victims: list) -> list:
+def _reprieve(cycle: Cycle, info: NodeInfo, victims: list) -> list:
     """SelectVictimsOnNode: give back the most important victims first while the pod still fits."""
     evicted = []
     state = without_pods(cycle, info, victims)

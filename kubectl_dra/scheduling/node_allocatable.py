@@ -23,15 +23,23 @@ pkg/scheduler/framework/plugins/dynamicresources/nodeallocatabledynamicresources
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from fractions import Fraction
+from typing import TYPE_CHECKING, Protocol
 
 from allocator.nodeselector import matches, node_matches
 from allocator.quantity import DECIMAL_SI, Quantity, exact_amount
 
+if TYPE_CHECKING:
+    from allocator.explain import NodeVerdict
+
 CPU, MEMORY, EPHEMERAL_STORAGE = "cpu", "memory", "ephemeral-storage"
 
 ERR_SHARED = "node allocatable resource claim {} has a mapped device and cannot be shared across pods"
+
+Amount = int | Fraction
+"""An exact quantity (allocator.quantity.exact_amount): an int when whole."""
 
 
 class FootprintError(Exception):
@@ -44,13 +52,13 @@ class ClaimFootprint:
 
     claim: str
     containers: list[str] = field(default_factory=list)
-    mapping: dict[str, object] = field(default_factory=dict)
-    per_pod: dict[str, object] = field(default_factory=dict)
-    per_container: dict[str, object] = field(default_factory=dict)
+    mapping: dict[str, Amount] = field(default_factory=dict)
+    per_pod: dict[str, Amount] = field(default_factory=dict)
+    per_container: dict[str, Amount] = field(default_factory=dict)
 
-    def amounts(self) -> dict[str, object]:
+    def amounts(self) -> dict[str, Amount]:
         """addDRANodeAllocatableClaimResources: mapping + perPod + perContainer x container entries."""
-        total: dict[str, object] = {}
+        total: dict[str, Amount] = {}
         for name, amount in self.mapping.items():
             total[name] = total.get(name, 0) + amount
         for name in sorted(set(self.per_pod) | set(self.per_container)):
@@ -68,7 +76,7 @@ class ClaimFootprint:
                              for k in sorted(set(self.per_pod) | set(self.per_container))}}
 
 
-def _text(amount) -> str:
+def _text(amount: Amount) -> str:
     return str(amount) if getattr(amount, "denominator", 1) == 1 else f"{float(amount):g}"
 
 
@@ -130,7 +138,7 @@ def claim_is_mapped(allocation: dict | None, slices: list[dict]) -> bool:
     return False
 
 
-def unmodelled_warning(slices: list[dict], verdicts) -> list[str]:
+def unmodelled_warning(slices: list[dict], verdicts: Iterable[NodeVerdict]) -> list[str]:
     """With the gate off in our rules: a warning when devices picked for the pod map onto node
     resources (a slice carries the field only where the API server has the gate on, and its
     scheduler may well too: that is not discoverable)."""
@@ -242,8 +250,8 @@ def _any_device_maps(allocation: dict, node_slices: list[dict], node: dict) -> b
     return False
 
 
-def amounts_of(footprints: list[ClaimFootprint]) -> dict[str, object]:
-    total: dict[str, object] = {}
+def amounts_of(footprints: list[ClaimFootprint]) -> dict[str, Amount]:
+    total: dict[str, Amount] = {}
     for footprint in footprints:
         for name, amount in footprint.amounts().items():
             total[name] = total.get(name, 0) + amount
@@ -296,7 +304,7 @@ def status_entries(footprints: list[ClaimFootprint]) -> list[dict]:
     return entries
 
 
-def quantity_text(amount) -> str:
+def quantity_text(amount: Amount) -> str:
     """An exact amount as a canonical quantity (every quantity is a whole number of nano units)."""
     nano = amount * 10**9
     units = nano.numerator // nano.denominator if getattr(nano, "denominator", 1) != 1 else int(nano)
@@ -312,9 +320,9 @@ def _supported_pod_level(name: str) -> bool:
     return name in (CPU, MEMORY) or name.startswith("hugepages-")
 
 
-def container_dra(footprints: list[ClaimFootprint], container: str) -> dict[str, object]:
+def container_dra(footprints: list[ClaimFootprint], container: str) -> dict[str, Amount]:
     """GetContainerDRAAllocations: mapping + perPod + perContainer of each claim the container names."""
-    total: dict[str, object] = {}
+    total: dict[str, Amount] = {}
     for footprint in footprints:
         if container not in footprint.containers:
             continue
@@ -325,7 +333,8 @@ def container_dra(footprints: list[ClaimFootprint], container: str) -> dict[str,
     return total
 
 
-def pod_level_shortfall(pod: dict, footprints: list[ClaimFootprint], requests_sum, limits_sum, amount_of) -> str:
+def pod_level_shortfall(pod: dict, footprints: list[ClaimFootprint], requests_sum: Callable[[dict], dict],
+                        limits_sum: Callable[[dict], dict], amount_of: Callable[[object], Amount | None]) -> str:
     """validatePodLevelResourcesCoverDRA: pod-level requests must cover the containers' sum plus
     what the claims map; a pod-level hugepages limit the containers' limits plus the claims'; any
     other pod-level limit each container's limit plus what its claims add. "" when they do.

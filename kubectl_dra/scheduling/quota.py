@@ -20,6 +20,7 @@ admission refuse every claim: "status unknown for quota").
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from allocator.quantity import QuantityError, parse_quantity
@@ -75,7 +76,7 @@ class QuotaUse:
         return f"{ref}: {self.used} of {self.hard} used ({percent}{what})"
 
 
-def _fraction(used, hard) -> float | None:
+def _fraction(used: object, hard: object) -> float | None:
     try:
         whole, part = parse_quantity(str(hard)).amount, parse_quantity(str(used)).amount
     except QuantityError:
@@ -85,7 +86,7 @@ def _fraction(used, hard) -> float | None:
     return float(part / whole)
 
 
-def quota_uses(quotas, device_classes: dict) -> list[QuotaUse]:
+def quota_uses(quotas: Iterable[dict], device_classes: dict) -> list[QuotaUse]:
     """Every DRA resource enforced by `quotas` (the status the quota controller wrote), sorted by
     namespace, quota and resource."""
     extended = classes_by_resource(device_classes)
@@ -93,7 +94,7 @@ def quota_uses(quotas, device_classes: dict) -> list[QuotaUse]:
     for quota in quotas:
         status = quota.get("status") or {}
         hard, used = status.get("hard") or {}, status.get("used") or {}
-        metadata = quota.get("metadata") if isinstance(quota.get("metadata"), dict) else {}
+        metadata: dict = quota["metadata"] if isinstance(quota.get("metadata"), dict) else {}
         for resource, limit in sorted(hard.items()):
             device_class = quota_class(resource, extended)
             if device_class is None:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import allocator
 from allocator.explain import POOL_BEING_REPLACED, POOL_INCOMPLETE, UNSCHEDULABLE
 from allocator.gcpause import paused_gc
-from allocator.index import cluster_index
+from allocator.index import ClusterIndex, cluster_index
 from allocator.model import Taint
 from allocator.objects import json_copy
 from allocator.search import TAINTED
 from allocator.taints import untolerated_taints
 
-from .explanation import Explanation
+from .explanation import Explanation, Remedy
 from .remedies_nodes import node_remedies
 from .remedies_policy import cost_rank, not_ready_note, signals_failure
 from .remedies_release import release_remedy
@@ -28,7 +28,6 @@ from .remedies_search import (
     TOLERATE,
     Editable,
     Judge,
-    Remedy,
     Search,
     Target,
     edited_spec,
@@ -98,11 +97,11 @@ def _tolerate_remedy(search: Search) -> list[Remedy]:
         candidates = sorted({frozenset([t]) for taints in by_node.values() for t in taints}
                             | {frozenset(taints) for taints in by_node.values()},
                             key=lambda s: (len(s), sorted(map(str, s))))
-        for taints in candidates:
+        for chosen in candidates:
             if search.spent():
                 return []
-            remedy = _try_tolerations(search, search.editables[ref], request_name, sorted(taints, key=str),
-                                      [n for n, t in by_node.items() if t & taints])
+            remedy = _try_tolerations(search, search.editables[ref], request_name, sorted(chosen, key=str),
+                                      [n for n, t in by_node.items() if t & chosen])
             if remedy is not None:
                 return [remedy]
     return []
@@ -170,7 +169,7 @@ def _pool_remedies(search: Search) -> list[Remedy]:
             for rejection in request.rejected:
                 if rejection.code in (POOL_INCOMPLETE, POOL_BEING_REPLACED):
                     wanted.setdefault((rejection.device.driver, rejection.device.pool), set()).add(verdict.node)
-    remedies = []
+    remedies: list[Remedy] = []
     index = cluster_index(search.objs, search.features)
     # Pools that would open the most nodes first; each try rebuilds the slice index, so only a few.
     for pool_id in sorted(wanted, key=lambda p: (-len(wanted[p]), p))[:_POOLS_TRIED]:
@@ -187,8 +186,9 @@ def _pool_remedies(search: Search) -> list[Remedy]:
             raw["spec"]["pool"]["resourceSliceCount"] = len(published)
             completed.append(raw)
         local = {s.node_name for s in index.slices_by_pool[pool_id]}
-        nodes = sorted(local) if None not in local else None
-        removed = {s.name for s in published} | (_unseen_slices(index, local) if nodes else set())
+        named = {n for n in local if n is not None}
+        nodes = sorted(named) if None not in local else None
+        removed = {s.name for s in published} | (_unseen_slices(index, named) if nodes else set())
         objs = search.objs.with_changes(add=completed, remove=[("ResourceSlice", None, name) for name in removed])
         fitting = search.fits_on(objs, search.target, nodes)
         if not fitting:
@@ -202,7 +202,7 @@ def _pool_remedies(search: Search) -> list[Remedy]:
             f"Pool {pool_id[0]}/{pool_id[1]} is {state}: {len(published)} of {expected} slices of generation "
             f"{generation} published ({names}); {missing} missing. Once driver {pool_id[0]} publishes "
             f"{'it' if missing == 1 else 'them'} (check its kubelet plugin"
-            f"{' on ' + nodes_text(sorted(local)) if None not in local else ''}), it fits on {fitting.text()} "
+            f"{' on ' + nodes_text(sorted(named)) if None not in local else ''}), it fits on {fitting.text()} "
             f"with the devices already published.",
             {"pool": f"{pool_id[0]}/{pool_id[1]}", "generation": generation, "expectedSlices": expected,
              "publishedSlices": [s.name for s in published], "missingSlices": missing},
@@ -210,7 +210,7 @@ def _pool_remedies(search: Search) -> list[Remedy]:
     return remedies
 
 
-def _unseen_slices(index, nodes: set[str]) -> set[str]:
+def _unseen_slices(index: ClusterIndex, nodes: set[str]) -> set[str]:
     """Slices of pools no node in `nodes` can see: judging those nodes without them gives the same
     verdicts, and the changed copy's slice index is built from far fewer slices."""
     seen = {pool_id for pool_id, slices in index.slices_by_pool.items()

@@ -9,9 +9,10 @@ import dataclasses
 
 from allocator.objects import json_copy
 
+from .explanation import Remedy
 from .plugins import node_affinity, node_unschedulable, taint_toleration
-from .remedies_search import RELAX, TOLERATE, UNCORDON, Remedy, Search, toleration_for
 from .remedies_policy import signals_failure
+from .remedies_search import RELAX, TOLERATE, UNCORDON, Search, toleration_for
 
 _NODE_FILTERS = {node_unschedulable.NAME, taint_toleration.NAME, node_affinity.NAME}
 _CORDON_TAINT = node_unschedulable.UNSCHEDULABLE_TAINT["key"]

@@ -19,6 +19,10 @@ has its own test (tests/scheduling/test_remedies_policy.py).
 
 from __future__ import annotations
 
+from allocator import ObjectSet
+
+from .explanation import Remedy
+
 # Device taints drivers set for failed hardware. NVIDIA's GPU driver (k8s-dra-driver-gpu,
 # docs "GPU health checking"): `gpu.nvidia.com/xid` for a fatal XID error (79: the GPU fell off the
 # bus; NoSchedule, None for the non-fatal ones, which block nothing), `gpu.nvidia.com/gpu-lost`
@@ -84,7 +88,7 @@ def node_not_ready(node: dict | None) -> str:
     return ""
 
 
-def not_ready_note(nodes: list[str], objs) -> tuple[str, list[str]]:
+def not_ready_note(nodes: list[str], objs: ObjectSet) -> tuple[str, list[str]]:
     """Rule 3's caveat for a remedy that opens these nodes: ("" , []) when every one is Ready."""
     unready = [(n, why) for n in nodes if (why := node_not_ready(objs.nodes.get(n)))]
     if not unready:
@@ -96,7 +100,7 @@ def not_ready_note(nodes: list[str], objs) -> tuple[str, list[str]]:
             [n for n, _ in unready])
 
 
-def cost_rank(remedy) -> tuple:
+def cost_rank(remedy: Remedy) -> tuple:
     """Rule 3: usable remedies first, each kind by its cost; a remedy for NotReady nodes last."""
     unusable = bool(remedy.nodes) and set(remedy.change.get("notReady") or ()) >= set(remedy.nodes)
     kind = COST_ORDER.index(remedy.kind) if remedy.kind in COST_ORDER else len(COST_ORDER)

@@ -17,20 +17,23 @@ from allocator.model import DeviceID
 from allocator.search import CAPACITY, COUNTERS, IN_USE
 from allocator.state import reserved_pods
 
-from .remedies_search import FREE_DEVICES, Fit, Remedy, Search
+from .explanation import Remedy
 from .remedies_policy import same_workload
+from .remedies_search import FREE_DEVICES, Fit, Search, Usage
 
 _HELD = (IN_USE, CAPACITY, COUNTERS)
 # Nodes tried with every candidate released (fewest claims needed first), nodes searched for the
 # smallest set once that helped, and sets tried per node.
 _NODES_TRIED, _NODES_SEARCHED, _SETS_PER_NODE = 12, 3, 64
+Needs = dict[str, list[tuple[int, set[DeviceID]]]]
+"""Request -> (devices short, devices whose release would help) per alternative of it."""
 
 
 class _Claim:
     """An allocated claim that could be released."""
 
     def __init__(self, ref: str, pods: list[tuple[str, str]], priority: int | None, devices: set[DeviceID],
-                 groups: tuple[str, ...] = ()):
+                 groups: tuple[str, ...] = ()) -> None:
         self.ref = ref
         self.pods = pods
         self.groups = groups          # PodGroups the claim is reserved for (DRAWorkloadResourceClaims)
@@ -52,7 +55,7 @@ def release_remedy(search: Search) -> list[Remedy]:
     for verdict in search.failing:
         unblocks: dict[str, set[DeviceID]] = {}
         # request (subrequests grouped under their request) -> [(devices missing, devices held by others)]
-        needs: dict[str, list[tuple[int, set[DeviceID]]]] = {}
+        needs: Needs = {}
         for claim_ref, request in search.allocating(verdict):
             blocked: set[DeviceID] = set()
             for rejection in request.rejected:
@@ -94,12 +97,12 @@ def release_remedy(search: Search) -> list[Remedy]:
     return [_describe(chosen, fitting)] if fitting else []
 
 
-def _workload_claims(search: Search, usage) -> set[str]:
+def _workload_claims(search: Search, usage: Usage) -> set[str]:
     """Claims used by pods of the workload the target belongs to."""
     pod = search.target_pod()
     if pod is None:
         return set()
-    refs = set()
+    refs: set[str] = set()
     for holders in usage.values():
         for holder in holders:
             if any(same_workload(pod, search.objs.pods.get(p)) for p in holder.pods):
@@ -107,14 +110,14 @@ def _workload_claims(search: Search, usage) -> set[str]:
     return refs
 
 
-def _enough(freed: set[DeviceID], needs: dict[str, list[tuple[int, set[DeviceID]]]]) -> bool:
+def _enough(freed: set[DeviceID], needs: Needs) -> bool:
     """Whether freeing these devices could cover every request's shortfall (one alternative of a
     prioritized list is enough). Only a necessary condition: the judgement decides."""
     return all(any(len(freed & blocked) >= shortfall for shortfall, blocked in alternatives)
                for alternatives in needs.values())
 
 
-def _holders(search: Search, usage, device: DeviceID, code: str) -> list[str]:
+def _holders(search: Search, usage: Usage, device: DeviceID, code: str) -> list[str]:
     if code != COUNTERS:
         return [h.claim_ref for h in usage.get(device, []) if not h.admin_access]
     # The device's counters are consumed by other devices of its pool that share a counter set.
@@ -122,7 +125,7 @@ def _holders(search: Search, usage, device: DeviceID, code: str) -> list[str]:
     if model is None:
         return []
     sets = {name for name, _ in model.consumes_counters}
-    refs = []
+    refs: list[str] = []
     for s in cluster_index(search.objs, search.features).slices_by_pool[(device.driver, device.pool)]:
         if s.generation != model.slice.generation:
             continue
@@ -150,7 +153,7 @@ def _claim(search: Search, ref: str) -> _Claim:
     return _Claim(ref, pods, priority, held, groups)
 
 
-def _lower_bound(unblocks: dict[str, set[DeviceID]], needs) -> int:
+def _lower_bound(unblocks: dict[str, set[DeviceID]], needs: Needs) -> int:
     """Claims needed at least: greedily, the biggest unblockers first cover the largest shortfall."""
     shortfall = max((min(s for s, _ in alternatives) for alternatives in needs.values()), default=0)
     sizes = sorted((len(d) for d in unblocks.values()), reverse=True)
@@ -163,7 +166,8 @@ def _lower_bound(unblocks: dict[str, set[DeviceID]], needs) -> int:
     return max(count, 1)
 
 
-def _smallest(search: Search, node: str, candidates: list, unblocks, needs, limit: int) -> list | None:
+def _smallest(search: Search, node: str, candidates: list[_Claim], unblocks: dict[str, set[DeviceID]], needs: Needs,
+              limit: int) -> list | None:
     """The first set, by size then candidate order, whose release lets the target fit on the node."""
     tried = 0
     for size in range(1, limit + 1):

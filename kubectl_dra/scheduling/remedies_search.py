@@ -10,13 +10,15 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 import allocator
-from allocator.explain import FITS
+from allocator.explain import FITS, RequestOutcome
 from allocator.index import cluster_index
 from allocator.model import Device, DeviceID
 from allocator.objects import json_copy, normalise
+from allocator.state import Holder
 
 from .explanation import Explanation, NodeExplanation
 from .remedies_policy import COST_ORDER
@@ -26,6 +28,8 @@ FREE_DEVICES, TOLERATE, RELAX, FIX_POOL, UNCORDON = "free-devices", "tolerate", 
 KIND_ORDER = COST_ORDER
 # A change is verified on this many nodes at most (closest first); the remedy names those where it fits.
 _NODES_JUDGED = 5
+Usage = dict[DeviceID, list[Holder]]
+"""Who holds each allocated device (allocator.device_usage)."""
 # Wall-clock budget of one search (the bar is 2 s on 500 nodes); each generator stops when it is spent.
 BUDGET_S = 1.5
 
@@ -54,19 +58,6 @@ class Target:
         meta = normalised["metadata"]
         meta["namespace"] = meta.get("namespace") or "default"
         return cls(kind or str(obj.get("kind")), meta["namespace"], meta["name"], normalised)
-
-
-@dataclass
-class Remedy:
-    kind: str
-    description: str
-    change: dict
-    nodes: list[str]
-    verified: bool = True
-
-    def to_dict(self) -> dict:
-        return {"kind": self.kind, "description": self.description, "change": self.change,
-                "nodes": list(self.nodes), "verified": self.verified}
 
 
 @dataclass
@@ -138,7 +129,7 @@ class Search:
         self.rank = {node: i for i, node in enumerate(self.order)}
         self.editables = {e.ref: e for e in self._editables()}
         self._devices: dict[DeviceID, Device] | None = None
-        self._usage = None
+        self._usage: Usage | None = None
 
     def spent(self) -> bool:
         return time.perf_counter() - self.started > BUDGET_S
@@ -171,6 +162,7 @@ class Search:
             template = self.objs.claim_templates[editable.key]
             return self.objs.with_changes(add=[{**template, "spec": {**template["spec"], "spec": spec}}]), self.target
         obj = self.target.obj
+        assert obj is not None, "a what-if target carries its object"
         changed = {**obj, "spec": spec} if self.target.kind == "ResourceClaim" else {**obj, "spec": {**obj["spec"], "spec": spec}}
         return self.objs, dataclasses.replace(self.target, obj=changed)
 
@@ -187,20 +179,20 @@ class Search:
             self._devices = devices
         return self._devices.get(device_id)
 
-    def usage(self) -> dict:
+    def usage(self) -> Usage:
         """Who holds each allocated device in the snapshot (allocator.device_usage, computed once)."""
         if self._usage is None:
             self._usage = allocator.device_usage(self.objs)
         return self._usage
 
-    def allocating(self, verdict: NodeExplanation):
+    def allocating(self, verdict: NodeExplanation) -> Iterator[tuple[str, RequestOutcome]]:
         """(claim ref, request outcome) of every claim the target still has to allocate on a node."""
         for claim in verdict.claims:
             if claim.state in ("ToAllocate", "WhatIf"):
                 for request in claim.requests:
                     yield claim.ref, request
 
-    def requests(self, verdict: NodeExplanation):
+    def requests(self, verdict: NodeExplanation) -> Iterator[tuple[Editable, RequestOutcome]]:
         """(editable claim, request outcome): the requests of claims whose spec a remedy can change (not,
         for example, the claim the scheduler makes for extended resources)."""
         for ref, request in self.allocating(verdict):
@@ -208,7 +200,7 @@ class Search:
             if editable is not None:
                 yield editable, request
 
-    def _editables(self):
+    def _editables(self) -> Iterator[Editable]:
         target = self.target
         pod = target.obj if target.kind == "Pod" and target.obj is not None else (
             self.objs.pods.get((target.namespace, target.name)) if target.kind == "Pod" else None)
@@ -243,7 +235,7 @@ def request_spec(spec: dict, request_name: str) -> dict | None:
     return None
 
 
-def edited_spec(editable: Editable, request_name: str, edit) -> dict:
+def edited_spec(editable: Editable, request_name: str, edit: Callable[..., object]) -> dict:
     """A copy of the claim spec with `edit(request part)` applied to one request."""
     spec = json_copy(editable.spec)
     edit(request_spec(spec, request_name))

@@ -12,10 +12,13 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import Any
 
+from allocator.model import Device
 from allocator.search import REQUEST_SELECTOR
 
-from .remedies_search import RELAX, Editable, Remedy, Search, edited_spec, nodes_text, request_spec
+from .explanation import Remedy
+from .remedies_search import RELAX, Editable, Search, edited_spec, nodes_text, request_spec
 
 _QUOTED = r"""(?:'[^'\\]*'|"[^"\\]*")"""
 _REF = rf"device\.(?P<map>attributes|capacity)\[(?P<domain>{_QUOTED})\]\.(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
@@ -44,11 +47,11 @@ class Clause:
     def wants_more(self) -> bool:
         return self.op in (">", ">=")
 
-    def accepts(self, value) -> bool:
+    def accepts(self, value: Any) -> bool:
         return {">": value > self.threshold, ">=": value >= self.threshold,
                 "<": value < self.threshold, "<=": value <= self.threshold}[self.op]
 
-    def rewritten(self, expression: str, value) -> str:
+    def rewritten(self, expression: str, value: object) -> str:
         op = ">=" if self.wants_more else "<="
         if self.fn is None:
             clause = f"{self.ref} {op} {value}"
@@ -56,7 +59,7 @@ class Clause:
             clause = f"{self.ref}.compareTo({self.fn}('{value}')) {op} 0"
         return expression[:self.start] + clause + expression[self.end:]
 
-    def describe(self, value=None) -> str:
+    def describe(self, value: object = None) -> str:
         op = self.op if value is None else (">=" if self.wants_more else "<=")
         return f"{self.name} {op} {self.threshold if value is None else value}"
 
@@ -79,6 +82,7 @@ def _clause(match: re.Match, op: str, fn: str | None, literal: str) -> Clause | 
     from allocator.quantity import QuantityError, parse_quantity
     from allocator.semver import SemverError, parse_semver
 
+    threshold: object
     try:
         if fn == "quantity":
             threshold = parse_quantity(literal[1:-1])
@@ -127,7 +131,7 @@ def relax_selector_remedies(search: Search) -> list[Remedy]:
     return remedies
 
 
-def _value(device, clause: Clause):
+def _value(device: Device, clause: Clause) -> Any:
     key = clause.name if clause.domain == device.driver else f"{clause.domain}/{clause.name}"
     if clause.capacity:
         return device.capacity.get(key)

@@ -9,12 +9,13 @@ pkg/scheduler/util GetHostPorts and kube-scheduler/framework HostPortInfo.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from allocator.quantity import exact_amount as _exact
 
-from .node_allocatable import amounts_of, status_footprints
+from .node_allocatable import Amount, amounts_of, status_footprints
 
 CPU, MEMORY, EPHEMERAL_STORAGE, PODS = "cpu", "memory", "ephemeral-storage", "pods"
 BIND_ALL = "0.0.0.0"
@@ -40,18 +41,18 @@ def is_scalar(name: str) -> bool:
 _parsed = lru_cache(maxsize=4096)(_exact)
 
 
-def exact_amount(value):
+def exact_amount(value: object) -> Amount | None:
     """A quantity's exact amount (an int when whole), None when it does not parse."""
     return _amount(value)
 
 
-def _amount(value) -> object:
+def _amount(value: object) -> Amount | None:
     """The same few strings ("500m", "1Gi", "110") recur on thousands of pods and nodes: each is
     parsed once."""
     return _parsed(value) if isinstance(value, str) else _exact(value)
 
 
-def _ceil(amount, scale: int = 1) -> int:
+def _ceil(amount: Amount, scale: int = 1) -> int:
     """Quantity.Value() (scale 1) and MilliValue() (scale 1000): rounded up, in integer arithmetic."""
     if isinstance(amount, int):
         return amount * scale
@@ -139,7 +140,7 @@ def _is_sidecar(container: dict) -> bool:
     return container.get("restartPolicy") == "Always"
 
 
-def aggregate_containers(spec: dict, of_container) -> dict:
+def aggregate_containers(spec: dict, of_container: Callable[[dict], dict]) -> dict:
     """aggregateContainerResourcesByFn: containers summed, sidecar init containers added, plain
     init containers (with the sidecars started before them) as a running maximum; exact amounts."""
     total: dict = {}

@@ -29,8 +29,12 @@ with backoff; no node is picked and no FitError is written).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from .cycle import Cycle
+from .resources import NodeInfo
 from .status import Code, Status
 
 MAX_NODE_SCORE = 100   # framework.MaxNodeScore (= MaxScore)
@@ -42,11 +46,21 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 SKIPPED = "scoring/skipped-plugins"
 
 
+class ScorePlugin(Protocol):
+    """What scoring calls of a plugin that scores (one module of plugins/; PreScore and NormalizeScore,
+    where it has them, are looked up as pre_score and normalize_score)."""
+
+    NAME: str
+    WEIGHT: int
+
+    def score(self, cycle: Cycle, info: NodeInfo) -> int: ...
+
+
 class ScoringError(Exception):
     """A PreScore, Score or NormalizeScore failure: upstream schedulePod returns it as the
     attempt's error. `str()` is the scheduler's wording."""
 
-    def __init__(self, plugin: str, message: str, stage: str = "Score"):
+    def __init__(self, plugin: str, message: str, stage: str = "Score") -> None:
         super().__init__(message)
         self.plugin, self.message, self.stage = plugin, message, stage
 
@@ -113,7 +127,7 @@ class ScoreMemo:
     statuses: dict[str, Status | None] = field(default_factory=dict)
     raw: dict[str, dict[str, int]] = field(default_factory=dict)
 
-    def forget(self, nodes, plugins) -> None:
+    def forget(self, nodes: Iterable[str], plugins: Iterable[str]) -> None:
         """Drop the raw scores of `plugins` on `nodes` (something on those nodes changed)."""
         for name in plugins:
             known = self.raw.get(name)
@@ -121,7 +135,8 @@ class ScoreMemo:
                 for node in nodes:
                     known.pop(node, None)
 
-    def pre_score(self, plugin, cycle, feasible: list, names: frozenset[str]):
+    def pre_score(self, plugin: ScorePlugin, cycle: Cycle, feasible: list[NodeInfo],
+                  names: frozenset[str]) -> Status | None:
         """The plugin's PreScore status: remembered where it may be, else run (and remembered).
         `names`: the feasible nodes' names."""
         name = plugin.NAME
@@ -139,7 +154,7 @@ class ScoreMemo:
             self.statuses[name] = status
         return status
 
-    def raw_scores(self, plugin, cycle, feasible: list, names: list[str]) -> dict[str, int]:
+    def raw_scores(self, plugin: ScorePlugin, cycle: Cycle, feasible: list[NodeInfo], names: list[str]) -> dict[str, int]:
         """The plugin's raw score of each feasible node (`names`: theirs, in order): remembered
         where it may be, else run (in the nodes' order, as without a memo)."""
         if plugin.NAME not in self.raw_for:
@@ -151,7 +166,8 @@ class ScoreMemo:
         return {name: known[name] for name in names}
 
 
-def score(cycle, feasible: list, plugins, memo: ScoreMemo | None = None) -> dict[str, NodeScore]:
+def score(cycle: Cycle, feasible: list[NodeInfo], plugins: Sequence[ScorePlugin],
+          memo: ScoreMemo | None = None) -> dict[str, NodeScore]:
     """{node name: NodeScore} for the feasible NodeInfos, as prioritizeNodes gives them; {} when
     fewer than two nodes are feasible (schedulePod takes a single feasible node unscored).
     `plugins`: the score plugins in profile order. Raises ScoringError as the scheduler fails.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from allocator.explain import ERROR, FITS
+from allocator.explain import ERROR, FITS, NodeVerdict, RequestOutcome
 from allocator.search import CLASS_SELECTOR, CONSTRAINT, IN_USE
 
 from .plugins import dynamic_resources, node_affinity, node_name, node_ports, node_resources_fit, node_unschedulable, \
@@ -80,11 +80,11 @@ class CauseGroup:
         return {"cause": self.text, "plugin": self.plugin, "nodes": len(self.nodes), "examples": self.nodes[:EXAMPLES]}
 
 
-def _request_class(request) -> str:
+def _request_class(request: RequestOutcome) -> str:
     return request.device_class or "?"
 
 
-def dra_cause(verdict) -> Cause:
+def dra_cause(verdict: NodeVerdict) -> Cause:
     """The most specific reason the allocator's verdict for one node holds."""
     plugin = dynamic_resources.NAME
     if verdict.verdict == ERROR:
@@ -99,9 +99,8 @@ def dra_cause(verdict) -> Cause:
             continue
         requests = _alternatives(claim.requests)
         for request in requests:
-            wanted = request.wanted
-            if wanted == "All":
-                wanted = max(1, request.candidates)
+            # allocationMode All wants every device it can see, at least one.
+            wanted = request.wanted if isinstance(request.wanted, int) else max(1, request.candidates)
             in_class = [r for r in request.rejected if r.code != CLASS_SELECTOR]
             total = request.candidates + sum(1 for r in in_class if r.device not in request.chosen)
             if request.candidates >= wanted and request.wanted != "All":
@@ -140,10 +139,10 @@ def dra_cause(verdict) -> Cause:
                  reason="CannotAllocate")
 
 
-def _alternatives(requests):
+def _alternatives(requests: list[RequestOutcome]) -> list[RequestOutcome]:
     """A firstAvailable request fails only when every alternative does: judge the best one."""
     plain = [r for r in requests if "/" not in r.name]
-    by_parent: dict[str, list] = {}
+    by_parent: dict[str, list[RequestOutcome]] = {}
     for r in requests:
         if "/" in r.name:
             by_parent.setdefault(r.name.split("/", 1)[0], []).append(r)
@@ -159,7 +158,7 @@ _PLAIN_CAUSES = {
 }
 
 
-def filter_cause(status: Status, allocator_verdict=None) -> Cause:
+def filter_cause(status: Status, allocator_verdict: NodeVerdict | None = None) -> Cause:
     plugin = status.plugin
     if plugin == dynamic_resources.NAME and allocator_verdict is not None and not node_allocatable_rejection(
             status, allocator_verdict):
@@ -182,7 +181,7 @@ def filter_cause(status: Status, allocator_verdict=None) -> Cause:
     return Cause(plugin, status.message, status.detail or status.message, helpable=plugin != dynamic_resources.NAME)
 
 
-def node_allocatable_rejection(status: Status, allocator_verdict) -> bool:
+def node_allocatable_rejection(status: Status, allocator_verdict: NodeVerdict | None) -> bool:
     """DynamicResources rejected the node after the allocator found devices there: what they map
     onto node resources (or a mapped claim held by another pod) is the reason, not the devices."""
     return status.plugin == dynamic_resources.NAME and getattr(allocator_verdict, "verdict", None) == FITS

@@ -177,7 +177,7 @@ def test_a_remedy_for_a_node_that_is_not_ready_says_so_and_comes_last():
 
 
 def test_cost_rank_orders_every_kind():
-    from kubectl_dra.scheduling.remedies_search import Remedy
+    from kubectl_dra.scheduling.explanation import Remedy
 
     kinds = ["free-devices", "relax", "tolerate", "fix-pool", "uncordon"]
     ranked = sorted((Remedy(k, "", {}, ["n"]) for k in kinds), key=cost_rank)
@@ -200,7 +200,7 @@ def _running_on(name: str, node_name: str, claim_name: str) -> dict:
 
 
 def test_gang_remedies_speak_of_the_gang():
-    from kubectl_dra.scheduling.remedies_search import Remedy
+    from kubectl_dra.scheduling.explanation import Remedy
 
     remedies = for_gang([Remedy("uncordon", "Uncordon n1 (kubectl uncordon n1); then it fits on n1.", {}, ["n1"])],
                         "default/p-3")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from kubectl_dra.scheduling.remedies_search import Remedy
+from kubectl_dra.scheduling.explanation import Remedy
 from tui.app import DraApp
 from tui.messages import ExplainRequested
 from tui.refs import ExplainTarget

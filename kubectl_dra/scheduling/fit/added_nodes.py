@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import copy
 
+from allocator import Features, ObjectSet
+
 from .gang import place_gang
 from .plan import FitPlan
 from .sequential import place_sequential
 
 
-def clone_nodes(objs, node_name: str, count: int) -> tuple[list[dict], list[str]]:
+def clone_nodes(objs: ObjectSet, node_name: str, count: int) -> tuple[list[dict], list[str]]:
     """COUNT copies of `node_name` (labels, taints, allocatable) and of its node-local
     ResourceSlices with fresh names and pools, hence unallocated devices: the template node
     cluster-autoscaler simulates a scale-up with."""
@@ -52,7 +54,7 @@ def clone_nodes(objs, node_name: str, count: int) -> tuple[list[dict], list[str]
     return added, names
 
 
-def fit_with_nodes(objs, pods, roles, features, node_name: str, count: int | None, gang: bool,
+def fit_with_nodes(objs: ObjectSet, pods: list[dict], roles: list[str], features: Features, node_name: str, count: int | None, gang: bool,
                    workload: str = "", time_limit: float = 5.0, max_auto: int = 64) -> FitPlan:
     """The plan with COUNT nodes like `node_name` added; with count None, the smallest count that
     makes every pod fit (up to `max_auto`)."""

@@ -7,12 +7,13 @@ import itertools
 import json
 import time
 
+from allocator import Features, ObjectSet
 from allocator.gcpause import paused_gc
 
+from ...workloads.controllers import follow_leader
 from ..plugins import dynamic_resources
 from ..remedies_policy import WORKLOAD_ANNOTATION
 from ..resources import as_resource, host_ports, pod_requests
-from ...workloads.controllers import follow_leader
 from .placer import Placer
 from .plan import GANG, FitPlan, PodPlacement
 from .sequential import explain_at, place_sequential
@@ -22,7 +23,7 @@ class CutShort(Exception):
     """The gang search ran out of time."""
 
 
-def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str = "",
+def place_gang(objs: ObjectSet, pods: list[dict], roles: list[str], features: Features, workload: str = "",
                time_limit: float = 5.0, order: list[str] | None = None, explain_failure: bool = True,
                min_count: int | None = None) -> FitPlan:
     """All pods or none: depth-first over nodes (and a few device choices per node) in the
@@ -61,8 +62,9 @@ def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str
             if time.monotonic() > deadline:
                 raise CutShort
             start = 0
-            if i and shapes[i] == shapes[i - 1] and stack[i - 1].node is not None:
-                start = position[stack[i - 1].node]
+            previous_node = stack[i - 1].node if i else None
+            if i and shapes[i] == shapes[i - 1] and previous_node is not None:
+                start = position[previous_node]
             # Placements that differ only by which of several alike nodes took what end alike.
             key = None
             if memo:
@@ -71,7 +73,7 @@ def place_gang(objs, pods: list[dict], roles: list[str], features, workload: str
                 if key in dead:
                     return False
             tried: set[tuple] = set()   # nodes alike in every respect fail alike
-            pod, not_created = follow_leader(pods[i], {f"{p.namespace}/{p.name}": p.node for p in stack},
+            pod, not_created = follow_leader(pods[i], {f"{p.namespace}/{p.name}": p.node for p in stack if p.node is not None},
                                              placer.objs.nodes)
             if not_created:
                 return False
@@ -183,12 +185,12 @@ def most_on_nodes(placer: Placer, pod: dict) -> int:
     return total
 
 
-def _claim_requests(objs, pod: dict, entry: dict) -> list[dict]:
+def _claim_requests(objs: ObjectSet, pod: dict, entry: dict) -> list[dict]:
     namespace = pod["metadata"].get("namespace") or "default"
     if entry.get("resourceClaimName"):
         claim = objs.claims.get((namespace, entry["resourceClaimName"]))
         return (claim or {}).get("spec", {}).get("devices", {}).get("requests") or []
-    template = objs.claim_templates.get((namespace, entry.get("resourceClaimTemplateName")))
+    template = objs.claim_templates.get((namespace, entry.get("resourceClaimTemplateName") or ""))
     return ((template or {}).get("spec", {}).get("spec", {}).get("devices", {}).get("requests")) or []
 
 

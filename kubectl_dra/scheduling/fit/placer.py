@@ -6,19 +6,30 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Iterator
+from enum import Enum
 
+from allocator import Features
+from allocator.explain import NodeVerdict
 from allocator.index import cluster_index, share_indexes
 from allocator.objects import GIVEN_STORES, ObjectSet
 from allocator.search import SelectorEvaluator
 
 from .. import framework, node_allocatable
+from ..cycle import Cycle
 from ..extended import EXTENDED_ANNOTATION
+from ..framework import Diagnosis
 from ..plugins import dynamic_resources, inter_pod_affinity, pod_topology_spread
-from ..resources import bound_pod, node_infos
+from ..resources import NodeInfo, bound_pod, node_infos
+from ..scoring import NodeScore, ScoreMemo
 from .plan import PodPlacement
 from .remembered import Remembered, alike_key, has_pod_affinity, same_verdict
 
 SEQUENTIAL, GANG = "Sequential", "Gang"
+Found = tuple[str, NodeVerdict | None]
+"""A fitting node and DynamicResources' verdict there (None: no claim to allocate)."""
+Best = tuple[str, NodeVerdict | None, NodeScore | None, list[str]]
+"""Where best() binds a pod: the node, its verdict, its score, the other nodes of the top score."""
 # Nodes judged together in one run of the filter chain (the scheduler stops once it has enough
 # feasible nodes too): small enough that the first fitting node is found early.
 _BATCH = 32
@@ -36,7 +47,7 @@ class Placer:
     """The cluster as the scheduler's cache would see it while pods are placed: an ObjectSet with
     every committed claim and pod, and per-node requested resources kept up to date."""
 
-    def __init__(self, objs, features, node_names: list[str] | None = None):
+    def __init__(self, objs: ObjectSet, features: Features, node_names: list[str] | None = None) -> None:
         """`node_names`: the nodes to try, in this order (default: every node by name)."""
         self.objs = objs
         self.features = features
@@ -93,7 +104,7 @@ class Placer:
         namespace = pod["metadata"].get("namespace") or "default"
         shared = tuple(sorted((e.get("resourceClaimName"), bool(self._allocated(namespace, e.get("resourceClaimName"))))
                               for e in spec.get("resourceClaims") or [] if e.get("resourceClaimName")))
-        shape = (namespace, json.dumps(spec, sort_keys=True, default=str), shared)
+        shape: tuple = (namespace, json.dumps(spec, sort_keys=True, default=str), shared)
         if self._affinity_pods or has_pod_affinity(pod) or spec.get("topologySpreadConstraints"):
             shape += (json.dumps(pod["metadata"].get("labels") or {}, sort_keys=True),)
         return shape
@@ -106,11 +117,12 @@ class Placer:
         shape = self._shape(pod)
         return shape + (self.depth,) if needs_other_pods(pod) else shape
 
-    def _allocated(self, namespace: str, name: str | None):
+    def _allocated(self, namespace: str, name: str | None) -> dict | None:
         claim = self.objs.claims.get((namespace, name)) if name else None
         return (claim.get("status") or {}).get("allocation") if claim else None
 
-    def judge(self, pod: dict, names: list[str], diagnose: bool = False, without: tuple | None = None):
+    def judge(self, pod: dict, names: list[str], diagnose: bool = False,
+              without: tuple | None = None) -> tuple[list[str], Cycle, Diagnosis]:
         """One run of the filter chain over `names` (nodes of one chunk): (fitting node names in
         order, cycle, diagnosis). `without`: a device (driver, pool, name) left out."""
         infos = {n: self.infos[n] for n in names if n in self.infos}
@@ -135,7 +147,7 @@ class Placer:
     def _chunk_of(self, node: str) -> int:
         return self._position[node] // _BATCH
 
-    def _view(self, pod: dict, names: list[str], without: tuple | None = None):
+    def _view(self, pod: dict, names: list[str], without: tuple | None = None) -> ObjectSet:
         """The cluster as the nodes of one chunk see it: those nodes, their pools' slices, every
         slice that is not node-local, and the claims holding devices of those pools (or named by
         the pod). The judgement reads nothing else, and its cost then grows with the chunk, not
@@ -149,7 +161,7 @@ class Placer:
         pools = self._chunk_pools[chunk]
         if without is not None:
             base = self._base_view(names, without)
-        keys = set()
+        keys: set[tuple[str, str]] = set()
         for pool in pools:
             keys.update(self._pool_claims.get(pool, ()))
         namespace = pod["metadata"].get("namespace") or "default"
@@ -175,7 +187,7 @@ class Placer:
             pools.update(self._node_pools.get(name, ()))
         return pools
 
-    def _base_view(self, names: list[str], without: tuple | None = None):
+    def _base_view(self, names: list[str], without: tuple | None = None) -> ObjectSet:
         pools = self._pools_of(names)
         slices = [s for pool in sorted(pools) for s in self._pool_slices[pool]]
         if without is not None:
@@ -215,12 +227,12 @@ class Placer:
         touched = self._touched.get(node)
         return touched[-1] if touched else 0
 
-    def _note_claim(self, key, claim: dict) -> None:
+    def _note_claim(self, key: tuple[str, str], claim: dict) -> None:
         allocation = (claim.get("status") or {}).get("allocation")
         for result in (allocation or {}).get("devices", {}).get("results") or []:
             self._pool_claims.setdefault((result["driver"], result["pool"]), set()).add(key)
 
-    def candidates(self, pod: dict, start: int = 0):
+    def candidates(self, pod: dict, start: int = 0) -> Iterator[Found]:
         """Fitting nodes in order (from index `start`), each with its allocator verdict, found
         chunk by chunk; nodes that fail are remembered for pods of the same shape."""
         failed = self._failed.setdefault(self._failure_key(pod), {})
@@ -242,7 +254,7 @@ class Placer:
             for name in fitting:
                 yield name, verdicts.get(name)
 
-    def best(self, pod: dict):
+    def best(self, pod: dict) -> Best | None:
         """Where the scheduler binds `pod`: (node, allocator verdict, NodeScore or None, the other
         nodes of the same top score), or None when no node fits. Like findNodesThatFitPod it stops
         once it has numFeasibleNodesToFind feasible nodes, then scores them (prioritizeNodes); the
@@ -260,11 +272,11 @@ class Placer:
             self.steps = steps
         return self._best_judged(pod)
 
-    def _best_judged(self, pod: dict):
+    def _best_judged(self, pod: dict) -> Best | None:
         from .. import scoring
 
         limit = scoring.num_feasible_nodes_to_find(len(self.order))
-        found = []
+        found: list[Found] = []
         for candidate in self.candidates(pod):
             found.append(candidate)
             if len(found) >= limit:
@@ -278,7 +290,7 @@ class Placer:
         verdicts = dict(found)
         return tied[0], verdicts[tied[0]], scores[tied[0]], tied[1:]
 
-    def _scores(self, pod: dict, found: list, memo=None) -> dict:
+    def _scores(self, pod: dict, found: list[Found], memo: ScoreMemo | None = None) -> dict[str, NodeScore]:
         """prioritizeNodes over the feasible nodes `found` ((name, verdict), at least two);
         `memo`: a scoring.ScoreMemo of pods alike."""
         from .. import scoring
@@ -294,7 +306,7 @@ class Placer:
             self.score_warnings.setdefault(unknown, None)
         return scores
 
-    def _best_remembered(self, pod: dict, key: str):
+    def _best_remembered(self, pod: dict, key: str) -> Best | None | _FallBack:
         """best() from the verdicts and raw scores remembered for pods alike, judging only the
         nodes not known (new, or changed by a commit) in the same chunks and order, and scoring
         over the same feasible nodes. The chosen node is judged again for this pod (its claims'
@@ -310,7 +322,8 @@ class Placer:
             return _FALL_BACK
         if not found:
             return None
-        score, tied = None, []
+        score: NodeScore | None = None
+        tied: list[str] = []
         if len(found) > 1:
             scores = self._scores(pod, found, memo.scores)
             tied = scoring.best(scores)
@@ -323,12 +336,13 @@ class Placer:
             return _FALL_BACK
         return node, verdict, score, tied[1:]
 
-    def _feasible_remembered(self, pod: dict, verdicts: dict, limit: int):
+    def _feasible_remembered(self, pod: dict, verdicts: dict[str, NodeVerdict | None],
+                             limit: int) -> list[Found] | None:
         """candidates() up to `limit` feasible nodes, with the verdicts of `verdicts` taken as they
         are and the other nodes judged (their verdicts added, their failures remembered as
         candidates() does). None where PreFilter rejects the pod."""
         failed = self._failed.setdefault(self._failure_key(pod), {})
-        found = []
+        found: list[Found] = []
         for start in range(0, len(self.order), _BATCH):
             names = [n for n in self.order[start:start + _BATCH] if n not in failed]
             unknown = [n for n in names if n not in verdicts]
@@ -351,7 +365,7 @@ class Placer:
                         return found
         return found
 
-    def alternatives(self, pod: dict, node: str, verdict):
+    def alternatives(self, pod: dict, node: str, verdict: NodeVerdict | None) -> Iterator[tuple[str, NodeVerdict]]:
         """Other device choices on `node`: the allocator run again with one chosen device held
         back (left out of its slice: holding it with a claim would also take the counters it
         consumes, which its partitions need). A choice of devices alike in everything
@@ -370,7 +384,7 @@ class Placer:
                 seen.add(key)
                 yield node, other
 
-    def _kinds(self, verdict) -> tuple:
+    def _kinds(self, verdict: NodeVerdict | None) -> tuple:
         """The chosen devices as what they are, not what they are called."""
         if self._device_kinds is None:
             self._device_kinds = {}
@@ -398,7 +412,7 @@ class Placer:
 
     # -- committing
 
-    def commit(self, pod: dict, node: str, verdict) -> tuple[object, dict, PodPlacement]:
+    def commit(self, pod: dict, node: str, verdict: NodeVerdict | None) -> tuple[ObjectSet, dict, PodPlacement]:
         """Binds `pod` to `node` with the claims `verdict` allocated; returns what undo needs."""
         meta = pod["metadata"]
         namespace = meta.get("namespace") or "default"
@@ -504,7 +518,7 @@ class Placer:
         for memo in self._remembered.values():
             memo.forget(nodes)
 
-    def undo(self, previous, change: dict) -> None:
+    def undo(self, previous: ObjectSet, change: dict) -> None:
         self.objs = previous
         self._pre_filtered.clear()
         self._remembered.clear()
@@ -520,23 +534,27 @@ class Placer:
             for n in stale:
                 del failed[n]
 
-    def _template_for(self, pod: dict, pod_claim: str) -> dict:
+    def _template_for(self, pod: dict, pod_claim: str | None) -> dict:
         namespace = pod["metadata"].get("namespace") or "default"
         entry = next(e for e in pod["spec"].get("resourceClaims") or [] if e.get("name") == pod_claim)
         return self.objs.claim_templates[(namespace, entry["resourceClaimTemplateName"])]
 
 
 _AFFINITY_SKIP = frozenset({inter_pod_affinity.NAME})
-_FALL_BACK = object()   # _best_remembered: judge this pod as best() does without what is remembered
+class _FallBack(Enum):
+    FALL_BACK = 0
 
 
-def _device_key(verdict) -> tuple:
+_FALL_BACK = _FallBack.FALL_BACK   # _best_remembered: judge this pod as best() does without what is remembered
+
+
+def _device_key(verdict: NodeVerdict | None) -> tuple:
     if verdict is None:
         return ()
     return tuple(sorted((r["driver"], r["pool"], r["device"]) for _, results in verdict.chosen for r in results))
 
 
-def used_devices(objs) -> set[tuple[str, str, str]]:
+def used_devices(objs: ObjectSet) -> set[tuple[str, str, str]]:
     used = set()
     for claim in objs.claims.values():
         allocation = (claim.get("status") or {}).get("allocation")
@@ -545,7 +563,7 @@ def used_devices(objs) -> set[tuple[str, str, str]]:
     return used
 
 
-def node_signature(node: dict, slices: list[dict], used: set, info) -> tuple:
+def node_signature(node: dict, slices: list[dict], used: set, info: NodeInfo) -> tuple:
     """Everything a copy's judgement reads of a node, its name and pool names left out."""
     name = node["metadata"]["name"]
     meta = node["metadata"]

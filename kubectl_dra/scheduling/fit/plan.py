@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from allocator import Features, ObjectSet
 from kubectl_dra import API_VERSION
+
+from ..explanation import Explanation
 
 KIND = "DRAFitPlan"
 SEQUENTIAL, GANG = "Sequential", "Gang"
@@ -36,7 +39,7 @@ class FitPlan:
     workload: str
     total: int
     placements: list[PodPlacement]
-    failure: object = None          # the explanation (scheduling.Explanation) of the first pod that did not fit
+    failure: Explanation | None = None   # the explanation of the first pod that did not fit
     failed_pod: str | None = None
     greedy_fits: bool | None = None  # gang: whether the scheduler's order (sequential) places all
     exists: bool | None = None       # gang: a placement of all pods exists (None: search cut short)
@@ -46,12 +49,12 @@ class FitPlan:
     added_nodes: list[str] = field(default_factory=list)
     add_node: dict | None = None     # {"from": NODE, "count": N, "auto": bool, "needed": N|None}
     placed_now: int | None = None    # --add-node: how many fit without new nodes
-    objs_after: object = field(default=None, repr=False)  # the cluster with the placed pods committed
+    objs_after: ObjectSet | None = field(default=None, repr=False)  # the cluster with the placed pods committed
     cycle_pending: dict = field(default_factory=dict, repr=False)  # Placer.pending at the end
     # sequential: (objects, the pod as judged, its cycle state) when the first pod did not fit
-    failure_at: tuple | None = field(default=None, repr=False)
+    failure_at: tuple[ObjectSet, dict, dict] | None = field(default=None, repr=False)
     warnings: list[str] = field(default_factory=list)
-    features: object = None
+    features: Features | None = None
 
     @property
     def placed(self) -> int:

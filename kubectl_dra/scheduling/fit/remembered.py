@@ -13,6 +13,9 @@ InterPodAffinity's Skip, and the raw score of the plugins that read only the nod
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
+
+from allocator.explain import NodeVerdict
 
 from .. import scoring
 from ..plugins import (balanced_allocation, dynamic_resources, image_locality, inter_pod_affinity, node_affinity,
@@ -35,11 +38,11 @@ class Remembered:
 
     __slots__ = ("verdicts", "scores")
 
-    def __init__(self):
-        self.verdicts: dict[str, object] = {}
+    def __init__(self) -> None:
+        self.verdicts: dict[str, NodeVerdict | None] = {}
         self.scores = scoring.ScoreMemo(_NODE_ONLY | NODE_STATE | _STATUS_ONLY, _NODE_ONLY | NODE_STATE)
 
-    def forget(self, nodes) -> None:
+    def forget(self, nodes: Iterable[str]) -> None:
         for node in nodes:
             self.verdicts.pop(node, None)
         self.scores.forget(nodes, NODE_STATE)
@@ -51,7 +54,7 @@ def has_pod_affinity(pod: dict | None) -> bool:
     return affinity.get("podAffinity") is not None or affinity.get("podAntiAffinity") is not None
 
 
-def alike_key(pod: dict, claims) -> str | None:
+def alike_key(pod: dict, claims: Mapping[tuple[str, str], dict]) -> str | None:
     """What a node's verdict for `pod` depends on besides the node, or None where the pod engages
     a filter that reads other nodes or other pods' placements: pod (anti-)affinity, DoNotSchedule
     spread constraints, PersistentVolumeClaims (ReadWriteOncePod is checked against every pod), a
@@ -77,13 +80,13 @@ def alike_key(pod: dict, claims) -> str | None:
     return json.dumps([namespace, meta.get("uid"), spec, status, held], sort_keys=True, default=str)
 
 
-def same_verdict(a, b) -> bool:
+def same_verdict(a: NodeVerdict | None, b: NodeVerdict | None) -> bool:
     """Two DynamicResources verdicts of one node for two pods alike agree (claim names aside)."""
     if a is None or b is None:
         return a is b
     return a.verdict == b.verdict and _allocations(a) == _allocations(b)
 
 
-def _allocations(verdict) -> list:
+def _allocations(verdict: NodeVerdict) -> list:
     return [(c.pod_claim_name, c.state, json.dumps(c.allocation, sort_keys=True, default=str))
             for c in verdict.claims]

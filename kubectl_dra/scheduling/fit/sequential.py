@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from allocator import Features, ObjectSet
 from allocator.gcpause import paused_gc
 
 from ...workloads.controllers import follow_leader
+from ..explanation import Explanation
 from ..scoring import ScoringError
 from .placer import Placer
 from .plan import SEQUENTIAL, FitPlan, PodPlacement
 
 
-def place_sequential(objs, pods: list[dict], roles: list[str], features, workload: str = "",
+def place_sequential(objs: ObjectSet, pods: list[dict], roles: list[str], features: Features, workload: str = "",
                      explain_failure: bool = True, order: list[str] | None = None) -> FitPlan:
     """One pod after another in queue order, as the scheduler does; a pod that fits nowhere stays
     pending and the next is tried. The first pod that does not fit is explained."""
@@ -48,7 +50,7 @@ def place_sequential(objs, pods: list[dict], roles: list[str], features, workloa
             placement.role = role
             placement.score = score.total if score is not None else None
             placement.as_good = as_good
-            placed[f"{placement.namespace}/{placement.name}"] = placement.node
+            placed[f"{placement.namespace}/{placement.name}"] = node
             plan.placements.append(placement)
         plan.warnings.extend(placer.score_warnings)
         plan.search_steps = placer.steps
@@ -57,7 +59,7 @@ def place_sequential(objs, pods: list[dict], roles: list[str], features, workloa
         return plan
 
 
-def explain_at(objs, pod: dict, features, cycle_state: dict | None = None):
+def explain_at(objs: ObjectSet, pod: dict, features: Features, cycle_state: dict | None = None) -> Explanation:
     """The explain judgement of `pod` on the cluster as it stands after the pods placed before it
     (`cycle_state`: Placer.cycle_state, what its PodGroup's cycle holds)."""
     from ..explain import explain_objects

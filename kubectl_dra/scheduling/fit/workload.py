@@ -6,12 +6,14 @@ from __future__ import annotations
 import copy
 import json
 
+from allocator import ObjectSet
 from allocator.objects import normalise
 
+from ...workloads import WorkloadPods
 from .placer import GROUP_CLAIMS_ANNOTATION
 
 
-def prepare(objs, workload, group_claims: bool = False) -> tuple[object, list[dict]]:
+def prepare(objs: ObjectSet, workload: WorkloadPods, group_claims: bool = False) -> tuple[ObjectSet, list[dict]]:
     """The workload's pods normalised as the API server would store them. With `group_claims`
     (DRAWorkloadResourceClaims, off by default in 1.36 and 1.37), a pod claim that matches one of
     its PodGroup's `spec.resourceClaims` (same name, same claim or template: resourceclaim.BindTo)
@@ -27,11 +29,11 @@ def prepare(objs, workload, group_claims: bool = False) -> tuple[object, list[di
         if entry.get("resourceClaimName"):
             shared[key] = entry["resourceClaimName"]
             continue
-        made = workload.shared_claim_names.get(entry.get("name"))
+        made = workload.shared_claim_names.get(entry.get("name") or "")
         if made and (workload.namespace, made) in objs.claims:
             shared[key] = made
             continue
-        template = objs.claim_templates.get((workload.namespace, entry.get("resourceClaimTemplateName")))
+        template = objs.claim_templates.get((workload.namespace, entry.get("resourceClaimTemplateName") or ""))
         claim_name = f"{workload.name}-{entry.get('name')}"
         if template is not None:
             added.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",

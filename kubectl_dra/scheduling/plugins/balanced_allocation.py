@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from ..cycle import Cycle
 from ..resources import NodeInfo
 from ..scoring import MAX_NODE_SCORE, go_div
 from ..status import SKIP, SUCCESS, Status
@@ -25,7 +26,7 @@ RESOURCES = SCORING_RESOURCES
 STATE = "PreScore" + NAME
 
 
-def pre_score(cycle, nodes: list[NodeInfo]) -> Status:
+def pre_score(cycle: Cycle, nodes: list[NodeInfo]) -> Status:
     requests = score_requests(cycle.pod, RESOURCES, use_requested=True)
     if not any(requests):
         return SKIP  # isBestEffortPod
@@ -33,7 +34,7 @@ def pre_score(cycle, nodes: list[NodeInfo]) -> Status:
     return SUCCESS
 
 
-def score(cycle, info: NodeInfo) -> int:
+def score(cycle: Cycle, info: NodeInfo) -> int:
     wanted = cycle.state.get(STATE)
     if wanted is None:
         wanted = score_requests(cycle.pod, RESOURCES, use_requested=True)

@@ -10,11 +10,13 @@ preemption never tries to help it; an allocator error aborts the whole schedulin
 from __future__ import annotations
 
 import allocator
-from allocator.explain import ERROR, FITS
+from allocator import ObjectSet
+from allocator.explain import ERROR, FITS, ClaimOutcome, NodeVerdict
 
 from .. import node_allocatable, ownership
+from ..cycle import Cycle
 from ..extended import EXTENDED_ANNOTATION, device_requests, special_claim
-from ..resources import aggregate_containers, as_resource, container_requests, exact_amount, pod_requests
+from ..resources import aggregate_containers, as_resource, container_requests, exact_amount, pod_requests, NodeInfo
 from ..scoring import ScoringError, default_normalize
 from ..status import SKIP, SUCCESS, Code, Status, unresolvable
 from .node_resources_fit import units
@@ -32,7 +34,7 @@ PREENQUEUE_STATES = ("Missing",)
 PENDING_IN_GROUP = NAME + "/pod-group-pending"
 
 
-def pre_filter(cycle) -> tuple[None, Status]:
+def pre_filter(cycle: Cycle) -> tuple[None, Status]:
     pod = cycle.pod
     user_claims = bool(pod["spec"].get("resourceClaims"))
     backed = cycle.dra_backed_requests()
@@ -44,7 +46,7 @@ def pre_filter(cycle) -> tuple[None, Status]:
     for name, info in cycle.node_infos.items():
         via_dra = tuple(sorted(r for r in backed if not info.allocatable.scalars.get(r)))
         groups.setdefault(via_dra, []).append(name)
-    verdicts: dict[str, object] = {}
+    verdicts: dict[str, NodeVerdict] = {}
     explanations = []
     existing = existing_claim(cycle.objs, pod) if backed else None
     if existing is not None and not pod["spec"].get("nodeName") and existing["spec"]["devices"].get("requests"):
@@ -76,7 +78,7 @@ def pre_filter(cycle) -> tuple[None, Status]:
     return None, SUCCESS
 
 
-def existing_claim(objs, pod: dict) -> dict | None:
+def existing_claim(objs: ObjectSet, pod: dict) -> dict | None:
     """The claim the scheduler created for the pod's extended resources in an earlier cycle
     (findExtendedResourceClaim: the annotation, and the pod as controlling owner)."""
     meta = pod["metadata"]
@@ -91,7 +93,7 @@ def existing_claim(objs, pod: dict) -> dict | None:
     return None
 
 
-def filter(cycle, info) -> Status:
+def filter(cycle: Cycle, info: NodeInfo) -> Status:
     if STALE in cycle.state:
         return unresolvable(ERR_STALE_CLAIM, f"claim {cycle.state[STALE]} from an earlier attempt is being replaced")
     for resource in cycle.unprovided_resources():
@@ -114,7 +116,7 @@ def filter(cycle, info) -> Status:
     return _node_allocatable_fit(cycle, info, verdict) if gated else SUCCESS
 
 
-def _shared_mapped_claim(cycle) -> str:
+def _shared_mapped_claim(cycle: Cycle) -> str:
     """validateNodeAllocatableDRAClaimSharing: an allocated claim with a mapped device, reserved
     for some other pod (its PodGroup counting as its own with DRAWorkloadResourceClaims on:
     resourceclaim.IsReservedForPod), or allocated in this PodGroup scheduling cycle for another
@@ -161,7 +163,7 @@ def is_reserved_for_pod(pod: dict, reserved: list[dict], accept_pod_group: bool)
     return False
 
 
-def _node_allocatable_fit(cycle, info, verdict) -> Status:
+def _node_allocatable_fit(cycle: Cycle, info: NodeInfo, verdict: NodeVerdict) -> Status:
     """calculateAndCheckNodeAllocatableResources: with the devices picked on this node, the pod's
     requests plus what its claims map onto node resources must fit what the node has left."""
     claims = [(c.name, c.pod_claim_name, c.allocation) for c in verdict.claims]
@@ -202,11 +204,11 @@ WEIGHT = 2
 FIRST_AVAILABLE_MAX_SIZE = 8
 
 
-def pre_score(cycle, nodes) -> Status:
+def pre_score(cycle: Cycle, nodes: list[NodeInfo]) -> Status:
     return SKIP if cycle.features.minor < 35 else SUCCESS
 
 
-def score(cycle, info) -> int:
+def score(cycle: Cycle, info: NodeInfo) -> int:
     if cycle.features.minor >= 36 and not cycle.features.gates.get("DRAPrioritizedList", False):
         return 0
     verdict = (cycle.state.get(NAME) or {}).get(info.name)
@@ -220,7 +222,7 @@ def score(cycle, info) -> int:
 _FIRST_AVAILABLE = "DynamicResources/asks-firstAvailable"
 
 
-def _asks_first_available(cycle, verdict) -> bool:
+def _asks_first_available(cycle: Cycle, verdict: NodeVerdict) -> bool:
     """Whether some claim of the pod has a firstAvailable request: found once per cycle."""
     asks = cycle.state.get(_FIRST_AVAILABLE)
     if asks is None:
@@ -229,11 +231,11 @@ def _asks_first_available(cycle, verdict) -> bool:
     return asks
 
 
-def normalize_score(cycle, scores: dict[str, int]) -> dict[str, int]:
+def normalize_score(cycle: Cycle, scores: dict[str, int]) -> dict[str, int]:
     return default_normalize(scores)
 
 
-def prioritized_list_score(cycle, verdict) -> int:
+def prioritized_list_score(cycle: Cycle, verdict: NodeVerdict) -> int:
     """computeScore over the pod's claims in the scheduler's order (spec.resourceClaims, then the
     extended-resource claim). From 1.36 an allocated claim is read from its status and the others
     take the node's new allocations in turn; 1.35 pairs the i-th claim with the i-th new
@@ -269,13 +271,13 @@ def prioritized_list_score(cycle, verdict) -> int:
     return total
 
 
-def _claim_requests(cycle, outcome) -> list[dict]:
+def _claim_requests(cycle: Cycle, outcome: ClaimOutcome) -> list[dict]:
     """The claim's device requests: the object's, or (a claim not created yet) its template's."""
     claim = cycle.objs.claims.get((outcome.namespace, outcome.name))
     spec = (claim or {}).get("spec")
     if spec is None and outcome.pod_claim_name:
-        entry = next((e for e in cycle.pod["spec"].get("resourceClaims") or []
-                      if e.get("name") == outcome.pod_claim_name), {})
-        template = cycle.objs.claim_templates.get((outcome.namespace, entry.get("resourceClaimTemplateName")))
+        entry: dict = next((e for e in cycle.pod["spec"].get("resourceClaims") or []
+                            if e.get("name") == outcome.pod_claim_name), {})
+        template = cycle.objs.claim_templates.get((outcome.namespace, entry.get("resourceClaimTemplateName") or ""))
         spec = ((template or {}).get("spec") or {}).get("spec")
     return list(((spec or {}).get("devices") or {}).get("requests") or [])

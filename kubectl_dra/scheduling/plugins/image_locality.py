@@ -13,6 +13,7 @@ first node that reported the name; nodes report one size per image digest, so th
 
 from __future__ import annotations
 
+from ..cycle import Cycle
 from ..resources import NodeInfo
 from ..scoring import MAX_NODE_SCORE, go_div
 from ..status import SUCCESS, Status
@@ -77,14 +78,14 @@ def pod_images(pod: dict, minor: int) -> tuple[list[str], int]:
     return names, count
 
 
-def pre_score(cycle, nodes: list[NodeInfo]) -> Status:
+def pre_score(cycle: Cycle, nodes: list[NodeInfo]) -> Status:
     """Upstream has no PreScore here; this one only works out, once, how many nodes of the whole
     snapshot hold each of the pod's images (ImageStateSummary.NumNodes). Never skips."""
     cycle.state[STATE] = _state(cycle)
     return SUCCESS
 
 
-def _state(cycle) -> tuple[list[str], int, dict[str, int], int]:
+def _state(cycle: Cycle) -> tuple[list[str], int, dict[str, int], int]:
     names, count = pod_images(cycle.pod, cycle.features.minor)
     wanted = set(names)
     holders = dict.fromkeys(wanted, 0)
@@ -94,7 +95,7 @@ def _state(cycle) -> tuple[list[str], int, dict[str, int], int]:
     return names, count, holders, len(cycle.snapshot)
 
 
-def score(cycle, info: NodeInfo) -> int:
+def score(cycle: Cycle, info: NodeInfo) -> int:
     state = cycle.state.get(STATE)
     if state is None:
         state = cycle.state[STATE] = _state(cycle)

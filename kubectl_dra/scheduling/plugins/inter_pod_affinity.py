@@ -31,10 +31,12 @@ entry is rebuilt only when its pods change, so placing many pods (fit) does not 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from .. import selectors
+from ..cycle import Cycle
+from ..resources import BoundPod, NodeInfo
 from ..selectors import NOTHING, LabelSelectorError, Selector
 from ..status import SKIP, SUCCESS, Code, Status
 from .last_snapshot import LastSnapshot
@@ -134,7 +136,8 @@ def _terms_of(pod: dict, namespace: str, kind: str, weighted: bool) -> tuple[Aff
 def pod_terms(pod: dict) -> PodTerms:
     """framework.NewPodInfo's terms for `pod` (its labelSelector as it is: see the module doc)."""
     namespace = (pod.get("metadata") or {}).get("namespace") or "default"
-    lists, errors = [], []
+    lists: list[tuple[AffinityTerm, ...]] = []
+    errors: list[str] = []
     for label, kind, weighted in (("requiredAffinityTerms", AFFINITY, False),
                                   ("requiredAntiAffinityTerms", ANTI_AFFINITY, False),
                                   ("preferredAffinityTerms", AFFINITY, True),
@@ -146,7 +149,8 @@ def pod_terms(pod: dict) -> PodTerms:
             errors.append(f"{label}: {err}")
     # utilerrors.NewAggregate: one error as it is, several as [a, b].
     error = errors[0] if len(errors) == 1 else (f"[{', '.join(errors)}]" if errors else "")
-    return PodTerms(*lists, error=error)
+    required_affinity, required_anti, preferred_affinity, preferred_anti = lists
+    return PodTerms(required_affinity, required_anti, preferred_affinity, preferred_anti, error=error)
 
 
 def apply_match_label_keys(pod: dict) -> dict:
@@ -187,7 +191,7 @@ def _merge_namespaces(term: AffinityTerm, namespaces: Mapping[str, dict]) -> Aff
     return replace(term, namespaces=term.namespaces | selected, namespace_selector=NOTHING)
 
 
-def _incoming_terms(cycle) -> PodTerms:
+def _incoming_terms(cycle: Cycle) -> PodTerms:
     """The incoming pod's terms with namespace selectors resolved (and, for a what-if pod, its
     matchLabelKeys merged as the API server would on create)."""
     pod = cycle.pod
@@ -203,7 +207,7 @@ def _incoming_terms(cycle) -> PodTerms:
                     merged(terms.preferred_anti), terms.error)
 
 
-def _namespace_labels(cycle) -> dict | None:
+def _namespace_labels(cycle: Cycle) -> dict | None:
     """GetNamespaceLabelsSnapshot: the incoming pod's namespace labels; none when it is not known."""
     namespace = (cycle.pod.get("metadata") or {}).get("namespace") or "default"
     ns = (getattr(cycle.objs, "namespaces", None) or {}).get(namespace)
@@ -241,7 +245,7 @@ class _NodeEntry:
 
     __slots__ = ("info", "node", "count", "last", "labels", "affinity", "required_anti", "_by_namespace")
 
-    def __init__(self, info, parse):
+    def __init__(self, info: NodeInfo, parse: Callable[[dict], PodTerms]) -> None:
         pods = info.pods
         self.info, self.node, self.count = info, info.node, len(pods)
         self.last = pods[-1] if pods else None
@@ -257,7 +261,7 @@ class _NodeEntry:
                 if anti:
                     self.required_anti.append(entry)
 
-    def current(self, info) -> bool:
+    def current(self, info: NodeInfo) -> bool:
         pods = info.pods
         return (self.info is info and self.node is info.node and self.count == len(pods)
                 and self.last is (pods[-1] if pods else None))
@@ -273,7 +277,7 @@ class _NodeEntry:
 
 
 class _Index:
-    def __init__(self, snapshot: dict):
+    def __init__(self, snapshot: dict) -> None:
         self.snapshot = snapshot
         self.entries: dict[str, _NodeEntry] = {}
         self._parsed: dict[int, tuple[dict, PodTerms]] = {}
@@ -346,7 +350,8 @@ def _existing_anti_pairs(state: FilterState, terms: PodTerms, labels: dict) -> l
             if t.topology_key in labels and t.matches(state.pod_namespace, state.pod_labels, state.namespace_labels)]
 
 
-def _affinity_pairs(state: FilterState, namespace: str, pod_labels, labels: dict) -> list[Pair]:
+def _affinity_pairs(state: FilterState, namespace: str, pod_labels: Mapping[str, str] | None,
+                    labels: dict) -> list[Pair]:
     """updateWithAffinityTerms: an existing pod counts in each term's domain only if it matches
     ALL the incoming pod's required affinity terms."""
     terms = state.terms.required_affinity
@@ -355,13 +360,14 @@ def _affinity_pairs(state: FilterState, namespace: str, pod_labels, labels: dict
     return [(t.topology_key, labels[t.topology_key]) for t in terms if t.topology_key in labels]
 
 
-def _anti_pairs(state: FilterState, namespace: str, pod_labels, labels: dict) -> list[tuple[Pair, AffinityTerm]]:
+def _anti_pairs(state: FilterState, namespace: str, pod_labels: Mapping[str, str] | None,
+                labels: dict) -> list[tuple[Pair, AffinityTerm]]:
     """updateWithAntiAffinityTerms for the incoming pod's terms (namespaces merged: no labels)."""
     return [((t.topology_key, labels[t.topology_key]), t) for t in state.terms.required_anti
             if t.topology_key in labels and t.matches(namespace, pod_labels, None)]
 
 
-def pre_filter(cycle) -> tuple[set[str] | None, Status]:
+def pre_filter(cycle: Cycle) -> tuple[set[str] | None, Status]:
     terms = _incoming_terms(cycle)
     if terms.error:
         # NewPodInfo failed: PreFilter rejects the pod on every node.
@@ -411,17 +417,17 @@ def _count_incoming(state: FilterState, index: _Index) -> None:
                     anti_pods.setdefault(pair, []).append((bound, name, term))
 
 
-def remove_pod(cycle, state: FilterState, bound, info) -> FilterState:
+def remove_pod(cycle: Cycle, state: FilterState, bound: BoundPod, info: NodeInfo) -> FilterState:
     """PreFilterExtensions.RemovePod: the counts without `bound`, a pod of `info`'s node."""
     return _update(state, bound, info, -1)
 
 
-def add_pod(cycle, state: FilterState, bound, info) -> FilterState:
+def add_pod(cycle: Cycle, state: FilterState, bound: BoundPod, info: NodeInfo) -> FilterState:
     """PreFilterExtensions.AddPod: the counts with `bound` running on `info`'s node."""
     return _update(state, bound, info, 1)
 
 
-def _update(state: FilterState, bound, info, value: int) -> FilterState:
+def _update(state: FilterState, bound: BoundPod, info: NodeInfo, value: int) -> FilterState:
     """preFilterState.updateWithPod, on a copy: the cycle's own state stays the scheduler's."""
     labels = _node_labels(info.node)
     new = replace(state, existing_anti=dict(state.existing_anti), affinity=dict(state.affinity),
@@ -440,11 +446,11 @@ def _update(state: FilterState, bound, info, value: int) -> FilterState:
     return new
 
 
-def _state(cycle) -> FilterState | None:
+def _state(cycle: Cycle) -> FilterState | None:
     return cycle.state.get(NAME)
 
 
-def filter(cycle, info) -> Status:
+def filter(cycle: Cycle, info: NodeInfo) -> Status:
     state = _state(cycle)
     if state is None:
         return Status(Code.ERROR, (f'error reading "PreFilter{NAME}" from cycleState: not found',))
@@ -567,7 +573,7 @@ def _add(scores: dict, term: AffinityTerm, labels: dict, value: int) -> bool:
     return True
 
 
-def pre_score(cycle, nodes) -> Status:
+def pre_score(cycle: Cycle, nodes: list[NodeInfo]) -> Status:
     """PreScore over every node of the snapshot (not only the feasible ones): Skip when no term
     of either side touches any domain."""
     has_constraints = _has_preferred(cycle.pod)
@@ -611,7 +617,7 @@ def pre_score(cycle, nodes) -> Status:
     return SUCCESS
 
 
-def score(cycle, info) -> int:
+def score(cycle: Cycle, info: NodeInfo) -> int:
     state: ScoreState | None = cycle.state.get(SCORE_STATE)
     if state is None:
         return 0
@@ -624,7 +630,7 @@ def score(cycle, info) -> int:
     return total
 
 
-def normalize_score(cycle, scores: dict[str, int]) -> dict[str, int]:
+def normalize_score(cycle: Cycle, scores: dict[str, int]) -> dict[str, int]:
     """NormalizeScore: (score - min) / (max - min) of MaxNodeScore, truncated; all 0 when every node
     scores the same."""
     state: ScoreState | None = cycle.state.get(SCORE_STATE)

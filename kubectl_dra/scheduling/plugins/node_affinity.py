@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from allocator.nodeselector import NodeSelectorError, term_matches, validate
 
+from ..cycle import Cycle
+from ..resources import NodeInfo
 from ..scoring import default_normalize
 from ..status import SKIP, SUCCESS, Code, Status, unresolvable
 
@@ -24,7 +26,7 @@ def required_terms(pod: dict) -> list[dict] | None:
     return None if required is None else list(required.get("nodeSelectorTerms") or [])
 
 
-def pre_filter(cycle) -> tuple[set[str] | None, Status]:
+def pre_filter(cycle: Cycle) -> tuple[set[str] | None, Status]:
     pod = cycle.pod
     terms = required_terms(pod)
     if terms is None and pod["spec"].get("nodeSelector") is None:
@@ -80,9 +82,9 @@ def matches(pod: dict, node: dict) -> tuple[bool, str]:
     return _match(pod["spec"].get("nodeSelector") or {}, None if terms is None else _parsable(terms), node)
 
 
-def filter(cycle, info) -> Status:
+def filter(cycle: Cycle, info: NodeInfo) -> Status:
     state = cycle.state.get(NAME)
-    ok, why = _match(*state, info.node) if state is not None else (True, "")
+    ok, why = _match(state[0], state[1], info.node) if state is not None else (True, "")
     return SUCCESS if ok else unresolvable(ERR_REASON_POD, why)
 
 
@@ -104,7 +106,7 @@ def preferred_terms(pod: dict) -> list[dict]:
                  .get("preferredDuringSchedulingIgnoredDuringExecution")) or [])
 
 
-def pre_score(cycle, nodes) -> Status:
+def pre_score(cycle: Cycle, nodes: list[NodeInfo]) -> Status:
     preferred = preferred_terms(cycle.pod)
     if not preferred:
         return SKIP
@@ -122,12 +124,12 @@ def pre_score(cycle, nodes) -> Status:
     return SUCCESS
 
 
-def score(cycle, info) -> int:
+def score(cycle: Cycle, info: NodeInfo) -> int:
     terms = cycle.state.get(SCORE_STATE) or []
     meta = info.node.get("metadata") or {}
     labels = meta.get("labels") or {}
     return sum(weight for weight, term in terms if term_matches(term, meta.get("name") or "", labels))
 
 
-def normalize_score(cycle, scores: dict[str, int]) -> dict[str, int]:
+def normalize_score(cycle: Cycle, scores: dict[str, int]) -> dict[str, int]:
     return default_normalize(scores)

@@ -43,8 +43,12 @@ list a feature can be missed; the reason is "node(s) didn't match Pod's required
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable, Iterator
 
+from allocator import Features
+
+from ..cycle import Cycle
+from ..resources import NodeInfo
 from ..status import SKIP, SUCCESS, Status, unresolvable
 
 NAME = "NodeDeclaredFeatures"
@@ -71,7 +75,7 @@ VOLUME_BIND_MOUNT_OPTIONS = "VolumeBindMountOptions"
 DRA_OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations"
 
 
-def _containers(spec: dict, *lists: str):
+def _containers(spec: dict, *lists: str) -> Iterator[dict]:
     for list_name in lists:
         for container in spec.get(list_name) or ():
             if isinstance(container, dict):
@@ -127,7 +131,7 @@ REGISTRY: dict[int, tuple[Feature, ...]] = {
 }
 
 
-def enabled(features) -> bool:
+def enabled(features: Features) -> bool:
     """Whether the release has the plugin in its profile: the gate, at its default unless set."""
     minor = getattr(features, "minor", 37)
     if minor not in GATE_DEFAULTS:
@@ -136,7 +140,7 @@ def enabled(features) -> bool:
     return bool(gates.get(GATE, GATE_DEFAULTS[minor]))
 
 
-def _gate(features, name: str) -> bool:
+def _gate(features: Features, name: str) -> bool:
     gates = getattr(features, "gates", None) or {}
     if name in gates:
         return bool(gates[name])
@@ -182,7 +186,7 @@ def _resize_deferred(pod: dict) -> bool:
     return False
 
 
-def pre_filter(cycle) -> tuple[set[str] | None, Status]:
+def pre_filter(cycle: Cycle) -> tuple[set[str] | None, Status]:
     features = cycle.features
     minor = getattr(features, "minor", 37)
     if minor >= 37 and _gate(features, "InPlacePodVerticalScalingSchedulerPreemption") and _resize_deferred(cycle.pod):
@@ -196,7 +200,7 @@ def pre_filter(cycle) -> tuple[set[str] | None, Status]:
     return None, SUCCESS
 
 
-def filter(cycle, info) -> Status:
+def filter(cycle: Cycle, info: NodeInfo) -> Status:
     needed: dict[str, str] | None = cycle.state.get(NAME)
     if not needed:
         return SUCCESS

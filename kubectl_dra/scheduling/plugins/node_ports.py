@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from ..resources import host_ports, port_conflict
+from ..cycle import Cycle
+from ..resources import host_ports, port_conflict, NodeInfo
 from ..status import SKIP, SUCCESS, Status, unschedulable
 
 NAME = "NodePorts"
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 
 
-def pre_filter(cycle):
+def pre_filter(cycle: Cycle) -> tuple[None, Status]:
     ports = host_ports(cycle.pod)
     cycle.state[NAME] = ports
     return None, (SUCCESS if ports else SKIP)
 
 
-def filter(cycle, info) -> Status:
+def filter(cycle: Cycle, info: NodeInfo) -> Status:
     taken = [p for p in cycle.state[NAME] if port_conflict(p, info.used_ports)]
     if not taken:
         return SUCCESS

@@ -8,17 +8,19 @@ allocatable is UnschedulableAndUnresolvable: preemption cannot help.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..node_allocatable import amounts_of, status_footprints
-from ..resources import (CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, Resource, as_resource, container_requests,
+from ..resources import (CPU, EPHEMERAL_STORAGE, MEMORY, BoundPod, NodeInfo, Resource, as_resource, container_requests,
                          is_scalar, pod_requests)
 from ..status import SUCCESS, Code, Status
+from ..cycle import Cycle
 
 NAME = "NodeResourcesFit"
 
 
-def pre_filter(cycle):
+def pre_filter(cycle: Cycle) -> tuple[None, Status]:
     dra = None
     if cycle.features.gates.get("DRANodeAllocatableResources", False):
         # computePodResourceRequest reads the pod's own status.nodeAllocatableResourceClaimStatuses
@@ -42,7 +44,7 @@ def units(name: str, value: int) -> str:
 UNKNOWN_ALLOCATABLE = Status(Code.NOT_CHECKED, (), NAME, "the node object has no status.allocatable")
 
 
-def filter(cycle, info) -> Status:
+def filter(cycle: Cycle, info: NodeInfo) -> Status:
     if "allocatable" not in (info.node.get("status") or {}):
         return UNKNOWN_ALLOCATABLE
     want = cycle.state[NAME]
@@ -123,7 +125,8 @@ def _with_missing(pod: dict, fill: dict) -> dict:
     return {**pod, "spec": new_spec}
 
 
-def score_requests(pod: dict, resources=SCORING_RESOURCES, use_requested: bool = False) -> list[int]:
+def score_requests(pod: dict, resources: Sequence[tuple[str, int]] = SCORING_RESOURCES,
+                   use_requested: bool = False) -> list[int]:
     """calculatePodResourceRequestList: the pod's request per scored resource, milli-cpu and
     bytes or units; without `use_requested` containers' missing cpu/memory requests are the
     defaults (not the pod's DRA footprint: the scorer does not ask PodRequests for it)."""
@@ -147,7 +150,7 @@ _NON_ZERO: dict[tuple[int, bool], tuple[dict, int, int]] = {}
 _NON_ZERO_LIMIT = 200_000
 
 
-def _pod_non_zero(bound, node_allocatable: bool) -> tuple[int, int]:
+def _pod_non_zero(bound: BoundPod, node_allocatable: bool) -> tuple[int, int]:
     """framework/types.go PodInfo.CalculateResource Non0CPU/Non0Mem: with pod-level requests set
     only what neither the containers nor the pod level ask for is defaulted
     (getNonMissingContainerRequests)."""
@@ -184,7 +187,7 @@ def _asks_cpu_and_memory(container: dict) -> bool:
     return (CPU in requests or CPU in limits) and (MEMORY in requests or MEMORY in limits)
 
 
-def node_usage(cycle, info: NodeInfo) -> NodeUsage:
+def node_usage(cycle: Cycle, info: NodeInfo) -> NodeUsage:
     """The node's NodeUsage, worked out once per cycle (NodeResourcesFit and
     NodeResourcesBalancedAllocation both read it)."""
     cache = cycle.state.setdefault(_USAGE_STATE, {})
@@ -212,7 +215,7 @@ def _usage(info: NodeInfo, node_allocatable: bool) -> NodeUsage:
     return NodeUsage(requested, cpu, memory)
 
 
-def node_vectors(cycle, info: NodeInfo, resources, pod_requests_list: list[int],
+def node_vectors(cycle: Cycle, info: NodeInfo, resources: Sequence[tuple[str, int]], pod_requests_list: list[int],
                  use_requested: bool) -> tuple[list[int], list[int], list[int]]:
     """calculateNodeAllocatableRequest: per scored resource (requested with the pod, allocated
     without it, allocatable); a resource the node has none of stays 0 everywhere (not scored), as
@@ -252,7 +255,8 @@ def least_requested_score(requested: int, capacity: int) -> int:
     return (capacity - requested) * 100 // capacity
 
 
-def least_allocated(requested: list[int], allocatable: list[int], resources=SCORING_RESOURCES) -> int:
+def least_allocated(requested: list[int], allocatable: list[int],
+                    resources: Sequence[tuple[str, int]] = SCORING_RESOURCES) -> int:
     """leastResourceScorer: the weighted mean of each scored resource's leastRequestedScore."""
     total = weights = 0
     for i, (_, weight) in enumerate(resources):
@@ -263,13 +267,13 @@ def least_allocated(requested: list[int], allocatable: list[int], resources=SCOR
     return total // weights if weights else 0
 
 
-def pre_score(cycle, nodes: list[NodeInfo]) -> Status:
+def pre_score(cycle: Cycle, nodes: list[NodeInfo]) -> Status:
     """Fit.PreScore: the pod's requests with defaults, once; never skips."""
     cycle.state[SCORE_STATE] = score_requests(cycle.pod)
     return SUCCESS
 
 
-def score(cycle, info: NodeInfo) -> int:
+def score(cycle: Cycle, info: NodeInfo) -> int:
     wanted = cycle.state.get(SCORE_STATE)
     if wanted is None:
         wanted = cycle.state[SCORE_STATE] = score_requests(cycle.pod)

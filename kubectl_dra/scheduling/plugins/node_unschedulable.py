@@ -3,6 +3,8 @@ node.kubernetes.io/unschedulable:NoSchedule (plugins/nodeunschedulable/node_unsc
 
 from __future__ import annotations
 
+from ..cycle import Cycle
+from ..resources import NodeInfo
 from ..status import SUCCESS, Status, unresolvable
 from .taint_toleration import tolerates
 
@@ -11,11 +13,11 @@ ERR_REASON = "node(s) were unschedulable"
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 
 
-def pre_filter(cycle):
+def pre_filter(cycle: Cycle) -> tuple[None, Status]:
     return None, SUCCESS
 
 
-def filter(cycle, info) -> Status:
+def filter(cycle: Cycle, info: NodeInfo) -> Status:
     if not (info.node.get("spec") or {}).get("unschedulable"):
         return SUCCESS
     if any(tolerates(t, UNSCHEDULABLE_TAINT) for t in cycle.pod["spec"].get("tolerations") or []):

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import re
 
+from ..cycle import Cycle
+from ..resources import NodeInfo
 from ..status import SKIP, SUCCESS, Code, Status
 from . import storage as st
 
@@ -64,12 +66,12 @@ _SHOWN = 3
 class _LookupError(Exception):
     """An error Filter returns: `not_found` ones are UnschedulableAndUnresolvable, others Error."""
 
-    def __init__(self, message: str, not_found: bool = False):
+    def __init__(self, message: str, not_found: bool = False) -> None:
         super().__init__(message)
         self.message, self.not_found = message, not_found
 
 
-def _gate(cycle, name: str, since: int) -> bool:
+def _gate(cycle: Cycle, name: str, since: int) -> bool:
     return bool(cycle.features.gates.get(name, cycle.features.minor >= since))
 
 
@@ -81,7 +83,7 @@ def _in_tree(source_of: dict) -> tuple[str, dict] | None:
     return None
 
 
-def pre_filter(cycle) -> tuple[set[str] | None, Status]:
+def pre_filter(cycle: Cycle) -> tuple[set[str] | None, Status]:
     for volume in st.pod_volumes(cycle.pod):
         if volume.get("persistentVolumeClaim") is not None or volume.get("ephemeral") is not None \
                 or _in_tree(volume) is not None:
@@ -93,7 +95,7 @@ def pre_filter(cycle) -> tuple[set[str] | None, Status]:
 # ---------------------------------------------------------------------------- translation
 
 
-def _migration_on(cycle, csinode: dict | None, plugin: str) -> bool:
+def _migration_on(cycle: Cycle, csinode: dict | None, plugin: str) -> bool:
     """isCSIMigrationOn. 1.34 and 1.35 also read the CSINode's migrated-plugins annotation for
     Portworx (CSIMigrationPortworx is on)."""
     if csinode is None or not plugin or plugin not in MIGRATED:
@@ -149,7 +151,7 @@ def _translated_handle(kind: str, source: dict, pv: dict | None) -> str:
 # ---------------------------------------------------------------------------- attachable volumes
 
 
-def _from_class(cycle, csinode: dict | None, pvc: dict) -> tuple[str, str]:
+def _from_class(cycle: Cycle, csinode: dict | None, pvc: dict) -> tuple[str, str]:
     """getCSIDriverInfoFromSC: a claim not bound (or bound to a PV not found) counts as a volume
     of its StorageClass's provisioner."""
     class_name = st.pvc_class(pvc)
@@ -166,7 +168,7 @@ def _from_class(cycle, csinode: dict | None, pvc: dict) -> tuple[str, str]:
     return provisioner, handle
 
 
-def _driver_info(cycle, csinode: dict | None, pvc: dict) -> tuple[str, str]:
+def _driver_info(cycle: Cycle, csinode: dict | None, pvc: dict) -> tuple[str, str]:
     """getCSIDriverInfo: (driver, volume handle), ("", "") when the claim attaches nothing counted."""
     pv_name = st.spec(pvc).get("volumeName") or ""
     pv = cycle.objs.pvs.get(pv_name) if pv_name else None
@@ -184,7 +186,7 @@ def _driver_info(cycle, csinode: dict | None, pvc: dict) -> tuple[str, str]:
     return csi.get("driver") or "", csi.get("volumeHandle") or ""
 
 
-def _attachable(cycle, pod: dict, csinode: dict | None, new_pod: bool, result: dict[str, str]) -> None:
+def _attachable(cycle: Cycle, pod: dict, csinode: dict | None, new_pod: bool, result: dict[str, str]) -> None:
     """filterAttachableVolumes: fills {<driver>/<handle>: driver}; raises _LookupError."""
     namespace = st.pod_namespace(pod)
     for volume in st.pod_volumes(pod):
@@ -219,7 +221,7 @@ def _attachable(cycle, pod: dict, csinode: dict | None, new_pod: bool, result: d
             result[f"{driver}/{handle}"] = driver
 
 
-def _attachments(cycle, node_name: str) -> dict[str, str]:
+def _attachments(cycle: Cycle, node_name: str) -> dict[str, str]:
     """getNodeVolumeAttachmentInfo: {<attacher>/<volumeHandle>: attacher} of the node's
     VolumeAttachments of CSI PVs."""
     found = {}
@@ -236,7 +238,7 @@ def _attachments(cycle, node_name: str) -> dict[str, str]:
     return found
 
 
-def _driver_installed(cycle, driver: str, csinode: dict | None) -> bool:
+def _driver_installed(cycle: Cycle, driver: str, csinode: dict | None) -> bool:
     """checkCSIDriverOnNode: only a CSIDriver that asks for it (preventPodSchedulingIfMissing,
     1.37; 1.35 and 1.36 ask it of every CSIDriver) must be on the CSINode."""
     csi_driver = cycle.objs.csidrivers.get(driver)
@@ -258,7 +260,7 @@ def _limits(csinode: dict | None) -> dict[str, int]:
     return limits
 
 
-def filter(cycle, info) -> Status:
+def filter(cycle: Cycle, info: NodeInfo) -> Status:
     if not st.pod_volumes(cycle.pod):
         return SUCCESS
     csinode = cycle.objs.csinodes.get(info.name)

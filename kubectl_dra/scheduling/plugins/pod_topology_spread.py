@@ -65,13 +65,17 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
+from allocator import Features, ObjectSet
 from allocator.nodeselector import NodeSelectorError, term_matches, validate
 
 from kubectl_dra.model.knowledge import DEFAULT_SELECTOR_INPUTS, controller_reference, default_selector_inputs
 
 from .. import selectors
+from ..cycle import Cycle
+from ..resources import BoundPod, NodeInfo
 from ..selectors import LabelSelectorError, Requirement, Selector
 from ..status import SKIP, SUCCESS, Code, Status
 from .last_snapshot import LastSnapshot
@@ -115,7 +119,7 @@ _GATE_DEFAULTS = {
 }
 
 
-def _gate(features, name: str) -> bool:
+def _gate(features: Features, name: str) -> bool:
     gates = getattr(features, "gates", None) or {}
     if name in gates:
         return bool(gates[name])
@@ -224,7 +228,7 @@ def parse_constraints(raw: list, labels: dict, action: str, match_label_keys: bo
     return tuple(result)
 
 
-def _int(value) -> int:
+def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
@@ -267,17 +271,17 @@ def default_selector(pod: dict, services: dict, replication_controllers: dict, r
             except LabelSelectorError:
                 other = selectors.NOTHING   # LabelSelectorAsSelector failed: nothing is added
             if not other.nothing:
-                selector = Selector((selector.requirements or ()) + other.requirements)
+                selector = Selector((selector.requirements or ()) + (other.requirements or ()))
     return selector
 
 
-def defaults_unknown_warning(cycle) -> str | None:
+def defaults_unknown_warning(cycle: Cycle) -> str | None:
     """The warning for a cycle whose scores lack the system defaults' part (DEFAULTS_UNKNOWN), or None."""
     why = cycle.state.get(DEFAULTS_UNKNOWN)
     return f"PodTopologySpread's default spreading is not scored: {why}" if why else None
 
 
-def _default_constraints(cycle, action: str) -> tuple[Constraint, ...]:
+def _default_constraints(cycle: Cycle, action: str) -> tuple[Constraint, ...]:
     """buildDefaultConstraints: the system defaults for `action`, with the default selector; none
     when that selector is empty, or (recorded in cycle.state[DEFAULTS_UNKNOWN]) when it cannot be
     known."""
@@ -285,7 +289,7 @@ def _default_constraints(cycle, action: str) -> tuple[Constraint, ...]:
     if not wanted:
         return ()
     objs = cycle.objs
-    kinds = [getattr(objs, kind, None) for kind in DEFAULT_SELECTOR_KINDS]
+    kinds: list = [getattr(objs, kind, None) for kind in DEFAULT_SELECTOR_KINDS]
     missing = _unknown_inputs(cycle.pod, objs, kinds)
     if missing:
         cycle.state[DEFAULTS_UNKNOWN] = (
@@ -300,7 +304,7 @@ def _default_constraints(cycle, action: str) -> tuple[Constraint, ...]:
     return tuple(replace(c, index=0, selector=selector) for c in wanted)
 
 
-def _unknown_inputs(pod: dict, objs, kinds: list) -> list[str]:
+def _unknown_inputs(pod: dict, objs: ObjectSet, kinds: list) -> list[str]:
     """The kinds the pod's default selector reads (knowledge.default_selector_inputs) that could
     not be read (the ObjectSet's `unreadable`; all four where it lacks their maps). The pod's
     controller is known whatever its kind's state when the set holds it (fit's what-if owner)."""
@@ -309,17 +313,17 @@ def _unknown_inputs(pod: dict, objs, kinds: list) -> list[str]:
         return []
     if any(k is None for k in kinds):
         return list(wanted)
-    unreadable = getattr(objs, "unreadable", frozenset())
+    unreadable: Collection[str] = getattr(objs, "unreadable", frozenset())
     missing = [kind for kind in wanted if kind in unreadable]
     if missing and missing[-1] != "Service":
         namespace = (pod.get("metadata") or {}).get("namespace") or "default"
         held = kinds[DEFAULT_SELECTOR_KINDS.index(_SELECTOR_FIELDS[missing[-1]])]
-        if (namespace, controller_reference(pod).get("name") or "") in held:
+        if (namespace, (controller_reference(pod) or {}).get("name") or "") in held:
             missing.pop()
     return missing
 
 
-def _incoming(cycle) -> dict:
+def _incoming(cycle: Cycle) -> dict:
     """The pod whose constraints are read: a what-if pod as the API server would store it."""
     pod = cycle.pod
     if (cycle.what_if and _gate(cycle.features, "MatchLabelKeysInPodTopologySpread")
@@ -328,7 +332,7 @@ def _incoming(cycle) -> dict:
     return pod
 
 
-def constraints_of(cycle, action: str) -> tuple[Constraint, ...]:
+def constraints_of(cycle: Cycle, action: str) -> tuple[Constraint, ...]:
     """getConstraints / initPreScoreState: the pod's own constraints for `action`, or the system
     defaults when it has none at all (of either action)."""
     pod = _incoming(cycle)
@@ -343,7 +347,7 @@ class _Inclusion:
     """matchNodeInclusionPolicies for the incoming pod: its nodeSelector and required node affinity
     (parsed once; a term that does not parse matches nothing), and its tolerations."""
 
-    def __init__(self, pod: dict):
+    def __init__(self, pod: dict) -> None:
         spec = pod.get("spec") or {}
         self.node_selector = spec.get("nodeSelector") or {}
         terms = required_terms(pod)
@@ -406,7 +410,7 @@ class _NodeEntry:
 
     __slots__ = ("info", "node", "count", "last", "labels", "_by_namespace", "_matching")
 
-    def __init__(self, info):
+    def __init__(self, info: NodeInfo) -> None:
         pods = info.pods
         self.info, self.node, self.count = info, info.node, len(pods)
         self.last = pods[-1] if pods else None
@@ -414,7 +418,7 @@ class _NodeEntry:
         self._by_namespace: dict[str, list] | None = None
         self._matching: dict[str, int] = {}
 
-    def current(self, info) -> bool:
+    def current(self, info: NodeInfo) -> bool:
         pods = info.pods
         return (self.info is info and self.node is info.node and self.count == len(pods)
                 and self.last is (pods[-1] if pods else None))
@@ -444,7 +448,7 @@ class _NodeEntry:
 
 
 class _Index:
-    def __init__(self, snapshot: dict):
+    def __init__(self, snapshot: dict) -> None:
         self.snapshot = snapshot
         self.entries: dict[str, _NodeEntry] = {}
 
@@ -458,7 +462,7 @@ class _Index:
             for name in [n for n in entries if n not in self.snapshot]:
                 del entries[name]
 
-    def entry(self, info) -> _NodeEntry:
+    def entry(self, info: NodeInfo) -> _NodeEntry:
         """The entry for `info` (a NodeInfo of the snapshot or not)."""
         entry = self.entries.get(info.name)
         return entry if entry is not None and entry.current(info) else _NodeEntry(info)
@@ -515,7 +519,7 @@ def _resize_deferred(pod: dict) -> bool:
     return False
 
 
-def pre_filter(cycle) -> tuple[set[str] | None, Status]:
+def pre_filter(cycle: Cycle) -> tuple[set[str] | None, Status]:
     if _gate(cycle.features, "InPlacePodVerticalScalingSchedulerPreemption") and _resize_deferred(cycle.pod):
         return None, SKIP
     try:
@@ -557,18 +561,18 @@ def pre_filter(cycle) -> tuple[set[str] | None, Status]:
     return None, SUCCESS
 
 
-def remove_pod(cycle, state: FilterState, bound, info) -> FilterState:
+def remove_pod(cycle: Cycle, state: FilterState, bound: BoundPod, info: NodeInfo) -> FilterState:
     """PreFilterExtensions.RemovePod: the counts without `bound`, a pod of `info`'s node."""
     return _update(state, bound, info, -1)
 
 
-def add_pod(cycle, state: FilterState, bound, info) -> FilterState:
+def add_pod(cycle: Cycle, state: FilterState, bound: BoundPod, info: NodeInfo) -> FilterState:
     """PreFilterExtensions.AddPod: the counts with `bound` running on `info`'s node (`cycle` may
     be None: fit brings a shared state up to date after a commit)."""
     return _update(state, bound, info, 1)
 
 
-def _update(state: FilterState, bound, info, delta: int) -> FilterState:
+def _update(state: FilterState, bound: BoundPod, info: NodeInfo, delta: int) -> FilterState:
     """updateWithPod, on a copy (the cycle's own state stays the scheduler's). As upstream, a pod
     of another namespace or on a node without every topology key changes nothing, and the pod is
     matched by its labels alone."""
@@ -580,8 +584,10 @@ def _update(state: FilterState, bound, info, delta: int) -> FilterState:
     counts, minimum = list(state.counts), list(state.minimum)
     pod_labels = bound.labels
     changed = False
+    inclusion = state.inclusion
+    assert inclusion is not None  # set wherever constraints are
     for i, c in enumerate(state.constraints):
-        if not c.selector.matches(pod_labels) or not state.inclusion.includes(c, info.node):
+        if not c.selector.matches(pod_labels) or not inclusion.includes(c, info.node):
             continue
         value = labels[c.topology_key]
         domain = counts[i] = dict(counts[i])
@@ -596,7 +602,7 @@ def _update(state: FilterState, bound, info, delta: int) -> FilterState:
     return replace(state, counts=counts, minimum=minimum) if changed else state
 
 
-def filter(cycle, info) -> Status:
+def filter(cycle: Cycle, info: NodeInfo) -> Status:
     state: FilterState | None = cycle.state.get(NAME)
     if state is None:
         return Status(Code.ERROR, (f'reading "PreFilter{NAME}" from cycleState: not found',))
@@ -680,7 +686,7 @@ def go_round(value: float) -> int:
     return int(whole)
 
 
-def pre_score(cycle, nodes) -> Status:
+def pre_score(cycle: Cycle, nodes: list[NodeInfo]) -> Status:
     """PreScore: Skip for an empty cluster or a pod without soft constraints (or, with none of its
     own, without a default selector, or where that selector cannot be known: DEFAULTS_UNKNOWN).
     Domains are those of the feasible `nodes`; their pods are counted on every node of the
@@ -736,7 +742,7 @@ def pre_score(cycle, nodes) -> Status:
     return SUCCESS
 
 
-def score(cycle, info) -> int:
+def score(cycle: Cycle, info: NodeInfo) -> int:
     state: ScoreState | None = cycle.state.get(SCORE_STATE)
     if state is None or info.name in state.ignored:
         return 0
@@ -754,7 +760,7 @@ def score(cycle, info) -> int:
     return go_round(total)
 
 
-def _node_count(state: ScoreState, info, c: Constraint, key: str) -> int:
+def _node_count(state: ScoreState, info: NodeInfo, c: Constraint, key: str) -> int:
     """countPodsMatchSelector over the node's own pods, no inclusion policy applied (Score counts
     so): the index PreScore refreshed, or a fresh entry for a NodeInfo it does not hold."""
     if not _countable(c.selector):
@@ -764,7 +770,7 @@ def _node_count(state: ScoreState, info, c: Constraint, key: str) -> int:
         return entry.matching(key, c.selector, state.namespace)
 
 
-def normalize_score(cycle, scores: dict[str, int]) -> dict[str, int]:
+def normalize_score(cycle: Cycle, scores: dict[str, int]) -> dict[str, int]:
     """NormalizeScore: ignored nodes 0; otherwise 100 x (max + min - score) / max (integer
     division), or 100 for every node when the highest score is 0."""
     state: ScoreState | None = cycle.state.get(SCORE_STATE)

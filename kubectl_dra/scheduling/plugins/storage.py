@@ -6,10 +6,9 @@ Objects come from the cycle's ObjectSet as given (nothing defaulted): a missing 
 the API server's default where it has one.
 """
 
-from __future__ import annotations
-
 from allocator.nodeselector import NodeSelectorError, describe, term_matches, validate
 
+from ..node_allocatable import Amount
 from ..resources import exact_amount
 
 BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
@@ -108,27 +107,27 @@ def binding_mode(storage_class: dict) -> str:
     return storage_class.get("volumeBindingMode") or IMMEDIATE
 
 
-def storage_amount(value) -> object:
+def storage_amount(value: object) -> Amount:
     """A storage quantity's exact amount; 0 when absent or unparsable (the API server refuses
     such a quantity)."""
     amount = exact_amount(value) if value is not None else None
     return 0 if amount is None else amount
 
 
-def value(amount) -> int:
+def value(amount: Amount) -> int:
     """Quantity.Value(): rounded up to a whole number."""
     if isinstance(amount, int):
         return amount
     return -(-amount.numerator // amount.denominator)
 
 
-def requested_storage(pvc: dict):
+def requested_storage(pvc: dict) -> Amount | None:
     """spec.resources.requests.storage (exact), None when the claim requests none."""
     requests = (spec(pvc).get("resources") or {}).get("requests") or {}
     return storage_amount(requests["storage"]) if "storage" in requests else None
 
 
-def pv_capacity(pv: dict):
+def pv_capacity(pv: dict) -> Amount:
     return storage_amount((spec(pv).get("capacity") or {}).get("storage"))
 
 
@@ -153,7 +152,7 @@ def describe_pv_affinity(pv: dict) -> str:
     return describe((spec(pv).get("nodeAffinity") or {}).get("required")) or "<none>"
 
 
-def format_bytes(amount) -> str:
+def format_bytes(amount: Amount) -> str:
     """A storage amount in the binary unit that shows it whole (10Gi, 1536Mi, 100 bytes)."""
     whole = value(amount)
     for unit, size in (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):

@@ -7,6 +7,8 @@ the detail names the first untolerated taint, as the scheduler's log does.
 
 from __future__ import annotations
 
+from ..cycle import Cycle
+from ..resources import NodeInfo
 from ..scoring import default_normalize
 from ..status import SUCCESS, Status, unresolvable
 
@@ -41,11 +43,11 @@ def untolerated(taints: list[dict], tolerations: list[dict]) -> dict | None:
     return None
 
 
-def pre_filter(cycle):
+def pre_filter(cycle: Cycle) -> tuple[None, Status]:
     return None, SUCCESS
 
 
-def filter(cycle, info) -> Status:
+def filter(cycle: Cycle, info: NodeInfo) -> Status:
     taint = untolerated((info.node.get("spec") or {}).get("taints") or [], cycle.pod["spec"].get("tolerations") or [])
     if taint is None:
         return SUCCESS
@@ -63,7 +65,7 @@ WEIGHT = 3
 SCORE_STATE = "PreScore" + NAME
 
 
-def pre_score(cycle, nodes) -> Status:
+def pre_score(cycle: Cycle, nodes: list[NodeInfo]) -> Status:
     cycle.state[SCORE_STATE] = _prefer_no_schedule_tolerations(cycle.pod)
     return SUCCESS
 
@@ -72,7 +74,7 @@ def _prefer_no_schedule_tolerations(pod: dict) -> list[dict]:
     return [t for t in pod["spec"].get("tolerations") or [] if (t.get("effect") or "") in ("", "PreferNoSchedule")]
 
 
-def score(cycle, info) -> int:
+def score(cycle: Cycle, info: NodeInfo) -> int:
     tolerations = cycle.state.get(SCORE_STATE)
     if tolerations is None:
         tolerations = _prefer_no_schedule_tolerations(cycle.pod)
@@ -81,5 +83,5 @@ def score(cycle, info) -> int:
                and not any(tolerates(t, taint) for t in tolerations))
 
 
-def normalize_score(cycle, scores: dict[str, int]) -> dict[str, int]:
+def normalize_score(cycle: Cycle, scores: dict[str, int]) -> dict[str, int]:
     return default_normalize(scores, reverse=True)

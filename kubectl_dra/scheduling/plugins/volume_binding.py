@@ -37,6 +37,9 @@ import math
 from dataclasses import dataclass, field
 
 from .. import selectors
+from ..cycle import Cycle
+from ..node_allocatable import Amount
+from ..resources import NodeInfo
 from ..scoring import go_div
 from ..selectors import LabelSelectorError
 from ..status import SKIP, SUCCESS, Code, Status
@@ -85,7 +88,7 @@ def _key(pvc: dict) -> str:
     return f"{st.meta(pvc).get('namespace') or 'default'}/{st.meta(pvc).get('name')}"
 
 
-def _gate(cycle, name: str, since: int) -> bool:
+def _gate(cycle: Cycle, name: str, since: int) -> bool:
     """A gate kubectl-dra's Features do not carry, at its upstream default for the minor."""
     return bool(cycle.features.gates.get(name, cycle.features.minor >= since))
 
@@ -139,7 +142,7 @@ def _why_immediate(pvc: dict, classes: dict) -> str:
             f"{st.binding_mode(storage_class)}: the PV controller binds it before scheduling")
 
 
-def pre_filter(cycle) -> tuple[set[str] | None, Status]:
+def pre_filter(cycle: Cycle) -> tuple[set[str] | None, Status]:
     pod = cycle.pod
     pvcs = cycle.objs.pvcs
     has, problem = _pvc_problem(pod, pvcs)
@@ -209,7 +212,7 @@ class _Outcome:
         return tuple(reasons)
 
 
-def _check_bound(cycle, claims: tuple[dict, ...], node_labels: dict, out: _Outcome) -> None:
+def _check_bound(cycle: Cycle, claims: tuple[dict, ...], node_labels: dict, out: _Outcome) -> None:
     """checkBoundClaims: stops at the first claim whose PV is missing or does not fit."""
     for pvc in claims:
         pv_name = st.spec(pvc).get("volumeName") or ""
@@ -250,7 +253,9 @@ def _find_matching_volume(pvc: dict, pvs: list[dict], node_labels: dict, chosen:
     selector = selectors.parse(raw_selector, f"PersistentVolumeClaim {_key(pvc)}: spec.selector") \
         if raw_selector is not None else None
     claim_modes = list(claim_spec.get("accessModes") or [])
-    smallest, smallest_size, passed = None, None, []
+    smallest: dict | None = None
+    smallest_size: Amount = 0   # read once smallest is set
+    passed: list[str] = []
     for pv in pvs:
         name = st.meta(pv).get("name")
         pv_spec = st.spec(pv)
@@ -300,7 +305,7 @@ def _find_matching_volume(pvc: dict, pvs: list[dict], node_labels: dict, chosen:
     return smallest, ([] if smallest is not None else passed)
 
 
-def _size_key(pvc: dict):
+def _size_key(pvc: dict) -> Amount:
     requested = st.requested_storage(pvc)
     return 0 if requested is None else requested
 
@@ -309,8 +314,8 @@ def _find_matching(pvcs: list[dict], state: ClaimsState, node_labels: dict,
                    out: _Outcome) -> list[tuple[dict, list[str] | None]]:
     """findMatchingVolumes: claims smallest first, each PV taken once; returns the claims left
     unmatched with why (to be provisioned). Sets out.unbound_ok, or out.error."""
-    chosen: set[str] = set()
-    unmatched = []
+    chosen: set = set()   # PV names
+    unmatched: list[tuple[dict, list[str] | None]] = []
     for pvc in sorted(pvcs, key=_size_key):
         try:
             pv, passed = _find_matching_volume(pvc, state.pvs_by_class.get(st.pvc_class(pvc), []), node_labels, chosen)
@@ -344,7 +349,7 @@ def _describe_topologies(terms: list[dict]) -> str:
                       for term in terms)
 
 
-def _volume_limit(capacity: dict):
+def _volume_limit(capacity: dict) -> Amount | None:
     """volumeLimit: maximumVolumeSize when set, else capacity; None when neither is."""
     for key in ("maximumVolumeSize", "capacity"):
         if capacity.get(key) is not None:
@@ -362,7 +367,7 @@ def _node_has_access(capacity: dict, node_labels: dict) -> bool:
         return False
 
 
-def _enough_capacity(cycle, provisioner: str, pvc: dict, class_name: str,
+def _enough_capacity(cycle: Cycle, provisioner: str, pvc: dict, class_name: str,
                      node_labels: dict) -> tuple[bool, dict | None, str]:
     """hasEnoughCapacity: (sufficient, the CSIStorageCapacity used, why not)."""
     requested = st.requested_storage(pvc)
@@ -392,7 +397,7 @@ def _enough_capacity(cycle, provisioner: str, pvc: dict, class_name: str,
                          f"(storageCapacity: true): no CSIStorageCapacity of class {class_name} holds it, {why}")
 
 
-def _check_provisions(cycle, claims: list[tuple[dict, list[str] | None]], node_labels: dict, out: _Outcome) -> None:
+def _check_provisions(cycle: Cycle, claims: list[tuple[dict, list[str] | None]], node_labels: dict, out: _Outcome) -> None:
     """checkVolumeProvisions: stops at the first claim its class cannot provision on the node;
     its verdict replaces findMatchingVolumes' (provisioning covers a claim no PV matched)."""
     for pvc, passed in claims:
@@ -438,7 +443,7 @@ def _no_static(pvc: dict, class_name: str, passed: list[str] | None) -> str:
     return f"PVC {_key(pvc)}: no PV of class {class_name} fits ({'; '.join(passed[:_SHOWN])}{more})"
 
 
-def find_pod_volumes(cycle, state: ClaimsState, info) -> _Outcome:
+def find_pod_volumes(cycle: Cycle, state: ClaimsState, info: NodeInfo) -> _Outcome:
     """FindPodVolumes for one node."""
     out = _Outcome()
     node_labels = st.labels(info.node)
@@ -446,7 +451,8 @@ def find_pod_volumes(cycle, state: ClaimsState, info) -> _Outcome:
         _check_bound(cycle, state.bound, node_labels, out)
     if not state.delayed:
         return out
-    to_match, to_provision = [], []
+    to_match: list[dict] = []
+    to_provision: list[tuple[dict, list[str] | None]] = []
     for pvc in state.delayed:
         ann = st.annotations(pvc)
         if st.ANN_SELECTED_NODE in ann:
@@ -468,7 +474,7 @@ def find_pod_volumes(cycle, state: ClaimsState, info) -> _Outcome:
     return out
 
 
-def filter(cycle, info) -> Status:
+def filter(cycle: Cycle, info: NodeInfo) -> Status:
     state: ClaimsState | None = cycle.state.get(NAME)
     if state is None:
         return SUCCESS
@@ -485,7 +491,7 @@ def filter(cycle, info) -> Status:
 # ---------------------------------------------------------------------------- Score
 
 
-def pre_score(cycle, nodes) -> Status:
+def pre_score(cycle: Cycle, nodes: list[NodeInfo]) -> Status:
     """Without StorageCapacityScoring there is no scorer: Skip. With it PreScore always succeeds
     (a pod without claims then scores 0 everywhere)."""
     return SUCCESS if _gate(cycle, "StorageCapacityScoring", 37) else SKIP
@@ -508,7 +514,7 @@ def _class_score(requested: int, capacity: int) -> int:
     return _shape(requested * MAX_UTILIZATION // capacity)
 
 
-def score(cycle, info) -> int:
+def score(cycle: Cycle, info: NodeInfo) -> int:
     state: ClaimsState | None = cycle.state.get(NAME)
     if state is None:
         return 0

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..cycle import Cycle
+from ..resources import BoundPod, NodeInfo
 from ..status import SKIP, SUCCESS, Code, Status
 from . import storage as st
 
@@ -61,7 +63,7 @@ def _claim_names(pod: dict) -> list[str]:
             for v in st.pod_volumes(pod) if v.get("persistentVolumeClaim") is not None]
 
 
-def pre_filter(cycle) -> tuple[set[str] | None, Status]:
+def pre_filter(cycle: Cycle) -> tuple[set[str] | None, Status]:
     pod = cycle.pod
     namespace = st.pod_namespace(pod)
     needs_check = any(_needs_check(v) for v in st.pod_volumes(pod))
@@ -90,18 +92,18 @@ def pre_filter(cycle) -> tuple[set[str] | None, Status]:
     return None, SUCCESS
 
 
-def _refs(state: State, bound) -> int:
+def _refs(state: State, bound: BoundPod) -> int:
     """conflictingPVCRefCountForPod: the pod's claimName volumes among the claim names."""
     return sum(1 for name in _claim_names(bound.pod) if name in state.rwop_claims)
 
 
-def remove_pod(cycle, state: State, bound, info) -> State:
+def remove_pod(cycle: Cycle, state: State, bound: BoundPod, info: NodeInfo) -> State:
     who = f"{bound.namespace}/{bound.name}"
     return replace(state, conflicting=state.conflicting - _refs(state, bound),
                    users=tuple(u for u in state.users if u[1] != who))
 
 
-def add_pod(cycle, state: State, bound, info) -> State:
+def add_pod(cycle: Cycle, state: State, bound: BoundPod, info: NodeInfo) -> State:
     who = f"{bound.namespace}/{bound.name}"
     added = tuple((name, who) for name in _claim_names(bound.pod) if name in state.rwop_claims)
     return replace(state, conflicting=state.conflicting + _refs(state, bound), users=state.users + added)
@@ -139,7 +141,7 @@ def _conflict(volume: dict, existing: dict) -> str:
     return ""
 
 
-def _disk_conflict(pod: dict, info) -> str:
+def _disk_conflict(pod: dict, info: NodeInfo) -> str:
     """satisfyVolumeConflicts: the first of the pod's in-tree disks a pod on the node holds."""
     for volume in st.pod_volumes(pod):
         if not _needs_check(volume):
@@ -152,7 +154,7 @@ def _disk_conflict(pod: dict, info) -> str:
     return ""
 
 
-def filter(cycle, info) -> Status:
+def filter(cycle: Cycle, info: NodeInfo) -> Status:
     conflict = _disk_conflict(cycle.pod, info)
     if conflict:
         return Status(Code.UNSCHEDULABLE, (ERR_REASON_DISK_CONFLICT,), detail=conflict)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..cycle import Cycle
+from ..resources import NodeInfo
 from ..status import SKIP, SUCCESS, Code, Status
 from . import storage as st
 
@@ -68,7 +70,7 @@ def _unresolvable(message: str) -> Status:
     return Status(Code.UNRESOLVABLE, (message,), detail=message)
 
 
-def pre_filter(cycle) -> tuple[set[str] | None, Status]:
+def pre_filter(cycle: Cycle) -> tuple[set[str] | None, Status]:
     pod, objs = cycle.pod, cycle.objs
     namespace = st.pod_namespace(pod)
     topologies: list[PVTopology] = []
@@ -103,7 +105,7 @@ def pre_filter(cycle) -> tuple[set[str] | None, Status]:
     return None, SUCCESS
 
 
-def filter(cycle, info) -> Status:
+def filter(cycle: Cycle, info: NodeInfo) -> Status:
     topologies: tuple[PVTopology, ...] | None = cycle.state.get(NAME)
     if not topologies or not st.pod_volumes(cycle.pod):
         return SUCCESS
