@@ -1,5 +1,5 @@
 """CycleState: what one scheduling cycle knows about the pod, and what its PreFilters learned for
-its Filters (framework/cycle_state.go). Every plugin reads it; the framework runs them over it.
+its Filters (kubernetes/kubernetes pkg/scheduler/framework/cycle_state.go). Every plugin reads it; the framework runs them over it.
 """
 
 from __future__ import annotations

@@ -28,10 +28,11 @@ FREE_DEVICES, TOLERATE, RELAX, FIX_POOL, UNCORDON = "free-devices", "tolerate", 
 KIND_ORDER = COST_ORDER
 # A change is verified on this many nodes at most (closest first); the remedy names those where it fits.
 _NODES_JUDGED = 5
-Usage = dict[DeviceID, list[Holder]]
-"""Who holds each allocated device (allocator.device_usage)."""
 # Wall-clock budget of one search (the bar is 2 s on 500 nodes); each generator stops when it is spent.
 BUDGET_S = 1.5
+
+Usage = dict[DeviceID, list[Holder]]
+"""Who holds each allocated device (allocator.device_usage)."""
 
 
 @dataclass(frozen=True)
