@@ -1,3 +1,5 @@
+import dataclasses
+
 import click
 
 from kubectl_dra.options import global_options
@@ -43,42 +45,81 @@ Exit status: 0 every pod fits, 1 some pod does not fit, 2 usage or input error."
 def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node, feature_gates, workload_claims,
         output):
     """Will a whole workload fit? Where each pod goes, and what stops the first that does not."""
-    from kubectl_dra.commands.common import features_with_gates, open_session
+    from kubectl_dra.commands.fleet_choice import fleet_members
     from kubectl_dra.documents import read_inputs
-    from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK, InputError
+    from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK
     from kubectl_dra.options import options_of
-    from kubectl_dra.scheduling import fit as fitting
-    from kubectl_dra.scheduling.admission import refused_pods
-    from kubectl_dra.scheduling.remedies_policy import WORKLOAD_ANNOTATION, for_gang
-    from kubectl_dra.commands.manifests import checked_manifest
-    from kubectl_dra.workloads.sets import expand_set, placed_workloads
 
     if time_limit <= 0:
         raise click.UsageError("--time-limit: must be greater than 0")
     if bool(target) == bool(filenames):
         raise click.UsageError("give either KIND/NAME of a live workload or -f FILE")
-    node_name, count = _parse_add_node(add_node)
+    request = FitRequest(parse_live_target(target) if target else None, bool(filenames), replicas, gang, time_limit,
+                         *_parse_add_node(add_node), feature_gates, workload_claims)
     options = options_of(ctx)
     if options.all_namespaces:
         raise click.UsageError("-A (--all-namespaces) cannot be used with fit: a workload lives in one namespace")
-    live = parse_live_target(target) if target else None
     warnings: list[str] = []
     documents = read_inputs(filenames, recursive=recursive, warnings=warnings) if filenames else []
-    session = open_session(ctx)
+    members = fleet_members(ctx)
+    if members is not None:
+        from kubectl_dra.commands.fit_fleet import fit_across
+
+        def plan_in(session, first: bool):
+            # The input's own warnings (what reading it found) are said once, with the first cluster.
+            return plan_fit(session, request, documents, warnings if first else [], options.namespace)
+
+        fit_across(ctx, members, plan_in, plan_text, output)
+        return
+    from kubectl_dra.commands.common import open_session
+
+    plan = plan_fit(open_session(ctx), request, documents, warnings, options.namespace)
+    _emit(plan, output)
+    ctx.exit(EXIT_OK if plan.fits else EXIT_DOES_NOT_FIT)
+
+
+@dataclasses.dataclass(frozen=True)
+class FitRequest:
+    """What to place and how, from the flags: the same for every cluster of a fleet."""
+
+    live: tuple[str, str] | None
+    from_files: bool
+    replicas: int | None
+    gang: bool
+    time_limit: float
+    add_node: str | None
+    add_count: int | None
+    feature_gates: str
+    workload_claims: bool
+
+
+def plan_fit(session, request: FitRequest, documents: list, warnings: list[str], namespace_flag: str | None):
+    """The plan of the workload in one cluster (its objects, minor, gates and quotas). Raises
+    InputError for what this cluster makes wrong (a node or workload it does not have)."""
+    from kubectl_dra.commands.common import features_with_gates
+    from kubectl_dra.commands.manifests import checked_manifest
+    from kubectl_dra.errors import InputError
+    from kubectl_dra.scheduling import fit as fitting
+    from kubectl_dra.scheduling.admission import refused_pods
+    from kubectl_dra.scheduling.remedies_policy import WORKLOAD_ANNOTATION, for_gang
+    from kubectl_dra.workloads.sets import expand_set, placed_workloads
+
+    gang, time_limit, node_name, count = request.gang, request.time_limit, request.add_node, request.add_count
     namespace = session.namespace() or session.context_namespace
-    if live is not None:
-        documents = fetch_live(session, live, namespace)
-    manifest = checked_manifest(documents, namespace, options.namespace, session.store.get, warnings,
-                                from_files=bool(filenames))
+    if request.live is not None:
+        documents = fetch_live(session, request.live, namespace)
+    manifest = checked_manifest(documents, namespace, namespace_flag, session.store.get, list(warnings),
+                                from_files=request.from_files)
     workloads = placed_workloads(manifest.workloads + manifest.companions)
     if not workloads:
         count_all = len(manifest.documents)
         raise InputError(f"{manifest.documents[0].origin}: nothing to place: no Pod or workload among {count_all} "
                          f"object{'s' if count_all != 1 else ''} (capacity -f counts copies of a claim)")
-    features = features_with_gates(session, _with_workload_claims(session, feature_gates) if workload_claims
+    feature_gates = request.feature_gates
+    features = features_with_gates(session, _with_workload_claims(session, feature_gates) if request.workload_claims
                                    else feature_gates)
     others = [d.obj for d in manifest.documents]
-    workload_set = expand_set(workloads, others, replicas)
+    workload_set = expand_set(workloads, others, request.replicas)
     refuse_invalid(manifest.applied, features)
     for member, origin in zip(workload_set.members, workload_set.origins):
         refuse_invalid_pods(member, origin, features)
@@ -126,8 +167,7 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
                                  "--gang" + ("" if len(workload_set.members) == 1 else ", all pods of the input as one gang"))
     if plan.mode == fitting.GANG and plan.failure is not None:
         for_gang(plan.failure.remedies, f"{plan.failure.namespace}/{plan.failure.name}")
-    _emit(plan, output)
-    ctx.exit(EXIT_OK if plan.fits else EXIT_DOES_NOT_FIT)
+    return plan
 
 
 def _with_refusals(plan, pods, roles, admitted, refusals, gang: bool) -> None:

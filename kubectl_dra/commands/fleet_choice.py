@@ -9,8 +9,8 @@ from kubectl_dra.errors import InputError
 from kubectl_dra.invocation import options_of
 
 MEMBERS_KEY = "kubectl_dra.fleet.members"
-FLEET_COMMANDS = ("pools", "slices", "devices", "claims", "nodes", "taints")
-"""The root's commands that read a fleet (each wrapped by commands.fleet_lists.across_fleet)."""
+FLEET_COMMANDS = ("pools", "slices", "devices", "claims", "nodes", "taints", "fit")
+"""The root's commands that read a fleet: the lists (commands.fleet_lists) and fit (commands.fit_fleet)."""
 
 
 def fleet_members(ctx: click.Context):

@@ -46,7 +46,7 @@ def across_fleet(command: Callable) -> Callable:
                 state.current = member
                 member.session.route_allocator_warnings()
                 printed = len(member.session.warnings)
-                _print_warnings(member.name, member.session.warnings)
+                print_member_warnings(member.name, member.session.warnings)
                 try:
                     command(*args, **kwargs)
                 except MemberRefused as refused:
@@ -56,7 +56,7 @@ def across_fleet(command: Callable) -> Callable:
                 finally:
                     if member.session is not None:
                         member.session.release_warnings()
-                _print_warnings(member.name, member.session.warnings[printed:])
+                print_member_warnings(member.name, member.session.warnings[printed:])
         finally:
             state.current = None
         _present(ctx, state, kwargs.get("output", "table"), kwargs.get("no_headers", False))
@@ -64,7 +64,7 @@ def across_fleet(command: Callable) -> Callable:
     return run
 
 
-def _print_warnings(cluster: str, warnings: list[str]) -> None:
+def print_member_warnings(cluster: str, warnings: list[str]) -> None:
     for warning in warnings:
         click.echo(safe_line(f"Warning: cluster {cluster}: {warning}"), err=True)
 

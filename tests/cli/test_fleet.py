@@ -84,8 +84,8 @@ def test_a_broken_cluster_file_is_one_error_line_and_the_others_still_print(run_
     (("--from", f"a={DEMO_PATH}", "--from", f"a={DEMO_PATH}", "pools"), "--from: cluster 'a' is given twice"),
     (("--from", f"a={DEMO_PATH}", "--from", "b=/no/such/file", "pools"),
      "--from b=/no/such/file: no such file or directory: /no/such/file"),
-    (("--from", f"a={DEMO_PATH}", "--from", f"b={DEMO_PATH}", "fit", "-f", "/no/such/manifest"),
-     "--from (given 2 times) selects several clusters; 'kubectl dra fit' reads one"),
+    (("--from", f"a={DEMO_PATH}", "--from", f"b={DEMO_PATH}", "explain", "-f", "/no/such/manifest"),
+     "--from (given 2 times) selects several clusters; 'kubectl dra explain' reads one"),
     (("--from", f"a={DEMO_PATH}", "--from", f"b={DEMO_PATH}", "taint", "--key", "k", "--driver", "d", "--apply"),
      "selects several clusters; 'kubectl dra taint' reads one"),
     (("--from", f"a={DEMO_PATH}", "--from", f"b={DEMO_PATH}", "pools", "-w"), "-w/--watch follows one cluster"),
@@ -141,3 +141,37 @@ def test_fleet_selection_rules():
     assert split_named_file("eu=snap.yaml") == ("eu", "snap.yaml")
     with pytest.raises(InputError, match="is not a cluster name"):
         split_named_file("a b=snap.yaml")
+
+
+FIT = FIXTURES / "fit"
+FIT_FLEET = ("--from", f"demo={DEMO_PATH}", "--from", f"small={FIT / 'gang-cluster.yaml'}",
+             "--from", f"big={FIT / 'cluster.yaml'}", "--from", f"bad={FIXTURES / 'broken-snapshot.yaml'}")
+
+
+def test_fit_ranks_the_clusters_and_shows_the_best_plan(run_cli):
+    result = run_cli(*FIT_FLEET, "fit", "-f", str(FIT / "trainer.yaml"), "--replicas", "4")
+    assert result.status == 0, result
+    check_golden("fleet/fit-replicas-4.txt", result.stdout)
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("fits in big: all 4 pods fit now, on nodes ")
+    assert [line.split(":")[0] for line in lines[1:4]] == ["small", "demo", "bad"]
+
+
+def test_fit_across_a_fleet_judges_each_cluster_as_alone(run_cli):
+    """Each cluster's plan in the fleet's JSON is the plan `fit` makes in that cluster alone."""
+    fleet = json.loads(run_cli(*FIT_FLEET, "fit", "-f", str(FIT / "trainer.yaml"), "-o", "json").stdout)
+    assert fleet["kind"] == "DRAFleetFitPlan" and fleet["fitsIn"] is None
+    assert [(c["cluster"], c["status"]) for c in fleet["clusters"]] == [
+        ("big", "Known"), ("small", "Known"), ("demo", "Known"), ("bad", "Unknown")]
+    for verdict, path in zip(fleet["clusters"][:3], (FIT / "cluster.yaml", FIT / "gang-cluster.yaml", DEMO_PATH)):
+        alone = run_cli("--from", str(path), "fit", "-f", str(FIT / "trainer.yaml"), "-o", "json")
+        assert alone.status == 1
+        assert verdict["plan"] == json.loads(alone.stdout), verdict["cluster"]
+
+
+def test_fit_fits_nowhere_is_exit_1_and_a_wrong_input_everywhere_is_exit_2(run_cli):
+    nowhere = run_cli(*FIT_FLEET, "fit", "-f", str(FIT / "trainer.yaml"), "--replicas", "40")
+    assert nowhere.status == 1 and not nowhere.stdout.startswith("fits in"), nowhere
+    wrong = run_cli(*FIT_FLEET, "fit", "-f", str(FIXTURES / "what-if-deployment.yaml"))
+    assert wrong.status == 2 and wrong.stdout == "", wrong
+    assert wrong.stderr.count("\n") == 1 and "no DRA claims" in wrong.stderr
