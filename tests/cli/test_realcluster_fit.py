@@ -32,10 +32,10 @@ DECIDE_TIMEOUT = 30.0
 class Setup:
     """A driver, class, labelled nodes with GPUs, templates and a namespace of one test."""
 
-    def __init__(self, kube, namespace: str):
+    def __init__(self, kube, namespace: str, suffix: str | None = None):
         self.kube = kube
         self.namespace = namespace
-        self.suffix = uuid.uuid4().hex[:6]
+        self.suffix = suffix or uuid.uuid4().hex[:6]  # the same suffix: the same names in another cluster
         self.driver = f"fit-{self.suffix}.example.com"
         self.label = {"fit.example.com/test": self.suffix}
         kube.create({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": self.driver},

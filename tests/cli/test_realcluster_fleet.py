@@ -14,17 +14,20 @@ import yaml
 
 from e2e.controlplane import FEATURE_GATES
 from e2e.fixtures import own_control_plane
-from e2e.kubeclient import KubeClient
+from e2e.fixtures import TrackingKubeClient
+from e2e.kubeclient import KubeClient, scheduled_message
 
 from .test_realcluster_cli import gpu_slice, kubectl_dra, node
+from .test_realcluster_fit import Setup, gpus
 
 pytestmark = pytest.mark.realcluster
 
 
 @pytest.fixture(scope="module")
 def second_cluster(tmp_path_factory):
-    """A second control plane: etcd and kube-apiserver (the lists need no scheduler)."""
-    yield from own_control_plane(tmp_path_factory.mktemp("fleet-b"), FEATURE_GATES, with_scheduler=False)
+    """A second control plane of its own: etcd, kube-apiserver, kube-scheduler and the resourceclaim
+    controller (fit's plan is checked against this cluster's own scheduler)."""
+    yield from own_control_plane(tmp_path_factory.mktemp("fleet-b"), FEATURE_GATES)
 
 
 def fleet_kubeconfig(path, clusters: dict[str, tuple[str, str]]) -> str:
@@ -36,6 +39,50 @@ def fleet_kubeconfig(path, clusters: dict[str, tuple[str, str]]) -> str:
               "contexts": [{"name": name, "context": {"cluster": name, "user": name}} for name in clusters]}
     path.write_text(yaml.safe_dump(config))
     return str(path)
+
+
+def test_fit_ranks_two_real_clusters_and_the_best_ones_scheduler_binds_the_plan(cluster, kube, namespace,
+                                                                               second_cluster, tmp_path):
+    """prod-a has one node of 2 GPUs, prod-b two of 4: three pods of 2 GPUs fit in prod-b only. The
+    plan for prod-b, created there pod by pod, is bound by prod-b's scheduler with the planned
+    nodes and devices; in prod-a the scheduler binds as many as the plan says."""
+    other = TrackingKubeClient(second_cluster.server, second_cluster.admin_token)
+    other.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    a = Setup(kube, namespace)
+    b = Setup(other, namespace, suffix=a.suffix)
+    try:
+        a.node(0, gpus(2))
+        b.node(0, gpus(4))
+        b.node(1, gpus(4))
+        for setup in (a, b):
+            setup.kube.create(setup.template("two", 2))
+        path = tmp_path / "train.yaml"
+        path.write_text(yaml.safe_dump(a.deployment(3, "two")))
+        kubeconfig = fleet_kubeconfig(tmp_path / "config", {
+            "prod-a": (cluster.server, cluster.admin_token),
+            "prod-b": (second_cluster.server, second_cluster.admin_token)})
+        result = kubectl_dra("--kubeconfig", kubeconfig, "--context", "prod-a,prod-b", "fit", "-f", str(path),
+                             "-o", "json")
+        assert result.returncode == 0, result
+        fleet = json.loads(result.stdout)
+        assert fleet["fitsIn"] == "prod-b"
+        (best, worst) = fleet["clusters"]
+        assert (best["cluster"], best["fits"], worst["cluster"], worst["fits"]) == ("prod-b", True, "prod-a", False)
+        assert worst["plan"]["placed"] == 1
+        for placement in best["plan"]["placements"]:
+            name = placement["pod"]["name"]
+            b.create_pod(name, "two", placement["node"])
+            pod = b.decided(name)
+            assert pod["spec"].get("nodeName") == placement["node"], scheduled_message(pod)
+            assert b.devices_of(pod) == [d["device"] for d in placement["devices"]]
+        for i in range(3):
+            a.create_pod(f"train-{i}", "two")
+        bound = [a.decided(f"train-{i}")["spec"].get("nodeName") for i in range(3)]
+        assert sum(1 for node_name in bound if node_name) == worst["plan"]["placed"]
+    finally:
+        a.cleanup()
+        b.cleanup()
+        other.delete_created()
 
 
 def test_lists_read_two_real_clusters_and_a_stopped_one_is_unknown(cluster, kube, second_cluster, tmp_path):
