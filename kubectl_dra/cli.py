@@ -29,6 +29,7 @@ COMMANDS = {
     "nodes": ("kubectl_dra.commands.nodes:nodes", "Per node: pools reaching it and free/total devices."),
     "taints": ("kubectl_dra.commands.taints:taints", "Device taints and DeviceTaintRules, and what they affect."),
     "doctor": ("kubectl_dra.commands.doctor:doctor", "What is wrong with DRA here: a checklist, problems first."),
+    "fleet": ("kubectl_dra.commands.fleet:fleet", "Every cluster in one row: devices, pending pods, problems."),
     "taint": ("kubectl_dra.commands.taint:taint", "Taint devices with a DeviceTaintRule (preview; --apply writes)."),
     "untaint": ("kubectl_dra.commands.taint:untaint", "Delete DeviceTaintRules by name or taint key (--apply)."),
     "explain": ("kubectl_dra.commands.explain:explain", "Why a pod or claim fits or not, node by node (what-if with -f)."),

@@ -12,6 +12,7 @@ from kubectl_dra.doctor.report import OK, PROBLEM, WARNING, Check, Context, Find
 from kubectl_dra.model.claims import reserved_for
 from kubectl_dra.model.health import UNHEALTHY, unhealthy_devices
 from kubectl_dra.model.states import BLOCKED_BY_COUNTERS, FREE, SHARED
+from kubectl_dra.scheduling.blocker import EXPLAIN_ERROR, QUOTA_EXCEEDED
 from kubectl_dra.scheduling.extended import backed_resources, classes_by_resource, pending_dra_pods
 from kubectl_dra.scheduling.quota import quota_uses, refusing_quota
 
@@ -104,23 +105,28 @@ def pending_pods(ctx: Context) -> Finding:
         return Finding(OK, "no pending pod uses DRA")
     objs = model.all_objects()
     quotas = quota_uses(model.raw.get("ResourceQuota", ()), model.objects.device_classes)
-    by_shape: dict[str, str] = {}
+    by_shape: dict[str, tuple[str, str]] = {}
     causes: dict[str, list[str]] = {}
+    tally: dict[str, int] = {}
     unexplained = []
     for pod in pods:
         namespace, name = meta(pod).get("namespace") or "", meta(pod).get("name") or ""
         refused = _refused_template_claim(pod, model, quotas) if quotas else None
         if refused:
             causes.setdefault(refused, []).append(f"pod/{namespace}/{name}")
+            tally[QUOTA_EXCEEDED] = tally.get(QUOTA_EXCEEDED, 0) + 1
             continue
         shape = _shape(pod, model)
         cause = by_shape.get(shape)
         if cause is None and len(by_shape) >= EXPLAINED_SHAPES:
             unexplained.append(f"pod/{namespace}/{name}")
+            tally[NOT_EXPLAINED_HERE] = tally.get(NOT_EXPLAINED_HERE, 0) + 1
             continue
         if cause is None:
             cause = by_shape[shape] = _blocker(objs, namespace, name, model.features)
-        causes.setdefault(cause, []).append(f"pod/{namespace}/{name}")
+        word, text = cause
+        causes.setdefault(text, []).append(f"pod/{namespace}/{name}")
+        tally[word] = tally.get(word, 0) + 1
     groups = sorted(causes.items(), key=lambda item: (-len(item[1]), item[0]))
     details = [f"{len(refs)} × {cause}" for cause, refs in groups]
     if unexplained:
@@ -131,10 +137,12 @@ def pending_pods(ctx: Context) -> Finding:
     stuck = next((refs[0] for cause, refs in groups if not cause.startswith(FITS_NOW)), ordered[0]).split("/")
     fitting = f"{nowhere} fitting no node now" if nowhere else "each fitting some node now"
     return Finding(WARNING, f"{plural(len(pods), 'pending pod')} with claims, {fitting}",
-                   ordered, f"kubectl dra explain pod/{stuck[2]} -n {stuck[1]}", details)
+                   ordered, f"kubectl dra explain pod/{stuck[2]} -n {stuck[1]}", details, tally)
 
 
 FITS_NOW = "fits now: waiting for the scheduler to retry"
+NOT_EXPLAINED_HERE = "NotExplained"
+"""The tally's word for pods past the kinds of pod doctor explains (EXPLAINED_SHAPES)."""
 
 
 def _refused_template_claim(pod: dict, model, quotas) -> str | None:
@@ -157,18 +165,19 @@ def _refused_template_claim(pod: dict, model, quotas) -> str | None:
     return None
 
 
-def _blocker(objs, namespace: str, name: str, features) -> str:
-    """The pod's blocker (kubectl_dra.scheduling.blocker), with the word the exporter labels it with."""
+def _blocker(objs, namespace: str, name: str, features) -> tuple[str, str]:
+    """The pod's blocker (kubectl_dra.scheduling.blocker): the word the exporter labels it with,
+    and the cause in words."""
     from kubectl_dra.scheduling.blocker import WAITING_FOR_SCHEDULER, blocker_of
 
     try:
         exp = scheduling.explain_pod(objs, namespace, name, features, remedies=False)
     except scheduling.ExplainError as error:
-        return f"cannot explain: {error}"
+        return EXPLAIN_ERROR, f"cannot explain: {error}"
     blocker = blocker_of(exp)
     if blocker.reason == WAITING_FOR_SCHEDULER:
-        return FITS_NOW
-    return f"{blocker.reason}: {blocker.text()}"
+        return blocker.reason, FITS_NOW
+    return blocker.reason, f"{blocker.reason}: {blocker.text()}"
 
 
 def leaked_claims(ctx: Context) -> Finding:

@@ -52,6 +52,9 @@ class Finding:
     next: str = ""
     details: list[str] = field(default_factory=list)
     """Extra lines (per driver, per cause), shown under the message."""
+    tally: dict[str, int] = field(default_factory=dict)
+    """Its objects counted by one word each (the pending pods by blocker), for a one-line summary
+    such as the fleet's; not in -o json (the details say the same in words)."""
 
 
 @dataclass(frozen=True)

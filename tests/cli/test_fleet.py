@@ -175,3 +175,27 @@ def test_fit_fits_nowhere_is_exit_1_and_a_wrong_input_everywhere_is_exit_2(run_c
     wrong = run_cli(*FIT_FLEET, "fit", "-f", str(FIXTURES / "what-if-deployment.yaml"))
     assert wrong.status == 2 and wrong.stdout == "", wrong
     assert wrong.stderr.count("\n") == 1 and "no DRA claims" in wrong.stderr
+
+
+def test_the_fleet_summary_has_a_row_per_cluster_and_agrees_with_pools_and_doctor(run_cli):
+    result = run_cli(*FLEET, "--from", f"bad={FIXTURES / 'broken-snapshot.yaml'}", "fleet", "-o", "wide")
+    assert result.status == 1, result
+    check_golden("fleet/fleet.wide", result.stdout)
+    items = json.loads(run_cli(*FLEET, "fleet", "-o", "json").stdout)["items"]
+    assert [item["name"] for item in items] == NAMES
+    for item, given in zip(items, FLEET[1::2]):
+        source = ("--from", given.partition("=")[2] or given)
+        pools = json.loads(run_cli(*source, "pools", "-o", "json").stdout)["items"]
+        assert item["devices"]["total"] == sum(p["devices"]["total"] for p in pools)
+        assert item["devices"]["free"] == sum(p["devices"]["free"] for p in pools)
+        doctor = json.loads(run_cli(*source, "doctor", "-o", "json").stdout)
+        assert item["doctor"] == {"problems": doctor["summary"]["problem"], "warnings": doctor["summary"]["warning"],
+                                  "unknown": doctor["summary"]["unknown"]}
+        pending = next(c for c in doctor["checks"] if c["id"] == "claims.pending-pods")
+        assert item["pendingPods"]["total"] == pending["objectCount"]
+
+
+def test_the_fleet_summary_of_one_cluster_is_its_row(run_cli):
+    result = run_cli("--demo", "fleet")
+    assert result.status == 0, result
+    assert result.stdout.splitlines()[1].split()[:3] == ["demo", "Known", "1.37"]

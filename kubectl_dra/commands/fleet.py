@@ -1,0 +1,83 @@
+import click
+
+from kubectl_dra.options import global_options, output_options
+
+
+@click.command("fleet", epilog="""\b
+Examples:
+  kubectl dra fleet --all-contexts
+  kubectl dra fleet --context prod-a,prod-b -o wide
+  kubectl dra fleet --from prod=prod.json --from lab=lab.json -o json""")
+@global_options
+@output_options(selector=False, sort_example=".devices.free")
+@click.pass_context
+def fleet(ctx, output, no_headers):
+    """Every cluster in one row: version, devices and free, pending pods, doctor's problems.
+
+    With -o wide, free/total devices by DeviceClass and pending pods by blocker (the word explain's
+    summary and the exporter use). A cluster that cannot be read is a row of its own, Unknown, with
+    the reason (exit 1). Without a fleet flag, the one cluster (or file) the command reads.
+    """
+    from kubectl_dra.commands.common import open_session, render_context
+    from kubectl_dra.commands.fleet_choice import fleet_members
+    from kubectl_dra.commands.fleet_lists import print_member_warnings
+    from kubectl_dra.commands.printing import print_view
+    from kubectl_dra.errors import EXIT_SERVER_REFUSED, InputError
+    from kubectl_dra.options import listing_of
+    from kubectl_dra.render.clusters import ClusterRow, ClustersView
+
+    if listing_of(ctx).watch:
+        raise InputError("-w/--watch: fleet prints each cluster once")
+    members = fleet_members(ctx)
+    if members is None:
+        session = open_session(ctx)
+        loaded = [(_single_name(session.store.connection), session, None)]
+    else:
+        from kubectl_dra.fleet import load_fleet
+
+        loaded = [(m.name, m.session, m.failure) for m in load_fleet(members)]
+    rows = []
+    for name, session, failure in loaded:
+        if session is None:
+            rows.append(ClusterRow(name, None, failure or ""))
+            continue
+        if members is not None:
+            print_member_warnings(name, session.warnings)
+        rows.append(ClusterRow(name, _summary(session)))
+    first = next((session for _, session, _ in loaded if session is not None), None)
+    context = render_context(first) if first is not None else None
+    if context is None:
+        from kubectl_dra.commands.common import now
+        from kubectl_dra.render.base import RenderContext
+
+        context = RenderContext(now=now())
+    context.kubernetes_version = None  # each row says its cluster's
+    view = ClustersView(rows, context)
+    sort_by = listing_of(ctx).sort_by
+    if sort_by:
+        from kubectl_dra.render.templates import sorted_by
+
+        view.records = sorted_by(view.records, view.document()["items"], sort_by)
+    print_view(view, output, no_headers, "No clusters found.")
+    if any(row.summary is None for row in rows):
+        ctx.exit(EXIT_SERVER_REFUSED)
+
+
+def _single_name(connection) -> str:
+    """The one cluster's name: its context, else the file's stem, else `demo`."""
+    if connection.context:
+        return connection.context
+    if connection.mode == "demo":
+        return "demo"
+    from kubectl_dra.sources.fleet import split_named_file
+
+    return split_named_file(str(connection.source))[0]
+
+
+def _summary(session):
+    from kubectl_dra.commands.common import now
+    from kubectl_dra.doctor.summary import summarize
+    from kubectl_dra.model import ClusterModel
+
+    model = ClusterModel.from_store(session.store)
+    return summarize(model, session.store.connection.reference_time(now()))

@@ -1,0 +1,56 @@
+"""The columns of clusters (`kubectl dra fleet`): one row per cluster of a fleet, over a
+ClusterRow (the cluster's name, whether it was read, and its doctor.summary.ClusterSummary)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kubectl_dra.model.columns.base import ColumnSpec, Layout
+from kubectl_dra.model.states import UNKNOWN_COUNT, count_text, free_of_total
+
+KNOWN, UNKNOWN_CLUSTER = "Known", "Unknown"
+
+
+@dataclass(frozen=True)
+class ClusterRow:
+    name: str
+    summary: Any | None
+    """doctor.summary.ClusterSummary, or None when the cluster could not be read."""
+    reason: str = ""
+    """Why the cluster could not be read."""
+
+    @property
+    def status(self) -> str:
+        return KNOWN if self.summary is not None else UNKNOWN_CLUSTER
+
+
+def _of(row: ClusterRow, cell) -> str:
+    """The cell of a cluster that was read; `?` for one that was not."""
+    return UNKNOWN_COUNT if row.summary is None else cell(row.summary)
+
+
+def _by_class(summary) -> str:
+    return ",".join(f"{name}={free_of_total(counts)}" for name, counts in sorted(summary.by_class.items()))
+
+
+def _by_blocker(summary) -> str:
+    return ",".join(f"{word}={count}" for word, count in sorted(summary.pending.items(), key=lambda i: (-i[1], i[0])))
+
+
+def _status_tone(status: str) -> str | None:
+    return "bad" if status == UNKNOWN_CLUSTER else None
+
+
+COLUMNS: tuple[ColumnSpec[ClusterRow], ...] = (
+    ColumnSpec("CLUSTER", lambda r: r.name),
+    ColumnSpec("STATUS", lambda r: r.status, tone=_status_tone, layout=Layout()),
+    ColumnSpec("VERSION", lambda r: _of(r, lambda s: s.kubernetes_version)),
+    ColumnSpec("DEVICES", lambda r: _of(r, lambda s: str(s.devices.total)), layout=Layout(2, align="right")),
+    ColumnSpec("FREE", lambda r: _of(r, lambda s: count_text(s.devices.free)), layout=Layout(2, align="right")),
+    ColumnSpec("PENDING", lambda r: _of(r, lambda s: str(s.pending_total)), layout=Layout(2, align="right")),
+    ColumnSpec("PROBLEMS", lambda r: _of(r, lambda s: str(s.problems)), layout=Layout(2, align="right")),
+    ColumnSpec("REASON", lambda r: r.reason),
+    ColumnSpec("FREE/TOTAL BY CLASS", lambda r: _of(r, _by_class), wide=True),
+    ColumnSpec("PENDING BY BLOCKER", lambda r: _of(r, _by_blocker), wide=True),
+)
