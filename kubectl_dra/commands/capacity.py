@@ -1,3 +1,5 @@
+import dataclasses
+
 import click
 
 from kubectl_dra.options import global_options
@@ -36,16 +38,10 @@ Exit status: 0 at least one copy fits, 1 none fits, 2 usage or input error.""")
 def capacity(ctx, filenames, class_name, count, time_limit, feature_gates, output):
     """How many more copies of a claim fit now, per node and pool, and what limits each node."""
 
-    from kubectl_dra.commands.common import features_with_gates, open_session
-    from kubectl_dra.commands.fit import refuse_invalid, refuse_invalid_pods
+    from kubectl_dra.commands.fleet_choice import fleet_members
     from kubectl_dra.documents import read_inputs
-    from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK, InputError, describe
+    from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK
     from kubectl_dra.options import options_of
-    from kubectl_dra.scheduling import fit_capacity
-    from kubectl_dra.scheduling.fit import prepare
-    from kubectl_dra.commands.manifests import checked_manifest
-    from kubectl_dra.targets import CLAIM_KINDS
-    from kubectl_dra.workloads.sets import expand_set, placed_workloads
 
     if bool(filenames) == bool(class_name):
         raise click.UsageError("give either -f FILE or --class NAME")
@@ -56,13 +52,57 @@ def capacity(ctx, filenames, class_name, count, time_limit, feature_gates, outpu
     options = options_of(ctx)
     read_warnings: list[str] = []
     documents = read_inputs(filenames, warnings=read_warnings) if filenames else []
-    session = open_session(ctx)
+    request = CapacityRequest(documents, class_name, count, time_limit, feature_gates, options.namespace)
+    members = fleet_members(ctx)
+    if members is not None:
+        from kubectl_dra.commands.judge_fleet import Judgement, judge_across
+
+        def count_in(session, first: bool):
+            # The input's own warnings (what reading it found) are said once, with the first cluster.
+            return count_capacity(session, request, read_warnings if first else [])
+
+        judge_across(ctx, members, Judgement("DRAFleetCapacity", "capacity", count_in,
+                                             lambda report: report.together > 0, lambda report: report.together,
+                                             lambda cluster, report: f"{cluster}: {report.summary()}", capacity_text),
+                     output)
+        return
+    from kubectl_dra.commands.common import open_session
+
+    report = count_capacity(open_session(ctx), request, read_warnings)
+    _emit(report, output)
+    ctx.exit(EXIT_OK if report.together else EXIT_DOES_NOT_FIT)
+
+
+@dataclasses.dataclass(frozen=True)
+class CapacityRequest:
+    """What to count, from the flags and the input: the same for every cluster of a fleet."""
+
+    documents: list
+    class_name: str | None
+    count: int
+    time_limit: float
+    feature_gates: str
+    namespace_flag: str | None
+
+
+def count_capacity(session, request: CapacityRequest, read_warnings: list[str]):
+    """The capacity report in one cluster. Raises InputError for what is wrong there."""
+    from kubectl_dra.commands.common import features_with_gates
+    from kubectl_dra.commands.fit import refuse_invalid, refuse_invalid_pods
+    from kubectl_dra.commands.manifests import checked_manifest
+    from kubectl_dra.errors import InputError, describe
+    from kubectl_dra.scheduling import fit_capacity
+    from kubectl_dra.scheduling.fit import prepare
+    from kubectl_dra.targets import CLAIM_KINDS
+    from kubectl_dra.workloads.sets import expand_set, placed_workloads
+
+    documents, class_name, count, time_limit = request.documents, request.class_name, request.count, request.time_limit
     namespace = session.namespace() or session.context_namespace
-    features = features_with_gates(session, feature_gates)
+    features = features_with_gates(session, request.feature_gates)
     objs = session.store.object_set()
     pod, warnings = None, []
-    if filenames:
-        manifest = checked_manifest(documents, namespace, options.namespace, session.store.get, read_warnings)
+    if documents:
+        manifest = checked_manifest(documents, namespace, request.namespace_flag, session.store.get, read_warnings)
         applied = manifest.applied
         refuse_invalid(applied, features)
         workloads = placed_workloads(manifest.workloads + manifest.companions)
@@ -109,8 +149,7 @@ def capacity(ctx, filenames, class_name, count, time_limit, feature_gates, outpu
             raise InputError(f"{target}: {objs.errors[-1]}")
     report = fit_capacity.capacity(objs, claim_namespace, template_name, features, target, time_limit, pod=pod)
     report.warnings.extend(warnings)
-    _emit(report, output)
-    ctx.exit(EXIT_OK if report.together else EXIT_DOES_NOT_FIT)
+    return report
 
 
 def _pod_shape(pod: dict) -> str:

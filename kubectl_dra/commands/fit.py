@@ -63,13 +63,14 @@ def fit(ctx, target, filenames, recursive, replicas, gang, time_limit, add_node,
     documents = read_inputs(filenames, recursive=recursive, warnings=warnings) if filenames else []
     members = fleet_members(ctx)
     if members is not None:
-        from kubectl_dra.commands.fit_fleet import fit_across
+        from kubectl_dra.commands.judge_fleet import Judgement, judge_across
 
         def plan_in(session, first: bool):
             # The input's own warnings (what reading it found) are said once, with the first cluster.
             return plan_fit(session, request, documents, warnings if first else [], options.namespace)
 
-        fit_across(ctx, members, plan_in, plan_text, output)
+        judge_across(ctx, members, Judgement("DRAFleetFitPlan", "plan", plan_in, lambda plan: plan.fits,
+                                             lambda plan: plan.placed, fleet_line, plan_text), output)
         return
     from kubectl_dra.commands.common import open_session
 
@@ -362,6 +363,22 @@ def _emit(plan, output: str) -> None:
         return
     document = plan.to_dict()
     click.echo(to_json(document) if output == "json" else to_yaml(document), nl=False)
+
+
+def fleet_line(cluster: str, plan) -> str:
+    """A cluster's plan in one line, as `fit` across a fleet ranks it."""
+    if plan.fits:
+        nodes = sorted({p.node for p in plan.placements if p.node})
+        shown = ", ".join(nodes[:5]) + (f" and {len(nodes) - 5} more" if len(nodes) > 5 else "")
+        return f"fits in {cluster}: {plan.summary()}, on node{'s' if len(nodes) != 1 else ''} {shown}"
+    blocker = ""
+    if plan.failure is not None:
+        from kubectl_dra.scheduling.blocker import blocker_of
+
+        blocker = f"; {plan.failed_pod}: {blocker_of(plan.failure).text()}"
+    elif plan.failed_pod:
+        blocker = f"; {plan.failed_pod} does not fit"
+    return f"{cluster}: {plan.summary()}{blocker}"
 
 
 def plan_text(plan) -> str:

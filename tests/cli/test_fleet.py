@@ -199,3 +199,19 @@ def test_the_fleet_summary_of_one_cluster_is_its_row(run_cli):
     result = run_cli("--demo", "fleet")
     assert result.status == 0, result
     assert result.stdout.splitlines()[1].split()[:3] == ["demo", "Known", "1.37"]
+
+
+def test_capacity_across_a_fleet_counts_each_cluster_as_alone(run_cli):
+    argv = ("--class", "gpu.example.com", "--count", "2")
+    fleet = run_cli(*FIT_FLEET, "capacity", *argv, "-o", "json")
+    assert fleet.status == 0, fleet
+    document = json.loads(fleet.stdout)
+    assert document["kind"] == "DRAFleetCapacity" and document["fitsIn"] == "big"
+    assert [(c["cluster"], c["status"]) for c in document["clusters"]] == [
+        ("big", "Known"), ("small", "Known"), ("demo", "Unknown"), ("bad", "Unknown")]
+    assert document["clusters"][2]["reason"] == "--class: DeviceClass gpu.example.com not found"
+    for verdict, path in zip(document["clusters"][:2], (FIT / "cluster.yaml", FIT / "gang-cluster.yaml")):
+        alone = json.loads(run_cli("--from", str(path), "capacity", *argv, "-o", "json").stdout)
+        assert verdict["capacity"] == alone, verdict["cluster"]
+    text = run_cli(*FIT_FLEET, "capacity", *argv).stdout.splitlines()
+    assert text[0].startswith("big: ") and text[2] == "demo: Unknown: --class: DeviceClass gpu.example.com not found"
