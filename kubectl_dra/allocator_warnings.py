@@ -19,16 +19,24 @@ def route(name: str, receiver: Callable[[], Callable[[str], None] | None]) -> No
     earlier one and wins while its receiver is set. Does not load the CEL engine: only it warns
     so, hence a warning can be one of its own only once it is loaded."""
     shown_before = warnings.showwarning
-    if getattr(shown_before, "allocator_warning_route", None) == name:
+    if isinstance(shown_before, RoutedShowWarning) and shown_before.route == name:
         return
+    warnings.showwarning = RoutedShowWarning(name, receiver, shown_before)
 
-    def show(message, category, filename, lineno, file=None, line=None):
+
+class RoutedShowWarning:
+    """warnings.showwarning while a route is installed, named by it so a route knows its own."""
+
+    def __init__(self, route: str, receiver: Callable[[], Callable[[str], None] | None],
+                 shown_before: Callable[..., None]) -> None:
+        self.route = route
+        self.receiver = receiver
+        self.shown_before = shown_before
+
+    def __call__(self, message, category, filename, lineno, file=None, line=None):
         cel = sys.modules.get("allocator.cel")
-        receive = receiver() if cel is not None and issubclass(category, cel.DerivedBuildMetadataWarning) else None
+        receive = self.receiver() if cel is not None and issubclass(category, cel.DerivedBuildMetadataWarning) else None
         if receive is None:
-            shown_before(message, category, filename, lineno, file, line)
+            self.shown_before(message, category, filename, lineno, file, line)
         else:
             receive(str(message))
-
-    show.allocator_warning_route = name
-    warnings.showwarning = show

@@ -24,7 +24,10 @@ def script(cli, shell: str) -> str:
     """The click completion script for `kubectl-dra` in bash, zsh or fish."""
     from click.shell_completion import get_completion_class
 
-    return get_completion_class(shell)(cli, {}, PROG, COMPLETE_VAR).source()
+    completion_class = get_completion_class(shell)
+    if completion_class is None:  # the shells are a click.Choice of those click knows
+        raise ValueError(f"no completion script for {shell}")
+    return completion_class(cli, {}, PROG, COMPLETE_VAR).source()
 
 
 def cobra_lines(cli, args: list[str]) -> list[str]:

@@ -87,7 +87,7 @@ def read_inputs(paths: list[str] | tuple[str, ...], recursive: bool = True,
 _LEADING_SPACE = re.compile(rb"[ \t\n\r\x0b\x0c]*")
 
 
-def _documents(read: Callable[[], bytes], label: str, is_json: bool, each=None,
+def _documents(read: Callable[[], bytes | mmap.mmap], label: str, is_json: bool, each=None,
                warnings: list[str] | None = None) -> list[Document]:
     """JSON goes straight from bytes to objects through the fast decoder (no text copy of the
     file); anything it refuses (YAML, a BOM, NaN, broken JSON) takes the general path, which
@@ -95,7 +95,8 @@ def _documents(read: Callable[[], bytes], label: str, is_json: bool, each=None,
     they are freed as soon as they are decoded (a 1,000,000-device file is 660 MB)."""
     raw = read()
     with paused_gc():
-        start = _LEADING_SPACE.match(raw).end()
+        leading = _LEADING_SPACE.match(raw)  # always a match: the pattern may match nothing
+        start = leading.end() if leading else 0
         if is_json or raw[start:start + 1] in (b"{", b"["):
             parsed = decode_json_bytes(raw, each)
             if parsed is not NOT_DECODED:
@@ -156,7 +157,7 @@ def _fast_decoder():
             (msgspec.DecodeError, msgspec.ValidationError))
 
 
-def decode_json_bytes(data: bytes, each: Callable[[dict], None] | None = None):
+def decode_json_bytes(data: bytes | mmap.mmap, each: Callable[[dict], None] | None = None):
     """`data` (UTF-8 JSON) as Python objects, decoded by msgspec: about 30% faster than `json`
     on snapshot files and API lists and with no text copy of the input (bench/RESULTS.md, issue
     18). Its values equal json.loads' (big integers stay exact). NOT_DECODED for anything it
@@ -229,7 +230,7 @@ def _decoded(data: bytes, label: str) -> str:
 
 
 def _files_under(directory: str, recursive: bool) -> list[str]:
-    found = []
+    found: list[str] = []
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if recursive else []
         found.extend(os.path.join(root, f) for f in files if f.endswith(FILE_SUFFIXES))

@@ -48,8 +48,10 @@ def describe(obj: object) -> str:
     """object_ref() of a raw dict, tolerating anything a broken file may hold."""
     if not isinstance(obj, dict):
         return f"a {type(obj).__name__} instead of an object"
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    kind = obj.get("kind") if isinstance(obj.get("kind"), str) else "<no kind>"
-    namespace = metadata.get("namespace") if isinstance(metadata.get("namespace"), str) else None
-    name = metadata.get("name") if isinstance(metadata.get("name"), str) else None
+    metadata, kind = obj.get("metadata"), obj.get("kind")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    kind = kind if isinstance(kind, str) else "<no kind>"
+    namespace, name = metadata.get("namespace"), metadata.get("name")
+    namespace = namespace if isinstance(namespace, str) else None
+    name = name if isinstance(name, str) else None
     return object_ref(kind, namespace, name)

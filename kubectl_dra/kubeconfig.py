@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import Mapping
 
 from kubectl_dra.errors import InputError
 
@@ -42,7 +43,7 @@ class Kubeconfig:
         return self.contexts[name]
 
 
-def kubeconfig_paths(explicit: str | None, environ: dict | None = None) -> list[str]:
+def kubeconfig_paths(explicit: str | None, environ: Mapping[str, str] | None = None) -> list[str]:
     """--kubeconfig (must exist), else the existing files of $KUBECONFIG, else ~/.kube/config."""
     environ = os.environ if environ is None else environ
     if explicit:
@@ -57,7 +58,7 @@ def kubeconfig_paths(explicit: str | None, environ: dict | None = None) -> list[
     return [default] if os.path.isfile(default) else []
 
 
-def in_cluster(environ: dict | None = None) -> bool:
+def in_cluster(environ: Mapping[str, str] | None = None) -> bool:
     """Running in a pod with a service account token (used only when no kubeconfig exists)."""
     environ = os.environ if environ is None else environ
     return bool(environ.get("KUBERNETES_SERVICE_HOST")) and os.path.isfile(

@@ -24,7 +24,9 @@ def parse_selector(text: str | None) -> Callable[[dict], bool]:
 
 def _split(text: str) -> list[str]:
     """Split on commas outside parentheses."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for char in text:
         if char == "(":
             depth += 1

@@ -16,6 +16,7 @@ downwardAPI volumes) out of the store and therefore out of snapshots and output.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from allocator.objects import ATTRIBUTE_TYPES
 
@@ -216,7 +217,7 @@ class Interner:
                 value = spec.get(key)
                 if value:
                     spec[key] = share(value)
-        metadata = pod.get("metadata")
+        metadata: Any = pod.get("metadata")  # JSON; checked by class, which mypy does not follow
         labels = metadata.get("labels") if metadata.__class__ is dict else None
         if labels.__class__ is dict and labels:
             found = share(labels)
@@ -387,7 +388,8 @@ def _controller_references(references) -> list:
 def _selector_only(obj: dict) -> dict:
     """A Service, ReplicationController, ReplicaSet or StatefulSet as the default selector reads it:
     apiVersion, kind, its name and namespace, and spec.selector."""
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    metadata = obj.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
     slim = {k: obj[k] for k in ("apiVersion", "kind") if k in obj}
     slim["metadata"] = {k: metadata[k] for k in _SELECTOR_OWNER_METADATA if k in metadata}
     spec = obj.get("spec")
@@ -509,7 +511,8 @@ def _slim_persistent_volume(volume: dict) -> dict:
 def _slim_volume_spec(spec: dict) -> dict:
     """A PersistentVolume's spec without a CSI source's volumeAttributes and a flexVolume's options
     (free-form driver settings: NodeVolumeLimits reads the driver and volume handle only)."""
-    csi, flex = spec.get("csi"), spec.get("flexVolume")
+    csi: Any = spec.get("csi")
+    flex: Any = spec.get("flexVolume")
     csi_noise = isinstance(csi, dict) and "volumeAttributes" in csi
     flex_noise = isinstance(flex, dict) and "options" in flex
     if not csi_noise and not flex_noise:
@@ -529,7 +532,7 @@ def _slim_volume_attachment(attachment: dict) -> dict:
     slim = dict(attachment)
     spec = attachment.get("spec")
     if isinstance(spec, dict):
-        source = spec.get("source")
+        source: Any = spec.get("source")
         inline = source.get("inlineVolumeSpec") if isinstance(source, dict) else None
         if isinstance(inline, dict):
             slim["spec"] = {**spec, "source": {**source, "inlineVolumeSpec": _slim_volume_spec(inline)}}

@@ -54,7 +54,7 @@ def target_of(path: str) -> str:
     return target
 
 
-def write_file(path: str, produce: Callable[[IO], None], *, binary: bool = False,
+def write_file(path: str, produce: Callable[[IO], object], *, binary: bool = False,
                new_file_mode: int | None = None) -> str:
     """Write what `produce(stream)` writes to `path` atomically; returns the path written to
     (a symlink's target). `new_file_mode` defaults to 0666 less the umask, like `open()`."""
@@ -71,7 +71,7 @@ def write_file(path: str, produce: Callable[[IO], None], *, binary: bool = False
     except OSError as error:
         raise WriteError(f"{path}: cannot write: {error.strerror}") from None
     try:
-        with os.fdopen(handle, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as stream:
+        with os.fdopen(handle, "wb" if binary else "w", encoding=None if binary else "utf-8") as stream:
             produce(stream)
             stream.flush()
             os.fsync(stream.fileno())

@@ -62,7 +62,7 @@ class Session:
             self._collect_object_errors(store)
         self._collect_kind_warnings(store)
         self._collect_version_warning(store)
-        self._collect_missing_nodes(store)
+        self._collect_missing_nodes(store, source.live)
         self.store = store
         return store
 
@@ -90,12 +90,12 @@ class Session:
         _WARNINGS_SESSION = self
         allocator_warnings.route("session", _session_receiver)
 
-    def _collect_missing_nodes(self, store: Store) -> None:
+    def _collect_missing_nodes(self, store: Store, live: bool) -> None:
         from kubectl_dra.model import missing_nodes
 
         missing = missing_nodes.pools_on_missing_nodes(
             store.items("ResourceSlice"), (n["metadata"]["name"] for n in store.items("Node")),
-            store.kind_status.get("Node"), live=self.source.live)
+            store.kind_status.get("Node"), live=live)
         line = missing_nodes.warning(missing)
         if line:
             self.warnings.append(line)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from typing import Any, Sequence
 
 from kubectl_dra.errors import InputError
 from kubectl_dra.store import KIND_STATES, KINDS, ConnectionInfo, KindStatus, Store
@@ -32,13 +33,13 @@ def kubernetes_minor(version: str | None) -> int | None:
 
 
 def header(connection: ConnectionInfo, saved_at: datetime.datetime | None = None,
-           missing: list[KindStatus] = ()) -> dict:
+           missing: Sequence[KindStatus] = ()) -> dict:
     """`missing`: the kinds that could not be read, recorded as `missingKinds` so that --from shows
     the same Unknowns (the file holds none of their objects, which is not "there are none").
     `saved_at` defaults to the moment the connection's ages are measured at: a snapshot saved
     from a snapshot or the demo keeps its time, so ages read back from it are the same."""
     saved_at = saved_at or connection.reference_time(datetime.datetime.now(datetime.timezone.utc))
-    doc = {
+    doc: dict[str, Any] = {
         "apiVersion": API_VERSION,
         "kind": SNAPSHOT_KIND,
         "metadata": {

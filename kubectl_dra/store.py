@@ -265,7 +265,7 @@ class Store:
         self._check_kind(kind)
         return len(self._objects[kind])
 
-    def object_set(self, prepared: dict | None = None) -> allocator.ObjectSet:
+    def object_set(self, prepared: allocator.objects.Prepared | None = None) -> allocator.ObjectSet:
         """All objects as the allocator's ObjectSet, built once per revision (`prepared`: slices
         and classes allocator.validate_object normalised already, see allocator.objects.Prepared)."""
         unreadable = unreadable_set(self.kind_status)

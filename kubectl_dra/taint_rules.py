@@ -154,7 +154,7 @@ def selects_any(objs: allocator.ObjectSet, selection: Selection) -> bool:
                for s in objs.slices for d in s["spec"].get("devices") or ())
 
 
-def _selected(selection: Selection, driver: str, pool: str, device: str) -> bool:
+def _selected(selection: Selection, driver: str | None, pool: str | None, device: str | None) -> bool:
     return ((selection.driver is None or selection.driver == driver)
             and (selection.pool is None or selection.pool == pool)
             and (selection.device is None or selection.device == device))
@@ -177,8 +177,8 @@ def preview(raw_objects: list[dict], rules: list[dict], features: allocator.Feat
     if rule_errors:
         raise InputError(str(rule_errors[0]))
     devices = [d for pool in allocator.analyze_pools(objs, features) for d in pool.devices]
-    slice_labels = {(s.get("metadata") or {}).get("name"): (s.get("metadata") or {}).get("labels") or {}
-                    for s in objs.slices}
+    # Every slice loaded has metadata and a name (allocator.load_objects refuses one without).
+    slice_labels = {s["metadata"]["name"]: s["metadata"].get("labels") or {} for s in objs.slices}
     groups = {g.source: g for g in taint_groups(devices, objs.claims, objs.taint_rules, slice_labels)}
     out = []
     for rule in rules:

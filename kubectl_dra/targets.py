@@ -235,7 +235,8 @@ def _workload_pod(document: Document) -> WhatIfTarget:
     where = ".".join(path)
     if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
         raise InputError(f"{document.origin}: {describe(workload)}: {where}.spec: required")
-    metadata = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    metadata = template.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
     meta = workload["metadata"]
     pod = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {**metadata, "name": f"{meta['name']}-template", "namespace": meta["namespace"]},
@@ -267,7 +268,8 @@ def _expanded_pods(document: Document, others: list[dict]) -> list[WhatIfTarget]
 def replicas_note(target: WhatIfTarget) -> str:
     """The caveat a workload's explanation comes with: one replica is judged, not all together."""
     workload = target.workload or {}
-    spec = workload.get("spec") if isinstance(workload.get("spec"), dict) else {}
+    spec = workload.get("spec")
+    spec = spec if isinstance(spec, dict) else {}
     kind = workload.get("kind")
     if kind == "DaemonSet":
         count = "one pod per node"
