@@ -4,6 +4,7 @@ between the rooms (docs/ARCHITECTURE.md), and no module reaching into another's 
 from __future__ import annotations
 
 import ast
+import fnmatch
 import re
 import subprocess
 import sys
@@ -356,3 +357,26 @@ def test_source_names_no_issue_numbers():
              for _, path, _ in sources()
              for number, line in enumerate(path.read_text().splitlines(), 1) if ISSUE_REFERENCE.search(line)]
     assert not found, "\n".join(found)
+
+
+MYPY_CHECKED = ("kubectl_dra/*.py",)
+"""The files whose mypy errors fail the guard: a folder (all below it) or a glob of one folder's
+files. mypy checks every package [tool.mypy] names; the rest joins this list as its typing lands,
+until it reads allocator/, kubectl_dra/, tui/."""
+
+
+def mypy_checks(path: str) -> bool:
+    return any(path.startswith(entry) if entry.endswith("/") else
+               fnmatch.fnmatch(path, entry) and path.count("/") == entry.count("/") for entry in MYPY_CHECKED)
+
+MYPY_ERROR = re.compile(r"^(?P<path>[^:\s]+\.py):\d+: error: ")
+
+
+def test_mypy_finds_nothing():
+    result = subprocess.run([sys.executable, "-m", "mypy", "--no-color-output", "--no-error-summary"],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert "No module named mypy" not in result.stderr, "mypy is a test dependency: pip install -e '.[test]'"
+    assert result.returncode in (0, 1), f"mypy did not run to the end:\n{result.stdout}{result.stderr}"
+    errors = [line for line in result.stdout.splitlines()
+              if (match := MYPY_ERROR.match(line)) and mypy_checks(match["path"])]
+    assert not errors, f"{len(errors)} mypy errors:\n" + "\n".join(errors)
