@@ -308,9 +308,9 @@ def capacity_exhaustion(ctx: Context) -> Finding:
             for counter_set in device.counter_sets_drawn():
                 key = (pool.driver, pool.pool, counter_set)
                 by_set.setdefault(key, []).append(state)
-    for (driver, pool, counter_set), states in sorted(by_set.items()):
+    for (driver, pool_name, counter_set), states in sorted(by_set.items()):
         if FREE not in states and BLOCKED_BY_COUNTERS in states:
-            found.append(f"{driver}/{pool} counter set {counter_set} (no device left: "
+            found.append(f"{driver}/{pool_name} counter set {counter_set} (no device left: "
                          f"{states.count(BLOCKED_BY_COUNTERS)} blocked by counters)")
     # Consumable capacity of shared devices.
     for device in model.devices:

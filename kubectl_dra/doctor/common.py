@@ -56,5 +56,5 @@ def node_trouble(node: dict | None) -> str | None:
     return ", ".join(words) or None
 
 
-def nodes_by_name(model) -> dict[str, dict]:
+def nodes_by_name(model) -> dict[str | None, dict]:
     return {meta(node).get("name"): node for node in model.raw.get("Node", ())}

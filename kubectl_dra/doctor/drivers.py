@@ -22,8 +22,9 @@ KUBELET_SKEW = 3
 
 def api_versions(ctx: Context) -> Finding:
     status = ctx.model.kind_status
-    served = {}
-    not_served, unreadable = [], []
+    served: dict[str, list[str]] = {}
+    not_served: list[str] = []
+    unreadable: list[str] = []
     for kind in KINDS:
         state = status.get(kind)
         if state is None or state.state == "ok":
@@ -115,8 +116,7 @@ def kubelet_skew(ctx: Context) -> Finding:
     for name in sorted(with_devices):
         node = nodes.get(name)
         version = (((node or {}).get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion")
-        minor = kubernetes_minor(version) if version else None
-        if minor is None:
+        if not version or (minor := kubernetes_minor(version)) is None:
             continue
         versions[version] = versions.get(version, 0) + 1
         if minor > server or server - minor > KUBELET_SKEW:
@@ -171,14 +171,15 @@ def driver_coverage(ctx: Context) -> Finding:
 
 def incomplete_pools(ctx: Context) -> Finding:
     model = ctx.model
-    stuck, fresh = [], []
+    stuck: list[str] = []
+    fresh: list[str] = []
     for pool in model.pools:
         if pool.state not in (INCOMPLETE, BEING_REPLACED):
             continue
         times = [parse_time(meta(model.raw_slices_by_name.get(name) or {}).get("creationTimestamp"))
                  for name in pool.slice_names]
-        times = [t for t in times if t is not None]
-        since = max(times) if times else None
+        known = [t for t in times if t is not None]
+        since = max(known) if known else None
         age = ctx.now - since if since else None
         text = f"{pool.driver}/{pool.pool} ({pool.state}{f' for {duration(age)}' if age else ''}: {pool.reason})"
         (fresh if age is not None and age < STUCK_AFTER else stuck).append(text)
@@ -231,7 +232,7 @@ def nodes_without_devices(ctx: Context) -> Finding:
     nodes = nodes_by_name(model)
     if len(nodes) < 2:
         return Finding(OK, "fewer than two nodes: nothing to compare")
-    driver_nodes: dict[str, set[str]] = {}
+    driver_nodes: dict[str, set[str | None]] = {}
     for pool in model.pools:
         for device in pool.devices[:1]:
             if device.node_scope.kind == "node" and device.node_scope.node_name in nodes:

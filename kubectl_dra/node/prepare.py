@@ -67,8 +67,8 @@ class PreparedDevice:
 
 @dataclass(frozen=True)
 class Plan:
-    namespace: str
-    name: str
+    namespace: str | None
+    name: str | None
     uid: str
     spec_name: str
     spec: dict
@@ -174,7 +174,9 @@ def plan_prepare(claim: dict, *, node: str, node_obj: dict | None, system: Syste
         raise PrepareRefused(f"{_ref(claim)}: status.allocation.devices.results: no device of "
                              f"driver {' or '.join(pools)}")
     locals_by_name = local_devices(system)
-    spec_devices, prepared, uuids = [], [], []
+    spec_devices: list[dict] = []
+    prepared: list[PreparedDevice] = []
+    uuids: list[str] = []
     for i, result in results:
         where = f"{_ref(claim)}: status.allocation.devices.results[{i}]"
         driver, device = result["driver"], result.get("device", "")

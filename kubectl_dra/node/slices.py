@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+from typing import Any
 from dataclasses import dataclass
 
 from kubectl_dra.errors import CommandError
@@ -136,7 +137,7 @@ def _mig_device(system: System, gpu: Gpu, mig: MigDevice, counters: bool) -> dic
     slices = range(mig.placement_start, mig.placement_start + mig.placement_size)
     capacity = {k: {"value": binary_quantity(v)} for k, v in engines.items()}
     capacity.update({f"memorySlice{i}": {"value": "1"} for i in slices})
-    device = {"name": mig_device_name(mig), "attributes": attributes, "capacity": capacity}
+    device: dict[str, Any] = {"name": mig_device_name(mig), "attributes": attributes, "capacity": capacity}
     if counters:
         device["consumesCounters"] = [{"counterSet": counter_set_name(gpu),
                                        "counters": _counters(engines, slices)}]
@@ -218,7 +219,7 @@ def build_slices(found: NodeDevices, node: str, driver: str, pool: str,
     specs += [{"devices": chunk} for chunk in _chunks(found.devices)]
     slices = []
     for index, content in enumerate(specs):
-        spec = {"driver": driver, "nodeName": node,
+        spec: dict[str, Any] = {"driver": driver, "nodeName": node,
                 "pool": {"name": pool, "generation": generation, "resourceSliceCount": len(specs)}}
         spec.update(content)
         slices.append({
@@ -269,6 +270,7 @@ class SliceChange:
 
     def line(self) -> str:
         mark = {"create": "+", "update": "~", "delete": "-"}[self.action]
+        held: str | None
         if self.before and self.after and self.before != self.after:
             held = f"{self.before} -> {self.after}"
         else:

@@ -12,7 +12,7 @@ import datetime
 import json
 import os
 import sys
-from typing import Callable, ClassVar, Iterable, Sequence, TextIO
+from typing import Any, Callable, ClassVar, Iterable, Sequence, TextIO
 
 from kubectl_dra import API_VERSION
 from kubectl_dra.terminal_text import has_unsafe, json_escaped, safe_line, safe_text
@@ -107,6 +107,7 @@ class SpecView(ListView):
     column specs, `record(item)` makes the model's record of one of `records`."""
 
     specs: ClassVar[Sequence]
+    cells: ClassVar[staticmethod[[Any], tuple[str, ...]]]
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)

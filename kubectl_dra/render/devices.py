@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import allocator
 
 from kubectl_dra.model.columns import devices as columns
@@ -42,7 +44,8 @@ class DevicesView(SpecView):
                 "nodeAllocatableResources": source.node_resources.get((device.slice_name, device.name))}
         if state == UNKNOWN:
             # what the unreadable kind decides is not known either
-            item.update({key: None for key in UNKNOWN_FIELDS[record.missing]})
+            # an Unknown state always names the kind that could not be read
+            item.update({key: None for key in UNKNOWN_FIELDS[cast(str, record.missing)]})
             item["stateReason"] = record.why
         return item
 
@@ -63,7 +66,8 @@ def health_item(health: DeviceHealth | None, unreadable: list[Unreadable] | None
     object, `resource`, `claim`?, `container`?, `message`?; the device itself is the item). When
     pods or claims could not be read and what was read does not say Unhealthy, `health` is null
     and `healthReason` says which kind is missing (the envelope's `unknown` lists it)."""
-    word = known_health(health, unreadable or [])
+    unreadable = unreadable or []
+    word = known_health(health, unreadable)
     if word == "":
         return None
     reports = []
