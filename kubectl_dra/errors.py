@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from kubectl_dra.fields import dict_field
+
 # Exit statuses, documented in CONVENTIONS.md: scripts branch on them.
 EXIT_OK = 0
 EXIT_DOES_NOT_FIT = 1
@@ -48,8 +50,7 @@ def describe(obj: object) -> str:
     """object_ref() of a raw dict, tolerating anything a broken file may hold."""
     if not isinstance(obj, dict):
         return f"a {type(obj).__name__} instead of an object"
-    metadata, kind = obj.get("metadata"), obj.get("kind")
-    metadata = metadata if isinstance(metadata, dict) else {}
+    metadata, kind = dict_field(obj, "metadata"), obj.get("kind")
     kind = kind if isinstance(kind, str) else "<no kind>"
     namespace, name = metadata.get("namespace"), metadata.get("name")
     namespace = namespace if isinstance(namespace, str) else None

@@ -18,6 +18,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from kubectl_dra.fields import dict_field
+
 from allocator.objects import ATTRIBUTE_TYPES
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -388,8 +390,7 @@ def _controller_references(references) -> list:
 def _selector_only(obj: dict) -> dict:
     """A Service, ReplicationController, ReplicaSet or StatefulSet as the default selector reads it:
     apiVersion, kind, its name and namespace, and spec.selector."""
-    metadata = obj.get("metadata")
-    metadata = metadata if isinstance(metadata, dict) else {}
+    metadata = dict_field(obj, "metadata")
     slim = {k: obj[k] for k in ("apiVersion", "kind") if k in obj}
     slim["metadata"] = {k: metadata[k] for k in _SELECTOR_OWNER_METADATA if k in metadata}
     spec = obj.get("spec")

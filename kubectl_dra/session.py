@@ -36,6 +36,13 @@ class Session:
                              f"offline commands never contact a cluster")
 
     @property
+    def loaded_store(self) -> Store:
+        """The store load() or read() filled: what a command reads once its session is open."""
+        if self.store is None:
+            raise RuntimeError("the session has not loaded its store yet")
+        return self.store
+
+    @property
     def cluster_source(self) -> Source | None:
         """The live source, for the dashboard to keep watching; None offline."""
         return self.source if self.source is not None and self.source.live else None

@@ -7,6 +7,7 @@ import dataclasses
 
 from kubectl_dra.documents import Document
 from kubectl_dra.errors import InputError, describe
+from kubectl_dra.fields import dict_field
 
 TARGET_KINDS = {
     "pod": "Pod", "pods": "Pod", "po": "Pod",
@@ -235,8 +236,7 @@ def _workload_pod(document: Document) -> WhatIfTarget:
     where = ".".join(path)
     if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
         raise InputError(f"{document.origin}: {describe(workload)}: {where}.spec: required")
-    metadata = template.get("metadata")
-    metadata = metadata if isinstance(metadata, dict) else {}
+    metadata = dict_field(template, "metadata")
     meta = workload["metadata"]
     pod = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {**metadata, "name": f"{meta['name']}-template", "namespace": meta["namespace"]},
@@ -268,8 +268,7 @@ def _expanded_pods(document: Document, others: list[dict]) -> list[WhatIfTarget]
 def replicas_note(target: WhatIfTarget) -> str:
     """The caveat a workload's explanation comes with: one replica is judged, not all together."""
     workload = target.workload or {}
-    spec = workload.get("spec")
-    spec = spec if isinstance(spec, dict) else {}
+    spec = dict_field(workload, "spec")
     kind = workload.get("kind")
     if kind == "DaemonSet":
         count = "one pod per node"

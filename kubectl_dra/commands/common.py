@@ -44,7 +44,7 @@ def require_readable(session: Session, *kinds: str, namespace: str | None = None
     never an empty list. A kind readable only in `namespace` (the others forbidden) is readable there."""
     from kubectl_dra.model.knowledge import unreadable_kinds
 
-    for missing in unreadable_kinds(session.store.kind_status, kinds):
+    for missing in unreadable_kinds(session.loaded_store.kind_status, kinds):
         if namespace is not None and missing.status.namespace == namespace:
             continue
         from kubectl_dra.commands.fleet_state import MemberRefused, current_member
@@ -70,7 +70,7 @@ def unreadable_line(missing) -> str:
 
 def render_context(session: Session, unknown=()) -> RenderContext:
     """`unknown`: the unreadable kinds (model.knowledge.Unreadable) behind Unknown values shown."""
-    store = session.store
+    store = session.loaded_store
     connection = store.connection
     return RenderContext(now=connection.reference_time(now()), show_namespace=session.config.all_namespaces,
                          warnings=list(session.warnings), kubernetes_version=f"1.{store.kubernetes_minor()}",
@@ -98,7 +98,7 @@ def features_with_gates(session: Session, feature_gates: str):
     import allocator
 
     try:
-        features = session.store.features()
+        features = session.loaded_store.features()
         if feature_gates:
             features = allocator.Features.from_flags(features.minor, allocator.parse_gate_overrides(feature_gates))
     except allocator.FeatureError as error:

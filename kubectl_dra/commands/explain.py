@@ -180,7 +180,7 @@ def _refuse_invalid(plan, features) -> None:
 
     from kubectl_dra.errors import InputErrors
 
-    problems = []
+    problems: list[str] = []
     for document in plan.applied:
         problems.extend(f"{document.origin}: {error}" for error in allocator.validate_object(document.obj, features))
     for target in plan.targets:

@@ -18,10 +18,16 @@ import signal
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING
 
 import click
 
 from kubectl_dra.options import global_options
+
+if TYPE_CHECKING:
+    from kubectl_dra.metrics.derive import Metrics
+    from kubectl_dra.sources.base import Source
+    from kubectl_dra.store import Store
 
 DEFAULT_LISTEN = "0.0.0.0:9808"
 TICK_S = 1.0
@@ -90,15 +96,14 @@ class Exporter:
         self.host, self.port = host, port
         self.interval = interval
         self.builder = MetricsBuilder(per_device=per_device, explain_interval=explain_interval)
-        self.store = None
-        self.source = None
-        self.metrics = None
+        self.store: Store | None = None
+        self.source: Source | None = None
+        self.metrics: Metrics | None = None
         """The latest kubectl_dra.metrics.derive.Metrics (replaced whole; read by scrapes)."""
         self.problem = "the first lists are not in yet"
         """Why not ready before the first derivation, or why the last one failed."""
         self.last_sync: float | None = None
         self.live = Live(time.monotonic(), {}, {})
-        self._changed: asyncio.Event | None = None
         self._warned: set[str] = set()
 
     # --- running ---------------------------------------------------------------------------------
@@ -128,31 +133,31 @@ class Exporter:
         derived until cancelled (SIGTERM/SIGINT with `handle_signals`)."""
         loop = asyncio.get_running_loop()
         main = asyncio.current_task()
-        if handle_signals:
+        if handle_signals and main is not None:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(signum, main.cancel)
-        self._changed = asyncio.Event()
+        changed = asyncio.Event()
         try:
             if store is None:
-                await self._load()
+                store = await self._load()
             else:
                 self.store = store
-            self.store.add_listener(lambda change: self._changed.set())
-            self._changed.set()
-            tasks = [asyncio.create_task(self._derive_forever()), asyncio.create_task(self._tick_forever()),
-                     asyncio.create_task(self._explain_forever())]
+            store.add_listener(lambda change: changed.set())
+            changed.set()
+            tasks = [asyncio.create_task(self._derive_forever(store, changed)), asyncio.create_task(self._tick_forever()),
+                     asyncio.create_task(self._explain_forever(store, changed))]
             if self.source is not None and self.source.live:
-                tasks.append(asyncio.create_task(self.source.run(self.store)))
+                tasks.append(asyncio.create_task(self.source.run(store)))
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
             for task in done:
                 task.result()
         except asyncio.CancelledError:
             return  # SIGTERM: a clean exit
 
-    async def _load(self) -> None:
+    async def _load(self) -> Store:
         from kubectl_dra.errors import ClusterError
         from kubectl_dra.session import Session
-        from kubectl_dra.sources.choice import source_for
+        from kubectl_dra.sources.choice import cluster_source_for
         from kubectl_dra.sources.cluster import Backoff
         from kubectl_dra.store import Store
 
@@ -160,13 +165,13 @@ class Exporter:
             session = Session(self.config)
             self.store = session.load()  # prints its warnings
             self.source = session.source
-            return
-        self.source = source_for(self.config)
+            return self.store
+        source = self.source = cluster_source_for(self.config)
         backoff = Backoff()
         while True:
             store = Store()
             try:
-                await self.source.load(store)
+                await source.load(store)
                 break
             except ClusterError as error:  # unreachable for now: keep trying, say why on /readyz
                 self.problem = f"cannot list the cluster: {error}"
@@ -177,8 +182,9 @@ class Exporter:
             if status.state not in ("ok", "not-served"):
                 print(f"Warning: {kind}: {status.state}: {_safe(' '.join(status.message.split()))}",
                       file=sys.stderr, flush=True)
+        return store
 
-    async def _derive_forever(self) -> None:
+    async def _derive_forever(self, store: Store, changed: asyncio.Event) -> None:
         from kubectl_dra.model.incremental import take_snapshot
         from kubectl_dra.store import utc_now
 
@@ -186,16 +192,16 @@ class Exporter:
         with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="exporter-derive") as worker:
             while True:
                 try:
-                    await asyncio.wait_for(self._changed.wait(), REFRESH_S)
+                    await asyncio.wait_for(changed.wait(), REFRESH_S)
                 except asyncio.TimeoutError:
                     pass
-                self._changed.clear()
-                snapshot = take_snapshot(self.store)
-                fresh = self.store.freshness().state != "stale"
+                changed.clear()
+                snapshot = take_snapshot(store)
+                fresh = store.freshness().state != "stale"
                 try:
-                    self.metrics = await loop.run_in_executor(worker, self.builder.build, snapshot, utc_now())
+                    metrics = self.metrics = await loop.run_in_executor(worker, self.builder.build, snapshot, utc_now())
                     self.problem = ""
-                    for warning in self.metrics.warnings:  # CEL errors of DeviceClasses, said once each
+                    for warning in metrics.warnings:  # CEL errors of DeviceClasses, said once each
                         if warning not in self._warned:
                             self._warned.add(warning)
                             print(f"Warning: {_safe(warning)}", file=sys.stderr, flush=True)
@@ -206,7 +212,7 @@ class Exporter:
                     print(f"error: {_safe(self.problem)}", file=sys.stderr, flush=True)
                 await asyncio.sleep(self.interval)
 
-    async def _explain_forever(self) -> None:
+    async def _explain_forever(self, store: Store, changed: asyncio.Event) -> None:
         """Pending pods' reasons, on their own thread: one explanation judges every node."""
         from kubectl_dra.model.incremental import take_snapshot
 
@@ -216,7 +222,7 @@ class Exporter:
                 await asyncio.sleep(EXPLAIN_POLL_S)
                 if not self.builder.pending.due:
                     continue
-                snapshot = take_snapshot(self.store)
+                snapshot = take_snapshot(store)
                 try:
                     explained = await loop.run_in_executor(worker, self.builder.explain_pending, snapshot)
                 except Exception as error:  # as for derivations: say it, keep going
@@ -224,7 +230,7 @@ class Exporter:
                           file=sys.stderr, flush=True)
                     continue
                 if explained:
-                    self._changed.set()  # publish the new reasons
+                    changed.set()  # publish the new reasons
 
     async def _tick_forever(self) -> None:
         while True:

@@ -311,7 +311,7 @@ def refuse_invalid(documents, features) -> None:
 
     from kubectl_dra.errors import InputErrors
 
-    problems = []
+    problems: list[str] = []
     for document in documents:
         problems.extend(f"{document.origin}: {error}" for error in allocator.validate_object(document.obj, features))
     if problems:

@@ -20,7 +20,7 @@ from kubectl_dra.render.base import ListView
 
 # Field selectors kubectl knows for the API kind behind a row, as paths into our JSON item. Any
 # other dotted path of the item works too (`state=Free`, `driver=gpu.nvidia.com`).
-FIELD_ALIASES = {
+FIELD_ALIASES: dict[str | None, dict[str, str]] = {
     "DRAResourceSlice": {"metadata.name": "name", "spec.driver": "driver", "spec.pool.name": "pool.name",
                          "spec.nodeName": "nodeScope.nodeName"},
     "DRAResourceClaim": {"metadata.name": "name", "metadata.namespace": "namespace"},

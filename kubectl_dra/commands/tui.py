@@ -1,8 +1,15 @@
+from __future__ import annotations
+
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from kubectl_dra.options import global_options
+
+if TYPE_CHECKING:
+    from kubectl_dra.sources.base import Source
+    from kubectl_dra.store import Store
 
 
 @click.command("tui", epilog="""\b
@@ -37,6 +44,8 @@ def open_dashboard(ctx: click.Context) -> None:
     options = options_of(ctx)
     from kubectl_dra.session import ReadLater, Session
 
+    store: Store
+    source: Source | None
     if ReadLater.wanted(options):
         # A big file: the dashboard is on screen at once ("reading FILE…") and reads it meanwhile.
         from kubectl_dra.options import refuse_unused_filters
@@ -46,7 +55,7 @@ def open_dashboard(ctx: click.Context) -> None:
         store = source.open()
     else:
         session = open_session(ctx)
-        store, source = session.store, session.cluster_source
+        store, source = session.loaded_store, session.cluster_source
     from tui.app import DashboardOptions, run
 
     namespace = None if options.all_namespaces else options.namespace

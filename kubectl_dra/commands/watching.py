@@ -17,11 +17,15 @@ import copy
 import dataclasses
 import datetime
 import sys
+from typing import TYPE_CHECKING, Callable, cast
 
 import click
 
 from kubectl_dra.commands.printing import print_view
 from kubectl_dra.render.base import ListView, emit
+
+if TYPE_CHECKING:
+    from kubectl_dra.session import Session
 
 WATCH_KEY = "kubectl_dra.watch"
 COALESCE_S = 0.2
@@ -30,7 +34,7 @@ COALESCE_S = 0.2
 
 @dataclasses.dataclass
 class _Rebuild:
-    session: object
+    session: Session
     view: ListView | None = None
 
 
@@ -102,10 +106,10 @@ def _rebuild(ctx: click.Context, session) -> ListView:
     root = ctx.find_root()
     root.meta[WATCH_KEY] = state = _Rebuild(session)
     try:
-        ctx.invoke(ctx.command.callback, **ctx.params)
+        ctx.invoke(cast(Callable, ctx.command.callback), **ctx.params)  # a listing command has one
     finally:
         del root.meta[WATCH_KEY]
-    return state.view
+    return cast(ListView, state.view)  # the command's print_view set it
 
 
 def _key(view: ListView, record) -> tuple[str, str]:

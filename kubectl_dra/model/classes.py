@@ -6,6 +6,8 @@ import threading
 
 import allocator
 
+from kubectl_dra.fields import dict_field
+
 PoolId = tuple[str, str]
 
 EVALUATE_POOLS_AT_ONCE = 1024
@@ -129,6 +131,6 @@ class ClassCache:
 
 
 def _pool_of(raw_slice: dict) -> PoolId:
-    spec = raw_slice.get("spec") if isinstance(raw_slice.get("spec"), dict) else {}
-    pool = spec.get("pool") if isinstance(spec.get("pool"), dict) else {}
+    spec = dict_field(raw_slice, "spec")
+    pool = dict_field(spec, "pool")
     return (str(spec.get("driver", "")), str(pool.get("name", "")))

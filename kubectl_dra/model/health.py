@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from kubectl_dra.model.states import BAD, GOOD, WARN
 
@@ -201,7 +201,8 @@ def _pod_reports(pod: dict) -> list[HealthReport]:
                 if not isinstance(entry, dict):
                     continue
                 resource = str(entry.get("name") or "")
-                claim = claim_names.get(_claim_entry(resource))
+                entry_name = _claim_entry(resource)
+                claim = claim_names.get(entry_name) if entry_name is not None else None
                 for health in entry.get("resources") or ():
                     if not isinstance(health, dict):
                         continue
@@ -264,7 +265,8 @@ def _claim_reports(claim: dict) -> list[HealthReport]:
             if health is None:
                 continue
             message = " ".join(str(part) for part in (condition.get("reason"), condition.get("message")) if part)
-            reports.append(HealthReport(device, health, "claim", namespace, name, str(condition.get("type")),
+            # every part a non-empty string, checked above
+            reports.append(HealthReport(cast(DeviceID, device), health, "claim", namespace, name, str(condition.get("type")),
                                         claim=name, message=message))
     return reports
 
@@ -273,7 +275,7 @@ def condition_health(condition: dict) -> str | None:
     """What one metav1.Condition of a claim's device status says about health, or None when its type
     is not a health condition (see the module docstring for the types read)."""
     kind = str(condition.get("type") or "").lower()
-    status = condition.get("status")
+    status: Any = condition.get("status")  # any JSON value; only the API's words match
     if kind in _READY_TYPES:
         return {"True": HEALTHY, "False": UNHEALTHY}.get(status, UNKNOWN)
     if kind in _FAULT_TYPES:

@@ -16,12 +16,13 @@ from __future__ import annotations
 import gc
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, cast
 
 import allocator
 from allocator.gcpause import paused_gc
 from allocator.objects import GIVEN_STORES
 
+from kubectl_dra.fields import dict_field
 from kubectl_dra.model.classes import ClassCache
 from kubectl_dra.model.cluster import ClusterModel
 from kubectl_dra.model.missing_nodes import MissingNodesByPool
@@ -66,9 +67,8 @@ def _pool_id(raw_slice: dict) -> PoolId:
 
 def _claim_pools(raw_claim: dict) -> set[PoolId]:
     """The pools a claim's allocation results and device statuses name."""
-    status = raw_claim.get("status") if isinstance(raw_claim.get("status"), dict) else {}
-    allocation = status.get("allocation") if isinstance(status.get("allocation"), dict) else {}
-    results = (allocation.get("devices") or {}).get("results") or [] if isinstance(allocation.get("devices"), dict) else []
+    status = dict_field(raw_claim, "status")
+    results = dict_field(dict_field(status, "allocation"), "devices").get("results") or []
     entries = [*results, *(status.get("devices") or [])]
     return {(str(e.get("driver", "")), str(e.get("pool", ""))) for e in entries if isinstance(e, dict)}
 
@@ -133,7 +133,7 @@ class PoolAnalysis:
     def __init__(self) -> None:
         self._slices = _Membership(lambda raw: {_pool_id(raw)})
         self._claims = _Membership(_claim_pools)
-        self._reports: dict[PoolId, object] = {}
+        self._reports: dict[PoolId, allocator.PoolReport] = {}
         self._errors: dict[PoolId, list[allocator.ObjectError]] = {}
         self._order: list[PoolId] = []
         self._rules: tuple = ()
@@ -146,10 +146,10 @@ class PoolAnalysis:
              features: allocator.Features) -> list[PoolId]:
         """Records the new inputs; returns the pools to analyse again, in display order."""
         touched = self._slices.update(slices) | self._claims.update(claims)
-        rules = tuple(rules)
-        if not _same(rules, self._rules) or features != self._features or features.gates != self._features.gates:
+        rule_objects = tuple(rules)
+        if not _same(rule_objects, self._rules) or features != self._features or features.gates != self._features.gates:
             touched = set(self._slices.by_pool)
-        self._rules, self._features = rules, features
+        self._rules, self._features = rule_objects, features
         pools = self._slices.by_pool
         for pool_id in touched:
             if pool_id not in pools:
@@ -179,7 +179,8 @@ class PoolAnalysis:
         if objects.errors:
             # Which pool an unreadable object belongs to is unknown; the batch's first keeps them.
             self._errors[pool_ids[0]] = list(objects.errors)
-        for report in allocator.analyze_pools(objects, self._features):
+        features = cast(allocator.Features, self._features)  # set by plan(), which comes first
+        for report in allocator.analyze_pools(objects, features):
             if (report.driver, report.pool) in self._slices.by_pool:
                 self._reports[(report.driver, report.pool)] = report
         del objects
@@ -192,7 +193,7 @@ class PoolAnalysis:
         """The raw slices of each pool, by object key (read on the builder's thread only)."""
         return self._slices.by_pool
 
-    def reports_by_id(self) -> dict[PoolId, object]:
+    def reports_by_id(self) -> dict[PoolId, allocator.PoolReport]:
         """The reports by pool: ClusterModel.pools_by_id (a copy: the model outlives this revision)."""
         return dict(self._reports)
 

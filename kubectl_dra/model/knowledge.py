@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable
 
 from kubectl_dra.store import UNREADABLE_STATES, KindStatus
+from kubectl_dra.fields import dict_field
 
 if TYPE_CHECKING:
     import allocator
@@ -123,7 +124,7 @@ Unknown (scheduling.plugins.pod_topology_spread.DEFAULTS_UNKNOWN), never a score
 none existed."""
 # The controllers DefaultSelector follows, by the (apiVersion, kind) of a pod's controller
 # reference (helper/spread.go matches the group, version and kind exactly).
-_SELECTOR_CONTROLLERS = {("v1", "ReplicationController"): "ReplicationController",
+_SELECTOR_CONTROLLERS: dict[tuple[str | None, str | None], str] = {("v1", "ReplicationController"): "ReplicationController",
                          ("apps/v1", "ReplicaSet"): "ReplicaSet", ("apps/v1", "StatefulSet"): "StatefulSet"}
 
 
@@ -160,8 +161,8 @@ def default_selector_inputs(pod: dict) -> tuple[str, ...]:
     labels (no Service selects it; no controller keeps it, a controller's selector being non-empty
     and matching its pods); else Services, and the kind of its controller when that is a
     ReplicationController, ReplicaSet or StatefulSet."""
-    spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
-    metadata = pod.get("metadata") if isinstance(pod.get("metadata"), dict) else {}
+    spec = dict_field(pod, "spec")
+    metadata = dict_field(pod, "metadata")
     if spec.get("topologySpreadConstraints") or not metadata.get("labels"):
         return ()
     controller = controller_reference(pod)
@@ -171,7 +172,7 @@ def default_selector_inputs(pod: dict) -> tuple[str, ...]:
 
 def controller_reference(pod: dict) -> dict | None:
     """metav1.GetControllerOf: the first ownerReference with controller true, or None."""
-    metadata = pod.get("metadata") if isinstance(pod.get("metadata"), dict) else {}
+    metadata = dict_field(pod, "metadata")
     references = metadata.get("ownerReferences")
     return next((ref for ref in references if isinstance(ref, dict) and ref.get("controller") is True), None) \
         if isinstance(references, list) else None
@@ -179,7 +180,7 @@ def controller_reference(pod: dict) -> dict | None:
 
 def uses_storage(pod: dict) -> bool:
     """Whether a volume of `pod` engages a volume plugin that reads the storage kinds."""
-    volumes = (pod.get("spec") or {}).get("volumes") if isinstance(pod.get("spec"), dict) else None
+    volumes = dict_field(pod, "spec").get("volumes") if isinstance(pod.get("spec"), dict) else None
     return isinstance(volumes, list) and any(
         isinstance(v, dict) and any(v.get(source) is not None for source in _STORAGE_VOLUME_SOURCES) for v in volumes)
 
@@ -187,10 +188,10 @@ def uses_storage(pod: dict) -> bool:
 def selects_namespaces(pod: dict) -> bool:
     """Whether a pod (anti-)affinity term of `pod`, required or preferred, has a namespaceSelector
     that needs namespaces' labels (an empty selector matches every namespace without reading them)."""
-    spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
-    affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else {}
+    spec = dict_field(pod, "spec")
+    affinity = dict_field(spec, "affinity")
     for kind in _POD_AFFINITY_KINDS:
-        rules = affinity.get(kind) if isinstance(affinity.get(kind), dict) else {}
+        rules = dict_field(affinity, kind)
         terms = list(rules.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
         terms += [t.get("podAffinityTerm") for t in rules.get("preferredDuringSchedulingIgnoredDuringExecution") or []
                   if isinstance(t, dict)]

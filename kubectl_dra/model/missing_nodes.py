@@ -15,7 +15,7 @@ SHOWN = 3
 """Pools named in the warning line; the rest are counted."""
 
 
-def pools_on_missing_nodes(slices: Iterable[dict], node_names: Iterable[str], node_status,
+def pools_on_missing_nodes(slices: Iterable[dict], node_names: Iterable[str | None], node_status,
                            live: bool) -> dict[tuple[str, str], list[str]]:
     """(driver, pool) -> the missing nodes its slices name (spec.nodeName, in any served version).
     `node_status`: the store's KindStatus of Node; `live`: read from a cluster, not a file."""
@@ -23,7 +23,7 @@ def pools_on_missing_nodes(slices: Iterable[dict], node_names: Iterable[str], no
     return {} if existing is None else _missing_among(slices, existing)
 
 
-def known_nodes(node_names: Iterable[str], node_status, live: bool) -> set[str] | None:
+def known_nodes(node_names: Iterable[str | None], node_status, live: bool) -> set[str | None] | None:
     """The names of the existing nodes, or None when they are not known (see the module)."""
     existing = set(node_names)
     if node_status is None or node_status.state != "ok" or not (existing or live):
@@ -31,7 +31,7 @@ def known_nodes(node_names: Iterable[str], node_status, live: bool) -> set[str] 
     return existing
 
 
-def _missing_among(slices: Iterable[dict], existing: set[str]) -> dict[tuple[str, str], list[str]]:
+def _missing_among(slices: Iterable[dict], existing: set[str | None]) -> dict[tuple[str, str], list[str]]:
     missing: dict[tuple[str, str], list[str]] = {}
     for slice_obj in slices:
         spec = slice_obj.get("spec") or {}
@@ -53,7 +53,7 @@ class MissingNodesByPool:
         self._found: dict[tuple[str, str], dict[tuple[str, str], list[str]]] = {}
         """pool -> what its slices give, only where that is not empty."""
         self._nodes: tuple = (None, None, None)
-        self._existing: set[str] | None = None
+        self._existing: set[str | None] | None = None
 
     def update(self, slices: list[dict], slices_by_pool, changed, nodes: list[dict], node_status,
                live: bool) -> dict[tuple[str, str], list[str]]:

@@ -5,6 +5,8 @@ the TUI. The scheduling rule itself is kubectl_dra/scheduling/node_allocatable.p
 
 from __future__ import annotations
 
+from typing import Any
+
 
 def node_resource_words(entries: dict, driver: str = "") -> list[str]:
     """`cpu=2/device` (deviceMultiplier), `cpu=cores×2` (consumed capacity times the multiplier),
@@ -38,7 +40,7 @@ def device_node_resources(raw_device: dict) -> dict:
 
 def node_resources_by_device(raw_slices) -> dict[tuple[str, str], dict]:
     """{(slice name, device name): nodeAllocatableResources} for the devices that have one."""
-    found = {}
+    found: dict[tuple[Any, Any], dict] = {}  # names as the JSON holds them
     for slice_ in raw_slices:
         name = (slice_.get("metadata") or {}).get("name")
         for device in (slice_.get("spec") or {}).get("devices") or []:

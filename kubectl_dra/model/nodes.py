@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
+from typing import cast
 
 import allocator
 
@@ -101,6 +102,10 @@ class ReachCache:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         """One derivation at a time (a view on the UI thread may ask for an older revision's)."""
+        self.forget()
+
+    def forget(self) -> None:
+        """Everything derived dropped (the lock kept): the next derivation starts from scratch."""
         self.nodes: dict[str, dict] | None = None
         self.blind: Blind | None = None
         self.reports: dict[PoolId, allocator.PoolReport] = {}
@@ -130,9 +135,7 @@ class NodeReachIndex:
         fresh = cache.nodes is not nodes or cache.blind is not blind
         if fresh:
             # Another set of Nodes (scopes reach others) or of unknowns (counts differ): from scratch.
-            lock = cache.lock
-            cache.__init__()
-            cache.lock = lock
+            cache.forget()
             cache.nodes, cache.blind = nodes, blind
         self._reaches = cache.scopes
         dirty: set[str] = set()
@@ -198,7 +201,7 @@ class NodeReachIndex:
 
     def _names(self, scope: allocator.NodeScope) -> list[str]:
         if scope.kind == "node":
-            return [scope.node_name]
+            return [cast(str, scope.node_name)]  # a node scope always names its node
         key = _scope_key(scope)
         names = self._reaches.get(key)
         if names is None:

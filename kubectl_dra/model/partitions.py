@@ -15,6 +15,7 @@ We add `allocated`: how many of the group's devices claims hold (AdminAccess asi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from allocator.quantity import QuantityError, parse_quantity
 
@@ -117,7 +118,7 @@ def partition_summary(driver: str, slices: list[dict], in_use: set[str]) -> Part
     """The summary of one complete pool: `slices` its current slices in the v1 shape, `in_use` the
     names of its devices a claim holds. None when no slice names a partition type attribute."""
     devices = []   # (name, attribute, consumesCounters, attributes)
-    counter_sets = []
+    counter_sets: list[Any] = []  # as the slices hold them
     for slice_ in slices:
         spec = slice_.get("spec") or {}
         attribute = spec.get("partitionTypeAttribute") or ""

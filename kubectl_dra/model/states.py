@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterable
+from typing import Iterable, Protocol
 
 import allocator
 from allocator.reports import BEING_REPLACED, COMPLETE, INCOMPLETE, INVALID
@@ -78,7 +78,25 @@ def device_state(device: allocator.DeviceReport, blind: Blind = SEES_ALL) -> str
     return device_state_why(device, blind)[0]
 
 
-def device_state_why(device: allocator.DeviceReport, blind: Blind = SEES_ALL) -> tuple[str, str | None]:
+class StateFacts(Protocol):
+    """What decides a device's state, named alike by a DeviceReport and by the DeviceFacts a pool
+    counts its devices by."""
+
+    @property
+    def usable(self) -> bool: ...
+    @property
+    def allocated(self) -> bool: ...
+    @property
+    def allow_multiple_allocations(self) -> bool: ...
+    @property
+    def capacity_blocked(self) -> bool | str | None: ...  # a report says why, the facts only whether
+    @property
+    def tainted(self) -> bool: ...
+    @property
+    def counters_blocked(self) -> bool | str | None: ...
+
+
+def device_state_why(device: StateFacts, blind: Blind = SEES_ALL) -> tuple[str, str | None]:
     """The one state of a device, and for Unknown the kind that could not be read. First match
     wins: its pool is not Complete (Unavailable); a claim holds it (Allocated, or for a
     multi-allocatable device Shared, BlockedByCapacity once a capacity is all consumed); claims
@@ -234,7 +252,8 @@ def free_of_total(counts: StateCounts) -> str:
 
 
 def _sum(*counts: int | None) -> int | None:
-    return None if any(c is None for c in counts) else sum(counts)
+    known = [c for c in counts if c is not None]
+    return None if len(known) < len(counts) else sum(known)
 
 
 EMPTY_COUNTS = StateCounts((0,) * len(DEVICE_STATES))

@@ -16,7 +16,7 @@ import os
 import re
 import ssl
 import urllib.parse
-from typing import AsyncIterator
+from typing import AsyncIterator, cast
 
 from kubectl_dra.errors import ClusterError, InputError
 from allocator.gcpause import paused_gc
@@ -89,7 +89,8 @@ class ApiServer:
                 raise InputError(f"{where}: {_library_problem(error)}") from None
             _refresh_exec_tokens(configuration, loader, where)
             _token_over_url_credentials(configuration)
-            target = Target(context.name, _public_url(configuration.host), context.namespace or "default")
+            # the client types host optional; the loader has set it
+            target = Target(context.name, _public_url(cast(str, configuration.host)), context.namespace or "default")
         elif in_cluster():
             if options.context:
                 raise InputError(f'--context {options.context}: no kubeconfig found (running in a pod)')
@@ -100,7 +101,7 @@ class ApiServer:
                                              cert_filename=os.path.join(directory, "ca.crt"))
             except Exception as error:
                 raise ClusterError(f"in-cluster configuration: {_first_line(error)}") from None
-            target = Target(None, _public_url(configuration.host), _pod_namespace())
+            target = Target(None, _public_url(cast(str, configuration.host)), _pod_namespace())
         else:
             raise InputError("no kubeconfig found (checked --kubeconfig, $KUBECONFIG and ~/.kube/config) "
                              "and not running in a pod; use --demo or --from FILE to work offline")
@@ -312,8 +313,8 @@ def _library_problem(error: BaseException) -> str:
 def _public_url(url: str) -> str:
     """The server URL without user:password, should a kubeconfig carry them in the URL."""
     parts = urllib.parse.urlsplit(url)
-    if parts.username or parts.password:
-        parts = parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else ""))
+    if parts.username or parts.password:  # then the URL has a host too
+        parts = parts._replace(netloc=cast(str, parts.hostname) + (f":{parts.port}" if parts.port else ""))
     return urllib.parse.urlunsplit(parts)
 
 

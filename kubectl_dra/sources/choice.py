@@ -7,7 +7,12 @@ when chosen: `--help` and TAB, which load `base.SourceConfig`, pay for neither."
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kubectl_dra.sources.base import Source, SourceConfig
+
+if TYPE_CHECKING:
+    from kubectl_dra.sources.cluster import ClusterSource
 
 
 def source_for(config: SourceConfig) -> Source:
@@ -20,6 +25,11 @@ def source_for(config: SourceConfig) -> Source:
         from kubectl_dra.sources.files import FileSource
 
         return FileSource(config.from_file)
+    return cluster_source_for(config)
+
+
+def cluster_source_for(config: SourceConfig) -> ClusterSource:
+    """The cluster of the kubeconfig context (`config` not offline)."""
     from kubectl_dra.sources.cluster import ClusterOptions, ClusterSource
 
     return ClusterSource(ClusterOptions(kubeconfig=config.kubeconfig, context=config.context,

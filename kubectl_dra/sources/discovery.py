@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from typing import Any
 
 from kubectl_dra.errors import ClusterError
 from kubectl_dra.snapshot import kubernetes_minor
@@ -148,7 +149,8 @@ async def _resource_list(server: ApiServer, group: str, version: str) -> set[str
         if error.status == 404:
             return set()
         raise _explained(server, error) from None
-    return {r.get("name") for r in document.get("resources") or [] if isinstance(r, dict)}
+    names: set[Any] = {r.get("name") for r in document.get("resources") or [] if isinstance(r, dict)}
+    return names  # as the server spells them
 
 
 async def _get_or_explain(server: ApiServer, path: str) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import gc
 import os
+from typing import Any, cast
 
 from kubectl_dra import objects, snapshot
 from kubectl_dra.documents import read_documents
@@ -40,7 +41,7 @@ class FileSource(Source):
         """What loading found of the slices' attributes, for validation (objects.Interner)."""
 
     def open(self) -> Store:
-        connection = {"mode": self.mode, "source": "built-in demo" if self.mode == "demo" else self.path}
+        connection: dict[str, Any] = {"mode": self.mode, "source": "built-in demo" if self.mode == "demo" else self.path}
         by_kind: dict[str, list[dict]] = {kind: [] for kind in KINDS}
         with paused_gc():  # one pause from the first byte decoded to the store filled
             self._collect(by_kind, connection)
@@ -62,7 +63,7 @@ class FileSource(Source):
 
     def _collect(self, by_kind: dict[str, list[dict]], connection: dict) -> None:
         shared = objects.Interner(record_plain=True)
-        self.plain_attributes = shared.plain_attributes
+        self.plain_attributes = cast(dict, shared.plain_attributes)  # a dict: record_plain=True
         for document in read_documents(self.path, each=shared.slice):
             kind = document.obj["kind"]
             if kind == snapshot.SNAPSHOT_KIND:

@@ -7,9 +7,11 @@ event twice into models, so this loop is our own: it reads watch lines as raw JS
 from __future__ import annotations
 
 import random
+from typing import Callable
 
 from kubectl_dra import objects
 from kubectl_dra.errors import ClusterError
+from kubectl_dra.fields import dict_field
 from kubectl_dra.sources.apiserver import ApiServer, ApiStatusError, decode_json
 from kubectl_dra.sources.discovery import ServedKind
 from kubectl_dra.store import Store
@@ -38,9 +40,9 @@ class Informer:
         self.namespace = namespace
         """Set when only one namespace may be listed (RBAC); None lists all namespaces."""
         self.resource_version: str | None = None
-        self.on_event = None
+        self.on_event: Callable[[], None] | None = None
         """Optional callable run after each event applied (the source stamps last_event_at)."""
-        self.on_open = None
+        self.on_open: Callable[[], None] | None = None
         """Optional callable run when a watch request was accepted (the connection is back)."""
         self.shared = objects.Interner()
         """Repeated device values shared across this kind's objects (objects.Interner)."""
@@ -49,7 +51,7 @@ class Informer:
         """Full list into the store (replacing the kind), remembering the resourceVersion."""
         path = self.served.path(self.namespace)
         self.shared = objects.Interner()  # a fresh list: start the table afresh too
-        items: list[dict] = []
+        items: list[dict | None] = []
         continue_token = None
         restarted = False
         while True:
@@ -77,7 +79,7 @@ class Informer:
 
         Raises Gone when the resourceVersion expired, ApiStatusError/ClusterError on failure."""
         timeout = int(MIN_WATCH_SECONDS * (1 + random.random()))
-        query = {"watch": True, "allowWatchBookmarks": True, "timeoutSeconds": timeout}
+        query: dict[str, bool | int | str] = {"watch": True, "allowWatchBookmarks": True, "timeoutSeconds": timeout}
         if self.resource_version:
             query["resourceVersion"] = self.resource_version
         path = self.served.path(self.namespace)
@@ -94,7 +96,7 @@ class Informer:
 
     def _handle(self, event: dict) -> None:
         event_type = event.get("type")
-        obj = event.get("object") if isinstance(event.get("object"), dict) else {}
+        obj = dict_field(event, "object")
         if event_type == "BOOKMARK":
             self.resource_version = (obj.get("metadata") or {}).get("resourceVersion") or self.resource_version
             return

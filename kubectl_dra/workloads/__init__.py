@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from kubectl_dra.errors import InputError, describe
+from kubectl_dra.fields import dict_field
 
 from . import controllers
 
@@ -60,7 +62,7 @@ class WorkloadPods:
         return f"{self.kind}/{self.namespace}/{self.name}"
 
 
-def expand(obj: dict, others: list[dict] = (), replicas: int | None = None, origin: str = "") -> WorkloadPods:
+def expand(obj: dict, others: Sequence[dict] = (), replicas: int | None = None, origin: str = "") -> WorkloadPods:
     """The pods `obj` stands for. `others`: the rest of the input (a TrainJob's runtime, the Pods of
     a Workload or PodGroup). `replicas` overrides the workload's count. Raises InputError naming the
     object and field."""
@@ -75,7 +77,7 @@ def expand(obj: dict, others: list[dict] = (), replicas: int | None = None, orig
         raise InputError(f"{where}{describe(obj)}: kind: fit does not know the pods of a {kind}; "
                          f"want one of {', '.join(SUPPORTED_KINDS)}")
     builder = _Builder(obj, namespace, name, where)
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    spec = dict_field(obj, "spec")
     if kind == "Pod":
         builder.pod_copies(obj, replicas or 1)
     elif kind in controllers.OWNED_PODS_KINDS:
@@ -160,8 +162,8 @@ class _Builder:
         self.path = path
         return template
 
-    def add(self, template: dict, pod_name: str, role: str) -> dict:
-        metadata = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    def add(self, template: dict, pod_name: str | None, role: str) -> dict:
+        metadata = dict_field(template, "metadata")
         pod = {"apiVersion": "v1", "kind": "Pod",
                "metadata": {**copy.deepcopy(metadata), "name": pod_name, "namespace": self.namespace},
                "spec": copy.deepcopy(template["spec"])}
@@ -177,7 +179,8 @@ class _Builder:
         for i in range(count):
             self.add(pod, self.name if count == 1 else f"{self.name}-{i}", "pod")
 
-    def job(self, spec: dict, path: str, prefix: str, role: str, override: int | None, in_jobset=None) -> None:
+    def job(self, spec: dict, path: str, prefix: str, role: str, override: int | None,
+            in_jobset: tuple[str, int, int] | None = None) -> None:
         """The pods a Job runs at once: parallelism (default 1), at most completions, with the Job
         controller's labels (JobSet's too, `in_jobset`: (replicated job, job index, global index);
         a JobSet's Jobs are Indexed)."""
@@ -224,7 +227,9 @@ class _Builder:
         worker = lwt.get("workerTemplate")
         if not isinstance(worker, dict) or not isinstance(worker.get("spec"), dict):
             raise self.fail("spec.leaderWorkerTemplate.workerTemplate.spec", "required")
-        leader = lwt.get("leaderTemplate") if isinstance(lwt.get("leaderTemplate"), dict) else worker
+        leader = lwt.get("leaderTemplate")
+        if not isinstance(leader, dict):
+            leader = worker
         if not isinstance(leader.get("spec"), dict):
             raise self.fail("spec.leaderWorkerTemplate.leaderTemplate.spec", "required")
         self.claims_field = "spec.leaderWorkerTemplate.workerTemplate.spec.resourceClaims"
@@ -254,10 +259,10 @@ class _Builder:
             for i in range(count):
                 self.add(template, f"{self.name}-{role.lower()}-{i}", role)
 
-    def train_job(self, spec: dict, others: list[dict], override: int | None) -> None:
+    def train_job(self, spec: dict, others: Sequence[dict], override: int | None) -> None:
         """A TrainJob's pods come from its runtime's JobSet template; trainer.numNodes sets the
         `node` job's pods (as the Kubeflow Trainer's JobSet plugin does)."""
-        ref = spec.get("runtimeRef") if isinstance(spec.get("runtimeRef"), dict) else {}
+        ref = dict_field(spec, "runtimeRef")
         runtime_name = ref.get("name")
         runtime_kind = ref.get("kind") or "ClusterTrainingRuntime"
         runtime = next((o for o in others if o.get("kind") == runtime_kind
@@ -266,7 +271,7 @@ class _Builder:
             raise self.fail("spec.runtimeRef", f"{runtime_kind} {runtime_name!r} is not in the input; give it with "
                             "another -f (its JobSet template holds the pods)")
         template = (((runtime.get("spec") or {}).get("template") or {}).get("spec")) or {}
-        trainer = spec.get("trainer") if isinstance(spec.get("trainer"), dict) else {}
+        trainer = dict_field(spec, "trainer")
         nodes = override if override is not None else trainer.get("numNodes")
         jobs = copy.deepcopy(template.get("replicatedJobs") or [])
         for job in jobs:
@@ -276,7 +281,7 @@ class _Builder:
         self.jobset({"replicatedJobs": jobs}, None)
         self.claims_field = f"{runtime_kind}/{runtime_name}: spec.template.spec.replicatedJobs[].template.spec.template.spec.resourceClaims"
 
-    def workload_api(self, spec: dict, others: list[dict], override: int | None) -> None:
+    def workload_api(self, spec: dict, others: Sequence[dict], override: int | None) -> None:
         """A Workload or PodGroup has no pod template: its pods are the Pods of the input that
         name it (1.35 spec.workloadRef; 1.36+ spec.schedulingGroup.podGroupName)."""
         kind = self.obj["kind"]
@@ -298,7 +303,7 @@ class _Builder:
             for entry in spec.get("resourceClaims") or []:
                 if isinstance(entry, dict):
                     self.shared.append(entry)
-            status = self.obj.get("status") if isinstance(self.obj.get("status"), dict) else {}
+            status = dict_field(self.obj, "status")
             for made in status.get("resourceClaimStatuses") or []:
                 if isinstance(made, dict) and made.get("name") and made.get("resourceClaimName"):
                     self.shared_names[made["name"]] = made["resourceClaimName"]

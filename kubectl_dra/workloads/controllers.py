@@ -21,6 +21,8 @@ import copy
 
 import hashlib
 
+from kubectl_dra.fields import dict_field
+
 JOB_NAME = "batch.kubernetes.io/job-name"
 LEGACY_JOB_NAME = "job-name"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
@@ -65,7 +67,7 @@ def owner_of(workload: dict, namespace: str, name: str, template: dict) -> dict:
     template's labels where the manifest leaves it out (the API server refuses that for apps/v1;
     older manifests relied on it)."""
     kind = "StatefulSet" if workload.get("kind") == "StatefulSet" else "ReplicaSet"
-    spec = workload.get("spec") if isinstance(workload.get("spec"), dict) else {}
+    spec = dict_field(workload, "spec")
     selector = spec.get("selector")
     if selector is None:
         labels = (template.get("metadata") or {}).get("labels") if isinstance(template.get("metadata"), dict) else None
