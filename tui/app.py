@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable, Literal, cast
 
 from textual import events, work
 from textual.app import App, SystemCommand
@@ -147,7 +147,7 @@ class IdleCollector:
         return True
 
 
-_malloc_trim = None
+_malloc_trim: Callable[[int], object] | Literal[False] | None = None
 
 
 def _trim_malloc() -> None:
@@ -226,7 +226,7 @@ class DraApp(App):
         """When each tab was last built (by the rebuild worker)."""
         self._shown_revision: dict[str, int] = {}
         """The model revision each tab shows (on the event loop)."""
-        self._unsubscribe = None
+        self._unsubscribe: Callable[[], None] | None = None
 
     def notify(self, message: str, **options) -> None:
         """Every notification is plain text: errors and context names come from the cluster or a
@@ -359,7 +359,7 @@ class DraApp(App):
         # The snapshot is handed over in an attribute, not as an argument: a finished Worker dies in
         # a reference cycle, and one frozen by the collector (kubectl_dra.model.incremental) while it
         # ran would otherwise keep its arguments, the whole revision's objects, for good.
-        (snapshot, namespace), self._rebuild_input = self._rebuild_input, None
+        (snapshot, namespace), self._rebuild_input = cast(tuple, self._rebuild_input), None  # _start_rebuild's
         try:
             for dashboard in self._builder.build(snapshot, give_way=self._give_way):
                 self._give_way()

@@ -120,13 +120,13 @@ def fill_request(branch: TreeNode, request) -> None:
             chosen.add_leaf(Text(str(device), style="green"))
     rejected = sorted((r for r in request.rejected if r.code != OUTSIDE_CLASS), key=lambda r: r.code)
     for code, group in groupby(rejected, key=lambda r: r.code):
-        group = list(group)
-        reason = branch.add(Text.assemble((code, "bold yellow"), f"  {plural(len(group), 'device')}"))
-        for rejection in group[:DEVICES_PER_REASON]:
+        members = list(group)
+        reason = branch.add(Text.assemble((code, "bold yellow"), f"  {plural(len(members), 'device')}"))
+        for rejection in members[:DEVICES_PER_REASON]:
             # A selector written over several lines reads as one line here (its message quotes it).
             reason.add_leaf(Text.assemble((str(rejection.device), ""), (f"  {joined_lines(rejection.message)}", "dim")))
-        if len(group) > DEVICES_PER_REASON:
-            reason.add_leaf(Text(f"… and {plural(len(group) - DEVICES_PER_REASON, 'more device')}", style="dim"))
+        if len(members) > DEVICES_PER_REASON:
+            reason.add_leaf(Text(f"… and {plural(len(members) - DEVICES_PER_REASON, 'more device')}", style="dim"))
     if not request.chosen and not rejected:
         branch.allow_expand = False
 

@@ -25,8 +25,9 @@ def section_title(node: DOMNode) -> str:
         return "Everywhere"
     if isinstance(node, Screen):
         return "This screen"
-    if getattr(node, "HELP_SECTION", None):
-        return node.HELP_SECTION
+    section = getattr(node, "HELP_SECTION", None)
+    if section:
+        return section
     return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", type(node).__name__).capitalize()
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol, cast
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -18,6 +20,15 @@ from tui.widgets.cluster_header import ClusterHeader
 from tui.widgets.filter_bar import FilterBar, table_title
 from tui.widgets.footer import DashboardFooter
 from tui.widgets.virtual_table import VirtualTable
+
+
+class ShowsViews(Protocol):
+    """What the dashboard screen asks of its app (tui.app.DraApp, which imports this module)."""
+
+    active_view: str
+    dashboard: Dashboard | None
+
+    def view_shown(self, name: str) -> None: ...
 
 
 NARROW_WIDTH = 120
@@ -127,8 +138,9 @@ class DashboardScreen(Screen):
         self.action_show_view(names[(current + step) % len(names)])
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        self.app.active_view = event.pane.id
-        self.app.view_shown(event.pane.id)
+        app, name = cast(ShowsViews, self.app), cast(str, event.pane.id)  # every pane is a view, named
+        app.active_view = name
+        app.view_shown(name)
         self.focus_current_table()
         self._sync_filter_bar()
 
@@ -191,9 +203,9 @@ class DashboardScreen(Screen):
 
     def action_yaml(self) -> None:
         ref = self.current_view.selected_object()
-        dashboard = self.app.dashboard
+        dashboard = cast(ShowsViews, self.app).dashboard
         obj = dashboard.raw_object(*ref) if ref is not None and dashboard is not None else None
-        if obj is None:
+        if obj is None or ref is None:  # no object without a reference
             self.notify("Select an object first.", severity="warning")
             return
         self.app.push_screen(YamlScreen(ref.kind, obj))
@@ -202,10 +214,11 @@ class DashboardScreen(Screen):
         from tui.screens.whatif import WhatIfScreen
 
         target = self.current_view.explain_target()
-        if target is None or target.kind != "Pod" or self.app.dashboard is None:
+        dashboard = cast(ShowsViews, self.app).dashboard
+        if target is None or target.kind != "Pod" or dashboard is None:
             self.notify("Select a pod (Claims view, key 3) for what if.", severity="warning")
             return
-        self.app.push_screen(WhatIfScreen(self.app.dashboard, target))
+        self.app.push_screen(WhatIfScreen(dashboard, target))
 
     def action_explain(self) -> None:
         target = self.current_view.explain_target()

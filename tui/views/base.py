@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, ClassVar, Hashable, Sequence
+from typing import Any, Callable, ClassVar, Hashable, Sequence, TypeVar, cast
 
 from rich.text import Text
 from textual.containers import Vertical
@@ -13,6 +13,10 @@ from tui.dashboard import Dashboard
 from tui.refs import ExplainTarget, ObjectRef
 from tui.widgets.terminal_safe import safe_label
 from tui.widgets.virtual_table import Column, Row, VirtualTable, measure_widths, widest
+
+
+Source = TypeVar("Source")
+"""What a table's rows are made from: a pool report, a node entry..."""
 
 
 @dataclass
@@ -40,8 +44,8 @@ class RowCache:
         self.version: int | None = None
         """The caller's version of the sources the last table was made from (see `patch`)."""
 
-    def table(self, sources: Sequence[tuple[Hashable, object]], make: Callable[[Hashable, object], list[Row]],
-              headings: Callable[[Hashable, object], list[Row]] | None = None, context: object = None,
+    def table(self, sources: Sequence[tuple[Hashable, Source]], make: Callable[[Hashable, Source], list[Row]],
+              headings: Callable[[Hashable, Source], list[Row]] | None = None, context: object = None,
               version: int | None = None) -> TableData:
         """Rows for (key, source) pairs in order, made by `make(key, source)`; `headings(key, source)`
         may put rows before a group (they are not cached). `context`: what every row also depends
@@ -80,7 +84,7 @@ class RowCache:
         self._last = TableData(rows, widths)
         return self._last
 
-    def patch_pools(self, model, source: Callable[[object], object], make: Callable[[Hashable, object], list[Row]],
+    def patch_pools(self, model, source: Callable[[Any], Source], make: Callable[[Hashable, Source], list[Row]],
                     context: object = None) -> TableData | None:
         """`patch` for a table whose sources are `model`'s pools, keyed (driver, pool), each given
         by `source(pool report)`: the pools the model changed since this cache's last table
@@ -91,7 +95,7 @@ class RowCache:
         return self.patch([(pool_id, source(model.pools_by_id[pool_id])) for pool_id in changed], make,
                           context=context, version=model.sequence)
 
-    def patch(self, changed: Sequence[tuple[Hashable, object]], make: Callable[[Hashable, object], list[Row]],
+    def patch(self, changed: Sequence[tuple[Hashable, Source]], make: Callable[[Hashable, Source], list[Row]],
               context: object = None, version: int | None = None) -> TableData | None:
         """The last table with the rows of the `changed` (key, source) pairs made again, when the
         caller knows that every other source, the order and the headings are those of the last
@@ -134,6 +138,12 @@ def _same_source(a: object, b: object) -> bool:
     return a is b
 
 
+def key_of(row: Row) -> tuple:
+    """The key of a row of the cluster tables (pools, devices, claims, nodes, taints): a tuple of
+    words, the table's word first, as their rows are made."""
+    return cast(tuple, row.key)
+
+
 MAX_ERRORS_SHOWN = 3
 
 
@@ -162,16 +172,18 @@ class View(Vertical):
     def compose_banner(self) -> Static:
         return Static("", classes="banner", markup=False)
 
+    # The cache and the data are each view's own types: a view's build takes what its new_cache
+    # made and returns what its show takes.
     @classmethod
-    def new_cache(cls) -> object:
+    def new_cache(cls) -> Any:
         """State `build` keeps between rebuilds (owned by the rebuild worker)."""
         return None
 
     @staticmethod
-    def build(dashboard: Dashboard, namespace: str | None, cache) -> object:
+    def build(dashboard: Dashboard, namespace: str | None, cache: Any) -> Any:
         raise NotImplementedError
 
-    def show(self, dashboard: Dashboard, data: object) -> None:
+    def show(self, dashboard: Dashboard, data: Any) -> None:
         raise NotImplementedError
 
     @property

@@ -18,7 +18,7 @@ from kubectl_dra.scheduling.resources import pod_requests
 from tui.dashboard import Dashboard
 from tui.format import state_style
 from tui.refs import ExplainTarget, ObjectRef
-from tui.views.base import View
+from tui.views.base import View, key_of
 from tui.messages import ExplainRequested, Navigate
 from tui.views.devices_common import status_lines
 from tui.views.detail import Facts, heading
@@ -220,9 +220,9 @@ class ClaimsView(View):
     def _show_detail(self, row: Row | None) -> None:
         pane = self.query_one(DetailPane)
         obj = self._object_for(row)
-        if obj is None:
+        if obj is None or row is None:  # no object without a row
             pane.show(None, "")
-        elif row.key[0] == "Pod":
+        elif key_of(row)[0] == "Pod":
             pane.show(row.key, pod_detail(obj))
         else:
             pane.show(row.key, claim_detail(obj))
@@ -230,29 +230,29 @@ class ClaimsView(View):
     def _object_for(self, row: Row | None) -> dict | None:
         if row is None or self._dashboard is None:
             return None
-        kind, namespace, name = row.key
+        kind, namespace, name = key_of(row)
         objects = self._dashboard.objects
         return (objects.pods if kind == "Pod" else objects.claims).get((namespace, name))
 
     def selected_object(self) -> ObjectRef | None:
         row = self.focused_table.highlighted_row
-        return ObjectRef(*row.key) if row is not None else None
+        return ObjectRef(*key_of(row)) if row is not None else None
 
     def explain_target(self) -> ExplainTarget | None:
         row = self.focused_table.highlighted_row
-        return ExplainTarget(*row.key) if row is not None else None
+        return ExplainTarget(*key_of(row)) if row is not None else None
 
     def on_virtual_table_selected(self, message: VirtualTable.Selected) -> None:
         """Enter: a pending claim or pod opens its explanation; an allocated claim shows its first
         device; a scheduled pod shows its first claim."""
-        obj = self._object_for(message.row)
-        if obj is None:
+        obj, dashboard = self._object_for(message.row), self._dashboard
+        if obj is None or dashboard is None:  # no object without a dashboard
             return
-        kind, namespace, name = message.row.key
+        kind, namespace, name = key_of(message.row)
         if kind == "Pod":
             if pod_state(obj) == CLAIM_PENDING:
                 self.post_message(ExplainRequested(ExplainTarget(kind, namespace, name)))
-            elif claims := [n for n in pod_claim_names(obj) if (namespace, n) in self._dashboard.objects.claims]:
+            elif claims := [n for n in pod_claim_names(obj) if (namespace, n) in dashboard.objects.claims]:
                 self.query_one("#claims-table", VirtualTable).move_cursor_to_key(("ResourceClaim", namespace, claims[0]))
                 self.query_one("#claims-table", VirtualTable).focus()
         elif is_pending(obj):

@@ -11,7 +11,7 @@ from tui.dashboard import Dashboard
 from tui.format import state_style
 from tui.messages import Navigate
 from tui.refs import ObjectRef
-from tui.views.base import RowCache, TableData, View
+from tui.views.base import RowCache, TableData, View, key_of
 from tui.views.devices_common import device_detail, raw_device
 from tui.views.table_columns import DashboardTable
 from tui.widgets.detail_pane import DetailPane
@@ -95,18 +95,18 @@ class DevicesView(View):
         self._show_detail(message.row)
 
     def on_virtual_table_selected(self, message: VirtualTable.Selected) -> None:
-        device = find_device(self._dashboard, message.row.key) if self._dashboard else None
+        device = find_device(self._dashboard, key_of(message.row)) if self._dashboard else None
         if device is not None and device.allocated_by:
             holder = device.allocated_by[0]
             self.post_message(Navigate("claims", key=("ResourceClaim", holder.claim_namespace, holder.claim_name)))
 
     def _show_detail(self, row: Row | None) -> None:
         pane = self.query_one(DetailPane)
-        device = find_device(self._dashboard, row.key) if row is not None and self._dashboard else None
-        if device is None:
+        dashboard = self._dashboard
+        device = find_device(dashboard, key_of(row)) if row is not None and dashboard else None
+        if device is None or row is None or dashboard is None:  # no device without both
             pane.show(None, "")
             return
-        dashboard = self._dashboard
         pool = dashboard.pools_by_id.get((device.driver, device.pool))
         raw = raw_device(device, dashboard.normalised_slice(device.slice_name))
         pane.show(row.key, device_detail(device, raw, pool, dashboard.blind, dashboard.device_health.get(device.id),
@@ -114,5 +114,5 @@ class DevicesView(View):
 
     def selected_object(self) -> ObjectRef | None:
         row = self.main_table.highlighted_row
-        device = find_device(self._dashboard, row.key) if row is not None and self._dashboard else None
+        device = find_device(self._dashboard, key_of(row)) if row is not None and self._dashboard else None
         return ObjectRef("ResourceSlice", None, device.slice_name) if device is not None else None

@@ -17,7 +17,7 @@ from kubectl_dra.model.states import FREE, count_text, device_state, is_free
 from tui.dashboard import Dashboard
 from tui.format import plural, state_style
 from tui.refs import ObjectRef
-from tui.views.base import RowCache, TableData, View
+from tui.views.base import RowCache, TableData, View, key_of
 from tui.views.pools import COUNT_HEADERS, count_styles
 from tui.views.table_columns import DashboardTable
 from tui.widgets.detail_pane import DetailPane
@@ -127,10 +127,11 @@ class NodesView(View):
 
     def _show_detail(self, row: Row | None) -> None:
         pane = self.query_one(DetailPane)
-        entry = self._data.entry(row.key[1]) if row is not None and self._data else None
-        pane.show(row.key if row else None, node_detail(entry, self._data.blind) if entry else "")
+        data = self._data
+        entry = data.entry(key_of(row)[1]) if row is not None and data else None
+        pane.show(row.key if row else None, node_detail(entry, data.blind) if entry and data else "")
 
     def selected_object(self) -> ObjectRef | None:
         row = self.main_table.highlighted_row
-        entry = self._data.entry(row.key[1]) if row is not None and self._data else None
+        entry = self._data.entry(key_of(row)[1]) if row is not None and self._data else None
         return ObjectRef("Node", None, entry.name) if entry is not None and entry.node is not None else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.text import Text
@@ -18,11 +19,14 @@ from tui.dashboard import Dashboard
 from tui.format import plural, state_style
 from tui.messages import Navigate
 from tui.refs import ObjectRef
-from tui.views.base import RowCache, TableData, View
+from tui.views.base import RowCache, TableData, View, key_of
 from tui.views.detail import Facts
 from tui.views.table_columns import DashboardTable
 from tui.widgets.terminal_safe import TerminalSafe
 from tui.widgets.virtual_table import Row, VirtualTable
+
+if TYPE_CHECKING:
+    import allocator
 
 COUNT_HEADERS = tuple(header for header, _ in COUNT_COLUMNS)
 
@@ -152,7 +156,7 @@ class PoolsView(View):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self._shown_pool = None
+        self._shown_pool: allocator.PoolReport | None = None
         """The PoolReport on show below the table."""
 
     def compose(self):
@@ -185,23 +189,23 @@ class PoolsView(View):
         if message.table.id == "pools-table":
             self.query_one("#pool-devices", VirtualTable).focus()
         elif message.table.id == "pool-devices":
-            self.post_message(Navigate("devices", key=message.row.key))
+            self.post_message(Navigate("devices", key=key_of(message.row)))
 
     def _show_pool(self, row: Row | None) -> None:
-        pool = None
-        if row is not None and self._dashboard is not None:
-            pool = self._dashboard.pools_by_id.get((row.key[1], row.key[2]))
+        pool, dashboard = None, self._dashboard
+        if row is not None and dashboard is not None:
+            pool = dashboard.pools_by_id.get((key_of(row)[1], key_of(row)[2]))
         if pool is self._shown_pool:
             return  # the same report object: nothing in the pool changed
         self._shown_pool = pool
         devices = self.query_one("#pool-devices", VirtualTable)
         summary = self.query_one("#pool-summary", Static)
-        if pool is None:
+        if pool is None or dashboard is None:  # no pool without a dashboard
             summary.update("")
             devices.set_rows([])
             return
-        summary.update(TerminalSafe(pool_summary(pool, self._dashboard.pool_counts(pool))))  # names from the cluster
-        devices.set_rows(pool_device_rows(pool, self._dashboard.raw_slices_by_name, self._dashboard.blind))
+        summary.update(TerminalSafe(pool_summary(pool, dashboard.pool_counts(pool))))  # names from the cluster
+        devices.set_rows(pool_device_rows(pool, dashboard.raw_slices_by_name, dashboard.blind))
 
     def selected_pool(self):
         row = self.query_one("#pools-table", VirtualTable).highlighted_row
@@ -215,7 +219,7 @@ class PoolsView(View):
         if row is None:
             return None
         if table.id == "pool-devices":
-            device = row.key
+            device = key_of(row)
             pool = self._dashboard.pools_by_id.get((device[1], device[2])) if self._dashboard else None
             for report in pool.devices if pool else ():
                 if report.name == device[3]:

@@ -21,7 +21,7 @@ class DashboardTable(Generic[R]):
         missing = [spec.header for spec in self.specs if spec.layout is None]
         if missing:
             raise ValueError(f"no dashboard layout for {', '.join(missing)}")
-        self.columns = tuple(Column(spec.header, spec.layout.max_width, spec.layout.align, spec.layout.priority,
-                                    spec.layout.min_width, spec.layout.group) for spec in self.specs)
+        self.columns = tuple(Column(spec.header, layout.max_width, layout.align, layout.priority, layout.min_width,
+                                    layout.group) for spec in self.specs if (layout := spec.layout) is not None)
         self.cells: Callable[[R], tuple[str, ...]] = row_maker(self.specs, dashboard=True)
         """The record's cells in this table's order."""

@@ -14,7 +14,7 @@ from kubectl_dra.model.taints import TaintGroup
 from tui.dashboard import Dashboard
 from tui.format import plural, state_style
 from tui.refs import ObjectRef
-from tui.views.base import View
+from tui.views.base import View, key_of
 from tui.views.detail import Facts, heading
 from tui.views.table_columns import DashboardTable
 from tui.widgets.detail_pane import DetailPane
@@ -123,12 +123,12 @@ class TaintsView(View):
 
     def _show_detail(self, row: Row | None) -> None:
         pane = self.query_one(DetailPane)
-        group = self._data.groups.get(row.key) if row is not None and self._data else None
+        group = self._data.groups.get(key_of(row)) if row is not None and self._data else None
         pane.show(row.key if row else None, taint_detail(group) if group else "")
 
     def selected_object(self) -> ObjectRef | None:
         row = self.main_table.highlighted_row
-        group = self._data.groups.get(row.key) if row is not None and self._data else None
+        group = self._data.groups.get(key_of(row)) if row is not None and self._data else None
         if group is None:
             return None
         if group.rule is not None:
