@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Generic, Literal, Sequence, TypeVar
+from typing import Callable, Generic, Literal, Sequence, TypeVar, cast
 
 R = TypeVar("R")
 
@@ -79,4 +79,4 @@ def row_maker(columns: Sequence[ColumnSpec[R]], dashboard: bool = False) -> Call
         namespace[f"cell{index}"] = make or column.cell
         parts.append(f"cell{index}(record)")
     exec(f"def row(record):\n    return ({''.join(part + ', ' for part in parts)})\n", namespace)
-    return namespace["row"]  # type: ignore[return-value]
+    return cast(Callable[[R], tuple[str, ...]], namespace["row"])  # what the exec above defined
