@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import sys
 
-from kubectl_dra import allocator_warnings
+from kubectl_dra import allocator_warnings, missing_nodes
 from kubectl_dra.errors import InputError
 from kubectl_dra.sources.base import Source, SourceConfig
 from kubectl_dra.sources.choice import source_for
-from kubectl_dra.store import Store
+from kubectl_dra.store import Store, unreadable_kinds
 from kubectl_dra.terminal_text import safe_line
 
 OFFLINE_DEFAULT_NAMESPACE = "default"
@@ -98,8 +98,6 @@ class Session:
         allocator_warnings.route("session", _session_receiver)
 
     def _collect_missing_nodes(self, store: Store, live: bool) -> None:
-        from kubectl_dra.model import missing_nodes
-
         missing = missing_nodes.pools_on_missing_nodes(
             store.items("ResourceSlice"), (n["metadata"]["name"] for n in store.items("Node")),
             store.kind_status.get("Node"), live=live)
@@ -133,8 +131,6 @@ class Session:
     def _collect_kind_warnings(self, store: Store) -> None:
         """One line per kind that could not be read; an unreadable kind (forbidden, failed) also
         says that what depends on it is Unknown (model.knowledge), a kind not served does not."""
-        from kubectl_dra.model.knowledge import unreadable_kinds
-
         unknown = {missing.kind: missing for missing in unreadable_kinds(store.kind_status)}
         for kind, status in store.kind_status.items():
             if status.state == "ok":

@@ -69,6 +69,57 @@ class KindStatus:
     """Read in this namespace only (listing all namespaces was refused)."""
 
 
+READ_AS = {
+    "ResourceSlice": "ResourceSlices", "DeviceClass": "DeviceClasses", "ResourceClaim": "claims",
+    "ResourceClaimTemplate": "ResourceClaimTemplates", "DeviceTaintRule": "DeviceTaintRules",
+    "Node": "nodes", "Pod": "pods", "Namespace": "namespaces", "ResourceQuota": "ResourceQuotas",
+    "PersistentVolumeClaim": "PersistentVolumeClaims", "PersistentVolume": "PersistentVolumes",
+    "StorageClass": "StorageClasses", "CSINode": "CSINodes", "CSIDriver": "CSIDrivers",
+    "CSIStorageCapacity": "CSIStorageCapacities", "VolumeAttachment": "VolumeAttachments",
+    "Service": "Services", "ReplicationController": "ReplicationControllers", "ReplicaSet": "ReplicaSets",
+    "StatefulSet": "StatefulSets",
+}
+"""How a reason names each kind: "claims not readable"."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Unreadable:
+    """A kind that could not be read: `reason` is the short phrase shown next to an Unknown value
+    ("claims not readable"); `status` says why (forbidden, error) in the API server's words."""
+
+    kind: str
+    status: KindStatus
+
+    @property
+    def noun(self) -> str:
+        """The kind as a reason names it: "claims", "DeviceTaintRules"."""
+        return READ_AS.get(self.kind, self.kind)
+
+    @property
+    def reason(self) -> str:
+        return f"{self.noun} not readable"
+
+    @property
+    def forbidden(self) -> bool:
+        return self.status.state == "forbidden"
+
+    def detail(self) -> str:
+        """The kind with the API server's words: `claims (forbidden: resourceclaims... is forbidden: ...)`."""
+        message = " ".join(self.status.message.split())
+        return f"{self.noun} ({self.status.state}: {message})" if message else f"{self.noun} ({self.status.state})"
+
+    def to_dict(self) -> dict:
+        """An entry of `unknown` in the JSON list envelope and of a snapshot's `missingKinds`."""
+        return {"kind": self.kind, "reason": self.reason, "state": self.status.state, "message": self.status.message}
+
+
+def unreadable_kinds(kind_status: dict[str, KindStatus], kinds=None) -> list[Unreadable]:
+    """The kinds among `kinds` (default: all) whose objects are unknown, in the order given."""
+    wanted = kind_status if kinds is None else kinds
+    return [Unreadable(kind, status) for kind in wanted
+            if (status := kind_status.get(kind)) is not None and status.state in UNREADABLE_STATES]
+
+
 @dataclasses.dataclass(frozen=True)
 class ConnectionInfo:
     """Where the store's data comes from. Never holds credentials: `source` is a path or URL."""

@@ -39,8 +39,8 @@ ROOMS = {
 }
 """Room -> the modules in it; a module is in the room of the longest prefix naming it. Every other
 kubectl_dra module (the package root, errors, terminal_text, documents, objects, kubeconfig, labels,
-yaml_writer, safe_write, same_name, allocator_warnings, fast_exit, and new modules until named
-here) is in `base`: helpers every room may use, which import only each other and the allocator."""
+yaml_writer, safe_write, same_name, allocator_warnings, fast_exit, fields, missing_nodes, and new
+modules until named here) is in `base`: helpers every room may use, which import only each other and the allocator."""
 
 CORE_ORDER = ("store", "snapshot", "sources", "session", "model", "scheduling")
 """The core's rooms, lowest first: each may import the ones before it (and `base`, the allocator),
@@ -102,9 +102,6 @@ WHY = {
 """Why a room's doors are where they are (the core: its order, see CORE_ORDER)."""
 
 KNOWN_CROSSINGS = {
-    ("kubectl_dra.session", "model"):
-        "the load warnings worded by model/missing_nodes (pools on nodes that do not exist) and "
-        "model/knowledge (kinds Unknown) move below the session, or are said where the model is built",
 }
 """(module, room) imports against the core's order that are known and owned by the rooms that hold
 them, each with the move that ends it. The guard fails once one is gone, so the list only shrinks;

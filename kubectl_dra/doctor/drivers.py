@@ -7,7 +7,7 @@ import re
 from allocator.reports import BEING_REPLACED, INCOMPLETE, INVALID
 from kubectl_dra.doctor.common import STUCK_AFTER, duration, meta, node_trouble, nodes_by_name, parse_time, plural
 from kubectl_dra.doctor.report import OK, PROBLEM, WARNING, Check, Context, Finding
-from kubectl_dra.model import missing_nodes as missing_nodes_words
+from kubectl_dra import missing_nodes as missing_nodes_words
 from kubectl_dra.snapshot import kubernetes_minor
 from kubectl_dra.store import KINDS
 

@@ -19,7 +19,7 @@ from allocator.gcpause import paused_gc
 from kubectl_dra.model.classes import ClassCache, ClassMembership
 from kubectl_dra.model.health import HEALTH_INPUTS, DeviceHealth, DeviceID, device_health
 from kubectl_dra.model.knowledge import Blind, Unreadable, unreadable_kinds
-from kubectl_dra.model.missing_nodes import pools_on_missing_nodes
+from kubectl_dra.missing_nodes import pools_on_missing_nodes
 from kubectl_dra.model.node_resources import node_resources_by_device
 from kubectl_dra.model.nodes import NodeReachIndex, ReachCache
 from kubectl_dra.model.partitions import PartitionSummary, declares_partition_types, partition_summary
@@ -277,7 +277,7 @@ class ClusterModel:
 
     @cached_property
     def missing_nodes(self) -> dict[PoolId, list[str]]:
-        """Pools published for nodes that do not exist (model.missing_nodes), by (driver, pool)."""
+        """Pools published for nodes that do not exist (kubectl_dra.missing_nodes), by (driver, pool)."""
         if self.known_missing_nodes is not None:
             return self.known_missing_nodes
         node_names = ((node.get("metadata") or {}).get("name") for node in self.raw.get("Node", ()))

@@ -25,7 +25,7 @@ from allocator.objects import GIVEN_STORES
 from kubectl_dra.fields import dict_field
 from kubectl_dra.model.classes import ClassCache
 from kubectl_dra.model.cluster import ClusterModel
-from kubectl_dra.model.missing_nodes import MissingNodesByPool
+from kubectl_dra.missing_nodes import MissingNodesByPool
 from kubectl_dra.model.nodes import ReachCache
 from kubectl_dra.store import KINDS, ConnectionInfo, KindStatus, Store, object_key
 

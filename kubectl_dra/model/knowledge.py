@@ -1,4 +1,4 @@
-"""What the model cannot know: the kinds that could not be read, and which values that leaves Unknown.
+"""What the model cannot know: which values the kinds that could not be read (store.Unreadable) leave Unknown.
 
 Knowledge is three-valued. A kind RBAC forbids, or one whose list failed, holds an unknown set of
 objects, so every value derived from it is Unknown, never the value an empty list would give.
@@ -13,62 +13,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable
 
-from kubectl_dra.store import UNREADABLE_STATES, KindStatus
+from kubectl_dra.store import UNREADABLE_STATES, KindStatus, Unreadable, unreadable_kinds
 from kubectl_dra.fields import dict_field
 
 if TYPE_CHECKING:
     import allocator
-
-READ_AS = {
-    "ResourceSlice": "ResourceSlices", "DeviceClass": "DeviceClasses", "ResourceClaim": "claims",
-    "ResourceClaimTemplate": "ResourceClaimTemplates", "DeviceTaintRule": "DeviceTaintRules",
-    "Node": "nodes", "Pod": "pods", "Namespace": "namespaces", "ResourceQuota": "ResourceQuotas",
-    "PersistentVolumeClaim": "PersistentVolumeClaims", "PersistentVolume": "PersistentVolumes",
-    "StorageClass": "StorageClasses", "CSINode": "CSINodes", "CSIDriver": "CSIDrivers",
-    "CSIStorageCapacity": "CSIStorageCapacities", "VolumeAttachment": "VolumeAttachments",
-    "Service": "Services", "ReplicationController": "ReplicationControllers", "ReplicaSet": "ReplicaSets",
-    "StatefulSet": "StatefulSets",
-}
-"""How a reason names each kind: "claims not readable"."""
-
-
-@dataclass(frozen=True)
-class Unreadable:
-    """A kind that could not be read: `reason` is the short phrase shown next to an Unknown value
-    ("claims not readable"); `status` says why (forbidden, error) in the API server's words."""
-
-    kind: str
-    status: KindStatus
-
-    @property
-    def noun(self) -> str:
-        """The kind as a reason names it: "claims", "DeviceTaintRules"."""
-        return READ_AS.get(self.kind, self.kind)
-
-    @property
-    def reason(self) -> str:
-        return f"{self.noun} not readable"
-
-    @property
-    def forbidden(self) -> bool:
-        return self.status.state == "forbidden"
-
-    def detail(self) -> str:
-        """The kind with the API server's words: `claims (forbidden: resourceclaims... is forbidden: ...)`."""
-        message = " ".join(self.status.message.split())
-        return f"{self.noun} ({self.status.state}: {message})" if message else f"{self.noun} ({self.status.state})"
-
-    def to_dict(self) -> dict:
-        """An entry of `unknown` in the JSON list envelope and of a snapshot's `missingKinds`."""
-        return {"kind": self.kind, "reason": self.reason, "state": self.status.state, "message": self.status.message}
-
-
-def unreadable_kinds(kind_status: dict[str, KindStatus], kinds=None) -> list[Unreadable]:
-    """The kinds among `kinds` (default: all) whose objects are unknown, in the order given."""
-    wanted = kind_status if kinds is None else kinds
-    return [Unreadable(kind, status) for kind in wanted
-            if (status := kind_status.get(kind)) is not None and status.state in UNREADABLE_STATES]
-
 
 @dataclass(frozen=True)
 class Blind:

@@ -31,7 +31,7 @@ class PoolRecord:
     pool: allocator.PoolReport
     counts: StateCounts
     missing_nodes: tuple[str, ...] = ()
-    """The nodes its slices name that do not exist (model.missing_nodes): said in REASON."""
+    """The nodes its slices name that do not exist (kubectl_dra.missing_nodes): said in REASON."""
     partitions: PartitionSummary | None = None
     """Partitions by type (DRAPartitionableDevicesType, model.partitions), where slices name one."""
 
@@ -47,7 +47,7 @@ class SliceRecord:
     """The normalised (v1-shaped) object."""
     pool: allocator.PoolReport | None
     node_missing: bool = False
-    """Its spec.nodeName is not a Node (model.missing_nodes): said in NODES."""
+    """Its spec.nodeName is not a Node (kubectl_dra.missing_nodes): said in NODES."""
     now: datetime.datetime | None = None
     """What AGE is measured against (None: no AGE)."""
 

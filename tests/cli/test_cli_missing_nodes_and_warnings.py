@@ -9,7 +9,7 @@ import json
 import pytest
 
 from hostile_text import hostile_objects
-from kubectl_dra.model.missing_nodes import hint, pools_on_missing_nodes, warning
+from kubectl_dra.missing_nodes import hint, pools_on_missing_nodes, warning
 from kubectl_dra.store import KindStatus
 
 GHOST_LINE = ("Warning: 1 pool is published for a node that does not exist, so no pod can get their devices: "

@@ -1,7 +1,7 @@
 """MissingNodesByPool, the dashboard builder's per-pool missing-node detection, answers what
 pools_on_missing_nodes answers over every slice, looking again only at the pools it is told changed."""
 
-from kubectl_dra.model.missing_nodes import MissingNodesByPool, pools_on_missing_nodes
+from kubectl_dra.missing_nodes import MissingNodesByPool, pools_on_missing_nodes
 from kubectl_dra.store import KindStatus
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_dra.model import missing_nodes
+from kubectl_dra import missing_nodes
 from kubectl_dra.model.columns.base import ColumnSpec, Layout, field
 from kubectl_dra.model.records import PoolRecord
 from kubectl_dra.model.states import COUNT_COLUMNS, tone
