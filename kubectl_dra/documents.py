@@ -16,6 +16,7 @@ import sys
 from typing import Callable, Iterator
 
 from kubectl_dra.errors import InputError, describe
+from kubectl_dra.json_codec import NOT_DECODED, decode_json_bytes
 from allocator.gcpause import paused_gc
 
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
@@ -132,90 +133,6 @@ def _release(data) -> None:
             data.close()
         except BufferError:  # a decoded value still points into it: unmapped when that goes
             pass
-
-
-NOT_DECODED = object()
-"""decode_json_bytes' answer for input the fast decoder does not take."""
-
-
-@functools.cache
-def _fast_decoder():
-    try:
-        import msgspec
-    except ImportError:  # an install without it still reads JSON, with the standard library
-        return None
-
-    # A `kind: List` document and nothing else, its items marked out in the same pass that skips
-    # the rest (a million devices: one pass over 0.66 GB instead of two, ~0.5 s). An empty Raw is
-    # an absent field (a JSON value is never empty).
-    list_shape = msgspec.defstruct("ListShape", [
-        ("apiVersion", msgspec.Raw, msgspec.Raw()), ("kind", msgspec.Raw, msgspec.Raw()),
-        ("metadata", msgspec.Raw, msgspec.Raw()),
-        ("items", msgspec.UnsetType | list[msgspec.Raw], msgspec.UNSET)], forbid_unknown_fields=True)
-    return (msgspec.json.Decoder(), msgspec.json.Decoder(dict[str, msgspec.Raw]),
-            msgspec.json.Decoder(list[msgspec.Raw]), msgspec.json.Decoder(list_shape),
-            (msgspec.DecodeError, msgspec.ValidationError))
-
-
-def decode_json_bytes(data: bytes | mmap.mmap, each: Callable[[dict], None] | None = None):
-    """`data` (UTF-8 JSON) as Python objects, decoded by msgspec: about 30% faster than `json`
-    on snapshot files and API lists and with no text copy of the input (bench/RESULTS.md, issue
-    18). Its values equal json.loads' (big integers stay exact). NOT_DECODED for anything it
-    refuses, where json.loads may differ or needs to word the error: a byte order mark, NaN or
-    Infinity, lone surrogates, invalid JSON; callers then use json.loads as before."""
-    fast = _fast_decoder()
-    if fast is None:
-        return NOT_DECODED
-    decoder, fields_decoder, items_decoder, list_decoder, errors = fast
-    try:
-        if each is None:
-            return decoder.decode(data)
-        return _decoded_item_by_item(data, each, decoder, fields_decoder, items_decoder, list_decoder, errors)
-    except errors:
-        return NOT_DECODED
-
-
-def _decoded_item_by_item(data, each, decoder, fields_decoder, items_decoder, list_decoder, errors):
-    """A List decoded one item at a time, each item handed to `each` before the next is decoded:
-    what `each` frees (values it replaced by shared ones) is reused by the next item's objects,
-    so sharing lowers the peak instead of leaving holes in a heap as large as the whole file.
-    msgspec.Raw marks out the items without decoding them."""
-    try:
-        shape = list_decoder.decode(data)
-    except errors:  # another document, or a List with other fields: marked out field by field
-        shape = None
-    if shape is not None and shape.items.__class__ is list:
-        fields = {key: value for key in ("apiVersion", "kind", "metadata") if (value := getattr(shape, key))}
-        fields["items"] = shape.items
-        del shape
-    else:
-        try:
-            fields = fields_decoder.decode(data)
-        except errors:  # not an object (an array, a scalar): decoded whole, and _flatten words the error
-            return decoder.decode(data)
-    document = {}
-    for key, raw in fields.items():
-        if key == "items":
-            if raw.__class__ is list:
-                items = raw
-            else:
-                try:
-                    items = items_decoder.decode(raw)
-                except errors:  # not a list: _flatten says so
-                    document[key] = decoder.decode(raw)
-                    continue
-            decoded = document[key] = []
-            for index in range(len(items)):
-                obj = decoder.decode(items[index])
-                items[index] = None  # the item's place in the file is no longer needed
-                if type(obj) is dict:
-                    each(obj)
-                decoded.append(obj)
-        else:
-            document[key] = decoder.decode(raw)
-    if "items" not in fields and isinstance(document.get("kind"), str):
-        each(document)
-    return document
 
 
 def _decoded(data: bytes, label: str) -> str:

@@ -160,7 +160,8 @@ def _pod_shape(pod: dict) -> str:
 
 
 def _emit(report, output: str) -> None:
-    from kubectl_dra.render.base import to_json, to_yaml
+    from kubectl_dra.json_codec import to_json
+    from kubectl_dra.render.base import to_yaml
 
     if output == "text":
         click.echo(capacity_text(report), nl=False)

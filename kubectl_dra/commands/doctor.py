@@ -54,7 +54,8 @@ def doctor(ctx, only, skip, output):
 
 
 def emit(report, output: str, warnings, connection) -> None:
-    from kubectl_dra.render.base import API_VERSION, to_json, to_yaml
+    from kubectl_dra.json_codec import to_json
+    from kubectl_dra.render.base import API_VERSION, to_yaml
 
     if output == "text":
         click.echo(text(report, connection, color=_color()), nl=False)

@@ -86,7 +86,8 @@ def _refuse_missing_inputs(ctx, session, parsed, namespace, features, output, pl
     the store keeps it ({} when it is not there: it is then not found), or each what-if target."""
     from kubectl_dra.errors import EXIT_USAGE_OR_INPUT
     from kubectl_dra.model.knowledge import explain_inputs
-    from kubectl_dra.render.base import API_VERSION, to_json, to_yaml
+    from kubectl_dra.json_codec import to_json
+    from kubectl_dra.render.base import API_VERSION, to_yaml
     from kubectl_dra.terminal_text import safe_line
 
     kind, name = parsed[0] if parsed and len(parsed) == 1 else ("Pod", None)
@@ -197,7 +198,8 @@ def _refuse_invalid(plan, features) -> None:
 
 
 def _emit(explanations: list, output: str, focused: bool) -> None:
-    from kubectl_dra.render.base import to_json, to_yaml
+    from kubectl_dra.json_codec import to_json
+    from kubectl_dra.render.base import to_yaml
     from kubectl_dra.render.explain import explain_text
 
     if output == "text":

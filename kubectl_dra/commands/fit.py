@@ -356,7 +356,8 @@ def _parse_add_node(value: str | None) -> tuple[str | None, int | None]:
 
 
 def _emit(plan, output: str) -> None:
-    from kubectl_dra.render.base import to_json, to_yaml
+    from kubectl_dra.json_codec import to_json
+    from kubectl_dra.render.base import to_yaml
 
     if output == "text":
         click.echo(plan_text(plan), nl=False)

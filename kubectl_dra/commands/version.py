@@ -110,7 +110,8 @@ def _server_info(config) -> dict:
 
 
 def _emit(info: dict, output: str) -> None:
-    from kubectl_dra.render.base import API_VERSION, to_json, to_yaml
+    from kubectl_dra.json_codec import to_json
+    from kubectl_dra.render.base import API_VERSION, to_yaml
 
     document = {"apiVersion": API_VERSION, "kind": "DRAVersion", **info}
     if output == "json":

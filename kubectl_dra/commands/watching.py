@@ -128,7 +128,8 @@ def _print_changes(view: ListView, previous: dict, output: str) -> None:
     subset.records = changed
     if output in ("json", "yaml"):
         for item in subset.document()["items"]:  # one object per change, as kubectl -w -o json prints
-            from kubectl_dra.render.base import to_json, to_yaml
+            from kubectl_dra.json_codec import to_json
+            from kubectl_dra.render.base import to_yaml
 
             sys.stdout.write(to_json(item) if output == "json" else "---\n" + to_yaml(item))
     elif output in ("table", "wide"):

@@ -32,7 +32,8 @@ def _node_name(value: str | None) -> str:
 
 
 def _emit(doc, output: str) -> None:
-    from kubectl_dra.render.base import to_json, to_yaml
+    from kubectl_dra.json_codec import to_json
+    from kubectl_dra.render.base import to_yaml
 
     click.echo((to_json if output == "json" else to_yaml)(doc), nl=False)
 

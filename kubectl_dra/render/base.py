@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import json
 import os
 import sys
 from typing import Any, Callable, ClassVar, Iterable, Sequence, TextIO
 
 from kubectl_dra import API_VERSION
-from kubectl_dra.terminal_text import has_unsafe, json_escaped, safe_line, safe_text
+from kubectl_dra.json_codec import write_json
+from kubectl_dra.terminal_text import has_unsafe, safe_line, safe_text
 from kubectl_dra.yaml_writer import yaml_text
 
 FORMATS = ("table", "wide", "json", "yaml", "name")
@@ -190,101 +190,6 @@ def use_color(out: TextIO) -> bool:
     if os.environ.get("NO_COLOR"):
         return False
     return hasattr(out, "isatty") and out.isatty()
-
-
-def to_json(document) -> str:
-    """JSON as kubectl writes it; the characters a terminal would act on are \\u escapes.
-
-    Byte for byte what json.dumps(document, indent=2, ensure_ascii=False) writes, faster: with an
-    indent Python's json encodes in pure Python (9 s and ~0.9 GB of pieces for `pools -o json` at a
-    million devices), without one in C. So the compact encoding (msgspec's where it spells
-    everything as Python does, _plain_json; else the C json.dumps) is re-indented by
-    msgspec.json.format, which copies every token verbatim and lays out "key": value, [] and {} as
-    json.dumps does. What msgspec cannot read (Infinity, NaN, a lone surrogate) takes json.dumps'
-    own indenting path."""
-    return _to_json(document, _plain_json(document))
-
-
-def _to_json(document, plain: bytes | None) -> str:
-    import msgspec
-
-    if plain is not None:
-        return json_escaped(msgspec.json.format(plain, indent=2).decode()) + "\n"
-    compact = _compact_json(document)
-    try:
-        text = msgspec.json.format(compact, indent=2)
-    except (msgspec.DecodeError, UnicodeEncodeError):
-        text = json.dumps(document, indent=2, ensure_ascii=False)
-    return json_escaped(text) + "\n"
-
-
-def _compact_json(document) -> str:
-    """json.dumps' compact spelling. Without its check for cycles: a document is a tree of what
-    the model and the API gave (subtrees may be shared, never cycles), and the check kept an entry
-    per dict and list (`pools -o json` at a million devices: 0.68 -> 0.56 s)."""
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":"), check_circular=False)
-
-
-_NOT_JSON_MARKERS = (b"\xca", b"\xcb", b"\xc4", b"\xc5", b"\xc6", b"\xc7", b"\xc8", b"\xc9",
-                     b"\xd4", b"\xd5", b"\xd6", b"\xd7", b"\xd8")
-"""The MessagePack type bytes of a float (float 32/64), bytes (bin 8/16/32) and a datetime or other
-extension (ext 8/16/32, fixext 1-16): what msgspec would write where Python's json writes otherwise
-or refuses."""
-
-
-def _plain_json(document) -> bytes | None:
-    """The compact JSON of `document`, as _compact_json spells it, from msgspec (8x faster), or
-    None where the two could spell a value apart: a float (msgspec writes 1e16 where Python writes
-    1e+16, NaN as null), a str subclass, a key neither a string nor an int, bytes, a datetime.
-    msgspec's own MessagePack encoding finds them without a step per value in Python: each has a
-    type byte of its own there (_NOT_JSON_MARKERS); the same byte inside a string or a number
-    only sends the document to json.dumps. What json.dumps refuses (a set, a dataclass, a
-    datetime without a zone, none of them in a document the model makes) comes out as msgspec
-    writes it."""
-    import msgspec
-
-    try:
-        packed = msgspec.msgpack.encode(document)
-    except (TypeError, ValueError, OverflowError):  # a str subclass, a bool key, an int past 64 bits
-        return None
-    if any(marker in packed for marker in _NOT_JSON_MARKERS):
-        return None
-    del packed
-    try:
-        return msgspec.json.encode(document)
-    except (TypeError, ValueError):  # a lone surrogate (UnicodeEncodeError)
-        return None
-
-
-def write_json(document, out: TextIO) -> None:
-    """out.write(to_json(document)), without the text copies where it can: an all-ASCII document
-    (nothing to escape, the same bytes in any encoding) goes to out's byte stream as msgspec lays
-    it out (`pools -o json` at a million devices: ~120 MB written once instead of copied as text,
-    decoded, joined and encoded again)."""
-    import msgspec
-
-    plain = _plain_json(document)
-    buffer = getattr(out, "buffer", None)
-    if plain is not None:
-        if buffer is None or not plain.isascii() or b"\x7f" in plain:
-            out.write(_to_json(document, plain))
-            return
-        data = msgspec.json.format(plain, indent=2)
-    else:
-        compact = _compact_json(document)
-        if buffer is None or not compact.isascii() or "\x7f" in compact:
-            out.write(_to_json(document, None))
-            return
-        try:
-            data = msgspec.json.format(compact.encode(), indent=2)
-        except msgspec.DecodeError:  # Infinity or NaN: json.dumps' own indenting path
-            out.write(_to_json(document, None))
-            return
-        del compact
-    del plain
-    out.flush()
-    buffer.write(data)
-    buffer.write(b"\n")
 
 
 def to_yaml(document) -> str:

@@ -240,7 +240,7 @@ class ApiServer:
 
 def decode_json(body: bytes, path: str) -> dict:
     """An API answer (a list, one object, a watch event line), decoded once from the bytes read."""
-    from kubectl_dra.documents import NOT_DECODED, decode_json_bytes
+    from kubectl_dra.json_codec import NOT_DECODED, decode_json_bytes
 
     with paused_gc():
         decoded = decode_json_bytes(body)

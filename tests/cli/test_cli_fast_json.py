@@ -6,8 +6,9 @@ import re
 
 import pytest
 
-from kubectl_dra import documents
-from kubectl_dra.documents import NOT_DECODED, decode_json_bytes, read_documents
+from kubectl_dra import documents, json_codec
+from kubectl_dra.documents import read_documents
+from kubectl_dra.json_codec import NOT_DECODED, decode_json_bytes
 from kubectl_dra.errors import ClusterError, InputError
 from kubectl_dra.sources.apiserver import decode_json
 
@@ -24,7 +25,7 @@ LIST = {"apiVersion": "v1", "kind": "List", "items": [
 def decoder(request, monkeypatch):
     """Every test runs with msgspec and as an install without it would."""
     if request.param != "fast":
-        monkeypatch.setattr(documents, "_fast_decoder", lambda: None)
+        monkeypatch.setattr(json_codec, "_fast_decoder", lambda: None)
     return request.param
 
 
@@ -209,7 +210,7 @@ def test_a_name_seen_with_a_plain_string_still_judges_each_value_it_gets_later()
     '[{"kind": "A"}]',
 ])
 def test_a_list_read_item_by_item_equals_json_loads(text):
-    from kubectl_dra.documents import decode_json_bytes
+    from kubectl_dra.json_codec import decode_json_bytes
 
     seen = []
     decoded = decode_json_bytes(text.encode(), seen.append)

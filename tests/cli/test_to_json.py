@@ -9,8 +9,8 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kubectl_dra.render import base
-from kubectl_dra.render.base import to_json, write_json
+from kubectl_dra import json_codec
+from kubectl_dra.json_codec import to_json, write_json
 from kubectl_dra.terminal_text import json_escaped
 
 
@@ -73,12 +73,12 @@ def test_any_document_is_written_as_json_dumps_writes_it(document):
 
 def test_a_byte_that_looks_like_a_float_only_sends_the_document_to_json_dumps():
     for document in ({"n": 203}, {"s": "\u02cb"}, {"n": 52000}):  # 0xcb in MessagePack, not a float
-        assert base._plain_json(document) is None
+        assert json_codec._plain_json(document) is None
         assert to_json(document) == json_escaped(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
 
 
 def test_floats_and_odd_keys_are_left_to_json_dumps():
     for document in ({"f": 1e16}, [float("nan")], {1.5: "a"}, {True: "a"}, {None: 1}, {"a": Word("b")},
                      {"b": b"x"}, {"d": datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)}, [2 ** 70]):
-        assert base._plain_json(document) is None
-    assert base._plain_json({"a": [1, True, None, "s", (2, 3)]}) == b'{"a":[1,true,null,"s",[2,3]]}'
+        assert json_codec._plain_json(document) is None
+    assert json_codec._plain_json({"a": [1, True, None, "s", (2, 3)]}) == b'{"a":[1,true,null,"s",[2,3]]}'
