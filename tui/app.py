@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import gc
-import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterable, Literal, cast
+from typing import Callable, Iterable, cast
 
 from textual import events, work
 from textual.app import App, SystemCommand
@@ -25,7 +23,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from kubectl_dra import allocator_warnings
+from kubectl_dra import allocator_warnings, heap
 from kubectl_dra.errors import EXIT_USAGE_OR_INPUT, CommandError
 from kubectl_dra.model.claims import is_pending, pod_state
 from kubectl_dra.model.incremental import ModelBuilder, take_snapshot
@@ -60,112 +58,6 @@ cluster is quiet every tab is brought up to date, and a tab behind the model is 
 soon as it is shown."""
 STALE_CLOCK_S = 1.0
 """How often the header's STALE age is redrawn."""
-FULL_GC_EVERY_S = 20.0
-FULL_GC_IDLE_S = 2.0
-FULL_GC_WINDOW_S = 4.0
-FULL_GC_UNATTENDED_S = 60.0
-FULL_GC_AT_LATEST_S = 90.0
-YOUNG_THRESHOLDS = (5000, 10)
-"""The young generations' thresholds while the dashboard runs (Python's: 700, 10). Textual's strips
-refer to themselves through their caches and a pool analysis leaves its typed devices and slices
-in cycles: with Python's thresholds whatever lived past about 7,000 net allocations (a fraction
-of a second under churn) reached the oldest generation and waited there for the next full pass:
-14-48 MB of garbage per pass at 50 slice updates/s, filling arenas that later stay part used. At
-these, about 50,000 allocations, the young passes take most of it. A middle-generation pass walks
-everything younger than that age and holds the interpreter meanwhile, so the age is also the
-longest pause a key press can meet: at 250,000 (5000, 50) the passes took 120-160 ms at 50 updates/s
-and made a third of the slow presses; at 50,000 they take 30-60 ms (bench/RESULTS.md)."""
-SWITCH_INTERVAL_S = 0.001
-"""How long the event loop may wait for the interpreter while the rebuild worker computes
-(Python's default, 5 ms, is paid at every await that sleeps: a key press crosses dozens)."""
-
-
-class IdleCollector:
-    """When the dashboard lets the cyclic garbage collector walk the whole heap: only when nobody
-    is typing.
-
-    A full pass over a big cluster's objects holds the interpreter for 0.3-1.5 s (more on a loaded
-    machine), whichever thread runs it. Under watch churn Python starts one every few seconds by
-    itself: new objects (each update's slice, its pool's report) survive the young generations and
-    soon outnumber a quarter of the old ones. Those passes landed on key presses at random. So
-    while the dashboard runs, the oldest generation is never collected by itself (the young
-    generations still are, in a few milliseconds each), and a full pass runs at most every
-    FULL_GC_EVERY_S, in the FULL_GC_WINDOW_S after a key or click was followed by FULL_GC_IDLE_S
-    of quiet: the user has just stopped and reads. Later in a quiet spell a key is as likely any
-    moment, so there a pass runs only every FULL_GC_UNATTENDED_S (a dashboard nobody touches), and
-    someone typing without pause gets one every FULL_GC_AT_LATEST_S. Cyclic garbage that reaches the oldest generation (Textual's
-    strips and styles refer to themselves) is therefore freed within about that long; the heap is
-    frozen after each pass, as after the first load. Never freezing without a full pass first is
-    what keeps memory flat: whatever is frozen alive and later dies in a cycle stays until the
-    next full pass (young collections and freezes every few seconds kept 30 MB a minute).
-
-    While it runs, the young generations are collected at YOUNG_THRESHOLDS, and threads hand the
-    interpreter over every SWITCH_INTERVAL_S. After each full pass glibc's allocator is asked to
-    give back the free memory it holds (malloc_trim: a few MB each time, in about a millisecond)."""
-
-    def __init__(self, clock=time.monotonic) -> None:
-        self._clock = clock
-        self._thresholds: tuple[int, int, int] | None = None
-        self._switch_interval = sys.getswitchinterval()
-        self._last_full = clock()
-        self._last_input = -FULL_GC_UNATTENDED_S
-
-    def start(self) -> None:
-        if self._thresholds is None:
-            self._thresholds = gc.get_threshold()
-            gc.set_threshold(max(self._thresholds[0], YOUNG_THRESHOLDS[0]),
-                             max(self._thresholds[1], YOUNG_THRESHOLDS[1]), 1 << 30)
-            self._switch_interval = sys.getswitchinterval()
-            sys.setswitchinterval(SWITCH_INTERVAL_S)
-
-    def stop(self) -> None:
-        if self._thresholds is not None:
-            gc.set_threshold(*self._thresholds)
-            sys.setswitchinterval(self._switch_interval)
-            self._thresholds = None
-
-    def input(self) -> None:
-        self._last_input = self._clock()
-
-    def due(self) -> bool:
-        now = self._clock()
-        since_full, quiet = now - self._last_full, now - self._last_input
-        if since_full < FULL_GC_EVERY_S:
-            return False
-        if quiet < FULL_GC_IDLE_S:
-            return since_full >= FULL_GC_AT_LATEST_S
-        return quiet <= FULL_GC_IDLE_S + FULL_GC_WINDOW_S or since_full >= FULL_GC_UNATTENDED_S
-
-    def collect_if_due(self) -> bool:
-        if self._thresholds is None or not self.due():
-            return False
-        gc.unfreeze()
-        gc.collect()
-        gc.freeze()
-        _trim_malloc()
-        self._last_full = self._clock()
-        return True
-
-
-_malloc_trim: Callable[[int], object] | Literal[False] | None = None
-
-
-def _trim_malloc() -> None:
-    """glibc's malloc_trim(0): returns the free pages of its heaps to the system (none elsewhere)."""
-    global _malloc_trim
-    if _malloc_trim is None:
-        _malloc_trim = False
-        if sys.platform.startswith("linux"):
-            import ctypes
-
-            try:
-                _malloc_trim = ctypes.CDLL(None).malloc_trim  # the process's own C library
-            except (OSError, AttributeError):  # musl has none
-                _malloc_trim = False
-    if _malloc_trim:
-        _malloc_trim(0)
-
-
 @dataclass
 class DashboardOptions:
     """What the command line decided before the dashboard opens."""
@@ -213,7 +105,7 @@ class DraApp(App):
         self._inputs_given_way = 0
         """The count at which the rebuild worker last gave way (see `_give_way`)."""
         self._builder = ModelBuilder(refreeze=False)
-        self._collector = IdleCollector()
+        self._collector = heap.IdleCollector()
         self._rebuild_input: tuple | None = None
         """The snapshot and namespace of the next rebuild (taken on the event loop)."""
         self._view_classes = {view_id(view): view for view in VIEWS}
@@ -239,7 +131,7 @@ class DraApp(App):
     def on_mount(self) -> None:
         # The store's objects live as long as the app and are plain, acyclic JSON: moving them out
         # of the collector's view keeps its full passes (otherwise ~1 s at 40,000 devices) short.
-        gc.freeze()
+        heap.freeze()
         self._collector.start()
         self.call_after_refresh(self._start)  # once the dashboard screen is composed
         self.set_interval(STALE_CLOCK_S, self._redraw_stale_age)

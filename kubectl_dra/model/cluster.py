@@ -8,7 +8,6 @@ for the revision. The CLI builds one with `from_store`; the dashboard gets one p
 
 from __future__ import annotations
 
-import gc
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable
@@ -16,6 +15,7 @@ from typing import Callable
 import allocator
 from allocator.gcpause import paused_gc
 
+from kubectl_dra import heap
 from kubectl_dra.model.classes import ClassCache, ClassMembership
 from kubectl_dra.model.health import HEALTH_INPUTS, DeviceHealth, DeviceID, device_health
 from kubectl_dra.model.knowledge import Blind, Unreadable, unreadable_kinds
@@ -97,7 +97,7 @@ class ClusterModel:
                 # generation by the next collections (the first as soon as the collector is back),
                 # which cost more than the analysis itself on a large fleet (bench/fleet_bench.py). Frozen before
                 # the collector is back.
-                gc.freeze()
+                heap.freeze()
         return cls(store.revision, features, dict(store.kind_status), store.connection,
                    pools, lambda: objs,
                    {kind: store.items(kind) for kind in KINDS}, errors=list(objs.errors),

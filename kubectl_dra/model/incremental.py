@@ -13,7 +13,6 @@ as last time (the store replaces an object on every change, so identity is chang
 
 from __future__ import annotations
 
-import gc
 import time
 from dataclasses import dataclass
 from typing import Callable, Iterator, cast
@@ -22,6 +21,7 @@ import allocator
 from allocator.gcpause import paused_gc
 from allocator.objects import GIVEN_STORES
 
+from kubectl_dra import heap
 from kubectl_dra.fields import dict_field
 from kubectl_dra.model.classes import ClassCache
 from kubectl_dra.model.cluster import ClusterModel
@@ -186,7 +186,7 @@ class PoolAnalysis:
         del objects
         # The typed slices and devices of the allocator's index refer to each other; free them now
         # rather than letting every batch's copy pile up until the end of the build.
-        gc.collect(0)
+        heap.collect_young()
 
     @property
     def slices_by_pool(self) -> dict[PoolId, dict[tuple[str, str], dict]]:
@@ -350,9 +350,9 @@ class ModelBuilder:
         if self._frozen_at is not None and (not self.refreeze or now - self._frozen_at < REFREEZE_EVERY_S):
             return
         if self._frozen_at is not None:
-            gc.unfreeze()
-            gc.collect()
-        gc.freeze()
+            heap.collect_and_freeze()
+        else:
+            heap.freeze()
         self._frozen_at = now
 
     def _other_objects(self, snapshot: StoreSnapshot) -> allocator.ObjectSet:

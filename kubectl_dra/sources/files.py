@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import collections
-import gc
 import os
 from typing import Any, cast
 
-from kubectl_dra import objects, snapshot
+from kubectl_dra import heap, objects, snapshot
 from kubectl_dra.documents import read_documents
 from allocator.gcpause import paused_gc
 from kubectl_dra.errors import InputError, InputErrors, object_ref
@@ -58,7 +57,7 @@ class FileSource(Source):
                 # generation. A file's objects live as long as the process and hold no cycles, so
                 # they leave the collector's sight instead (bench/fleet_bench.py in bench/RESULTS.md). Small
                 # files (tests, manifests) are left alone: a frozen heap is never collected.
-                gc.freeze()
+                heap.freeze()
         return store
 
     def _collect(self, by_kind: dict[str, list[dict]], connection: dict) -> None:

@@ -75,35 +75,35 @@ class Clock:
 
 
 def test_the_dashboard_walks_the_whole_heap_only_when_nobody_types(monkeypatch):
-    from tui import app
+    from kubectl_dra import heap
 
     clock = Clock()
-    collector = app.IdleCollector(clock)
+    collector = heap.IdleCollector(clock)
     thresholds, switch = gc.get_threshold(), sys.getswitchinterval()
     passes: list[int] = []
     monkeypatch.setattr(gc, "collect", lambda *args: passes.append(1) or 0)
     monkeypatch.setattr(gc, "unfreeze", lambda: None)
     monkeypatch.setattr(gc, "freeze", lambda: None)
     trims: list[int] = []
-    monkeypatch.setattr(app, "_trim_malloc", lambda: trims.append(1))
+    monkeypatch.setattr(heap, "trim_malloc", lambda: trims.append(1))
     assert not collector.collect_if_due()  # not started: the thresholds are Python's
     collector.start()
     try:
         # Python never starts a full pass by itself; young generations are collected, less often.
-        young = tuple(max(mine, python) for mine, python in zip(app.YOUNG_THRESHOLDS, thresholds))
+        young = tuple(max(mine, python) for mine, python in zip(heap.YOUNG_THRESHOLDS, thresholds))
         assert gc.get_threshold()[:2] == young and gc.get_threshold()[2] >= 1 << 30
-        assert sys.getswitchinterval() == app.SWITCH_INTERVAL_S
-        clock.now += app.FULL_GC_EVERY_S - 1
+        assert sys.getswitchinterval() == heap.SWITCH_INTERVAL_S
+        clock.now += heap.FULL_GC_EVERY_S - 1
         assert not collector.collect_if_due()  # too soon after the last pass
         clock.now += 1
         collector.input()
-        clock.now += app.FULL_GC_IDLE_S / 2
+        clock.now += heap.FULL_GC_IDLE_S / 2
         assert not collector.collect_if_due()  # a key was just pressed
-        clock.now += app.FULL_GC_IDLE_S / 2
+        clock.now += heap.FULL_GC_IDLE_S / 2
         assert collector.collect_if_due() and passes == [1]
         assert not collector.collect_if_due()
         # Someone typing without pause still gets one pass every FULL_GC_AT_LATEST_S.
-        while clock.now < 1000.0 + app.FULL_GC_EVERY_S + app.FULL_GC_IDLE_S + app.FULL_GC_AT_LATEST_S - 1:
+        while clock.now < 1000.0 + heap.FULL_GC_EVERY_S + heap.FULL_GC_IDLE_S + heap.FULL_GC_AT_LATEST_S - 1:
             clock.now += 0.5
             collector.input()
             assert not collector.collect_if_due()
@@ -112,8 +112,8 @@ def test_the_dashboard_walks_the_whole_heap_only_when_nobody_types(monkeypatch):
         assert collector.collect_if_due() and passes == [1, 1]
         last_pass = clock.now
         # Later in a quiet spell a key may come any moment: a pass only every FULL_GC_UNATTENDED_S.
-        clock.now += app.FULL_GC_IDLE_S + app.FULL_GC_WINDOW_S + 1
-        while clock.now < last_pass + app.FULL_GC_UNATTENDED_S - 1:
+        clock.now += heap.FULL_GC_IDLE_S + heap.FULL_GC_WINDOW_S + 1
+        while clock.now < last_pass + heap.FULL_GC_UNATTENDED_S - 1:
             clock.now += 1
             assert not collector.collect_if_due()
         clock.now += 1
