@@ -378,3 +378,23 @@ def test_mypy_finds_nothing():
     errors = [line for line in result.stdout.splitlines()
               if (match := MYPY_ERROR.match(line)) and mypy_checks(match["path"])]
     assert not errors, f"{len(errors)} mypy errors:\n" + "\n".join(errors)
+
+
+TYPE_IGNORE = re.compile(r"#\s*type:\s*ignore\b")
+EXPLAINED_TYPE_IGNORE = re.compile(r"#\s*type:\s*ignore\[[\w-]+(?:,\s*[\w-]+)*\]\s+#\s*\S")
+
+
+def test_type_ignores_name_their_code_and_reason():
+    """A silenced mypy error says which one (`# type: ignore[code]`) and why (`  # reason`): a bare
+    ignore hides every later error on the line too."""
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+             for _, path, _ in sources()
+             for number, line in enumerate(path.read_text().splitlines(), 1)
+             if TYPE_IGNORE.search(line) and not EXPLAINED_TYPE_IGNORE.search(line)]
+    assert not found, "\n".join(found)
+
+
+def test_the_type_ignore_check_wants_a_code_and_a_reason():
+    bare, coded = "x = f()  # type: ignore", "x = f()  # type: ignore[arg-type]"
+    explained = "x = f()  # type: ignore[arg-type]  # the stub is wrong"
+    assert [bool(EXPLAINED_TYPE_IGNORE.search(line)) for line in (bare, coded, explained)] == [False, False, True]
