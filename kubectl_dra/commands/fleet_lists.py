@@ -76,13 +76,12 @@ def _present(ctx: click.Context, state: FleetRun, output: str, no_headers: bool)
 
     collected: list[Collected] = state.collected
     config = options_of(ctx)
-    reference = collected[0].view.context.now if collected else None
-    context = RenderContext(now=reference, show_namespace=config.all_namespaces,
-                            warnings=[f"cluster {member.name}: {warning}" for member in state.loaded
-                                      if member.session is not None for warning in member.session.warnings])
     clusters = [member.status() for member in state.loaded]
     unknown = [member for member in state.loaded if member.session is None]
     if collected:
+        context = RenderContext(now=collected[0].view.context.now, show_namespace=config.all_namespaces,
+                                warnings=[f"cluster {member.name}: {warning}" for member in state.loaded
+                                          if member.session is not None for warning in member.session.warnings])
         view = fleet_view([(each.cluster, each.view) for each in collected], clusters, context)
         _select_and_sort(view, listing_of(ctx))
         print_view(view, output, no_headers, collected[0].nothing)
@@ -114,7 +113,7 @@ def collect(ctx: click.Context, view, nothing: str) -> bool:
     from kubectl_dra.commands.fleet_state import fleet_run
 
     state = fleet_run(ctx)
-    if state is None or state.current is None:
+    if state is None or state.current is None or state.current.session is None:
         return False
     from kubectl_dra.commands.listing import arrange
 

@@ -103,7 +103,8 @@ def _emit(ranked: list[ClusterVerdict], judgement: Judgement, output: str, best_
             text += f"\n{best.cluster}:\n" + judgement.text(best.answer)
         click.echo(text, nl=False)
         return
-    from kubectl_dra.render.base import to_json, to_yaml
+    from kubectl_dra.json_codec import to_json
+    from kubectl_dra.render.base import to_yaml
 
     document = {"kind": judgement.kind, "apiVersion": API_VERSION, "fitsIn": best_yes,
                 "clusters": [v.to_dict(judgement) for v in ranked]}
