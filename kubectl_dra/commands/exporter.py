@@ -58,15 +58,18 @@ docs/METRICS.md.""")
               help="Derive the metrics again at most this often while the cluster changes.")
 @click.option("--explain-interval", type=click.FloatRange(min=0.0), default=10.0, show_default=True,
               metavar="SECONDS", help="Explain each pending pod's dominant cause at most this often.")
+@click.option("--legacy-metric-names/--no-legacy-metric-names", default=True, show_default=True,
+              help="Also serve the deprecated metric names (docs/METRICS.md, Deprecated names); they go in the "
+                   "next release.")
 @click.pass_context
-def exporter(ctx, listen, per_device, interval, explain_interval):
+def exporter(ctx, listen, per_device, interval, explain_interval, legacy_metric_names):
     """Serve Prometheus metrics of DRA devices, pools, claims and pending pods."""
     from kubectl_dra.options import options_of, refuse_unused_filters
 
     refuse_unused_filters(ctx)
     host, port = parse_listen(listen)
     Exporter(options_of(ctx), host, port, per_device=per_device, interval=interval,
-             explain_interval=explain_interval).serve()
+             explain_interval=explain_interval, legacy_names=legacy_metric_names).serve()
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -89,13 +92,14 @@ class Live:
 
 class Exporter:
     def __init__(self, config, host: str, port: int, per_device: bool = False, interval: float = 0.25,
-                 explain_interval: float = 10.0) -> None:
+                 explain_interval: float = 10.0, legacy_names: bool = True) -> None:
         from kubectl_dra.metrics.derive import MetricsBuilder
 
         self.config = config
         self.host, self.port = host, port
         self.interval = interval
-        self.builder = MetricsBuilder(per_device=per_device, explain_interval=explain_interval)
+        self.builder = MetricsBuilder(per_device=per_device, explain_interval=explain_interval,
+                                      legacy_names=legacy_names)
         self.store: Store | None = None
         self.source: Source | None = None
         self.metrics: Metrics | None = None

@@ -1,5 +1,10 @@
 """Every metric the exporter publishes: name, type, labels, meaning. docs/METRICS.md documents the
-same list (a test checks that each name here appears there), so names are stable: add, never rename.
+same list (a test checks that each name here appears there), so names are stable: add, and rename only
+through a deprecation (the old name served alongside for one release, `replaced_by` saying its
+successors, CHANGELOG.md saying when it goes).
+
+Names follow the Prometheus conventions `promtool check metrics` lints: `_total` only on counters,
+a base-unit suffix (`_seconds`, `_bytes`) where a value has a unit, one unit per family.
 
 Cardinality is bounded by the cluster's pools, classes, namespaces and the fixed state and reason
 words; nothing is labelled per pod, and per device only with `--per-device` (DEVICE_INFO).
@@ -19,6 +24,8 @@ class MetricDef:
     type: str
     labels: tuple[str, ...]
     help: str
+    replaced_by: tuple[str, ...] = ()
+    """Set on a deprecated name: the names that replace it (its HELP says so)."""
 
 
 DEVICES = MetricDef("dra_devices", GAUGE, ("driver", "pool", "node", "state"),
@@ -33,14 +40,52 @@ POOLS = MetricDef("dra_pools", GAUGE, ("driver", "state"),
 POOL_INCOMPLETE_SECONDS = MetricDef("dra_pool_incomplete_seconds", GAUGE, ("driver", "pool"),
                                     "How long a pool has been Incomplete or BeingReplaced (absent when it is "
                                     "Complete or Invalid).")
-COUNTER_CONSUMED = MetricDef("dra_counter_consumed", GAUGE, ("driver", "pool", "counter_set", "counter"),
-                             "Shared counter consumed by allocated devices (partitionable devices).")
-COUNTER_VALUE = MetricDef("dra_counter_value", GAUGE, ("driver", "pool", "counter_set", "counter"),
-                          "Shared counter's total, as the pool's slices declare it.")
-CAPACITY_CONSUMED = MetricDef("dra_capacity_consumed", GAUGE, ("driver", "pool", "capacity"),
-                              "Consumable capacity of the pool's multi-allocatable devices held by claims.")
-CAPACITY_TOTAL = MetricDef("dra_capacity_total", GAUGE, ("driver", "pool", "capacity"),
-                           "Consumable capacity of the pool's multi-allocatable devices, in total.")
+SHARED_COUNTER_CONSUMED = MetricDef(
+    "dra_shared_counter_consumed", GAUGE, ("driver", "pool", "counter_set", "counter"),
+    "Shared counter (partitionable devices) consumed by allocated devices, for counters that count things "
+    "(the _bytes family has the counters of bytes).")
+SHARED_COUNTER_CONSUMED_BYTES = MetricDef(
+    "dra_shared_counter_consumed_bytes", GAUGE, ("driver", "pool", "counter_set", "counter"),
+    "Shared counter (partitionable devices) consumed by allocated devices, in bytes, for counters of bytes.")
+SHARED_COUNTER_SIZE = MetricDef(
+    "dra_shared_counter_size", GAUGE, ("driver", "pool", "counter_set", "counter"),
+    "Shared counter's total as the pool's slices declare it, for counters that count things.")
+SHARED_COUNTER_SIZE_BYTES = MetricDef(
+    "dra_shared_counter_size_bytes", GAUGE, ("driver", "pool", "counter_set", "counter"),
+    "Shared counter's total as the pool's slices declare it, in bytes, for counters of bytes.")
+CONSUMABLE_CAPACITY_CONSUMED = MetricDef(
+    "dra_consumable_capacity_consumed", GAUGE, ("driver", "pool", "capacity"),
+    "Consumable capacity of the pool's multi-allocatable devices held by claims, for capacities that count "
+    "things.")
+CONSUMABLE_CAPACITY_CONSUMED_BYTES = MetricDef(
+    "dra_consumable_capacity_consumed_bytes", GAUGE, ("driver", "pool", "capacity"),
+    "Consumable capacity of the pool's multi-allocatable devices held by claims, in bytes, for capacities of "
+    "bytes.")
+CONSUMABLE_CAPACITY_SIZE = MetricDef(
+    "dra_consumable_capacity_size", GAUGE, ("driver", "pool", "capacity"),
+    "Consumable capacity of the pool's multi-allocatable devices in total, for capacities that count things.")
+CONSUMABLE_CAPACITY_SIZE_BYTES = MetricDef(
+    "dra_consumable_capacity_size_bytes", GAUGE, ("driver", "pool", "capacity"),
+    "Consumable capacity of the pool's multi-allocatable devices in total, in bytes, for capacities of bytes.")
+
+
+def _deprecated(name: str, labels: tuple[str, ...], replaced_by: tuple[str, ...], meaning: str) -> MetricDef:
+    return MetricDef(name, GAUGE, labels, f"Deprecated, removed in the next release: use {' and '.join(replaced_by)}. "
+                     f"{meaning} (bytes and plain counts mixed in one family).", replaced_by)
+
+
+COUNTER_CONSUMED = _deprecated("dra_counter_consumed", SHARED_COUNTER_CONSUMED.labels,
+                               (SHARED_COUNTER_CONSUMED.name, SHARED_COUNTER_CONSUMED_BYTES.name),
+                               "Shared counter consumed by allocated devices")
+COUNTER_VALUE = _deprecated("dra_counter_value", SHARED_COUNTER_SIZE.labels,
+                            (SHARED_COUNTER_SIZE.name, SHARED_COUNTER_SIZE_BYTES.name),
+                            "Shared counter's total, as the pool's slices declare it")
+CAPACITY_CONSUMED = _deprecated("dra_capacity_consumed", CONSUMABLE_CAPACITY_CONSUMED.labels,
+                                (CONSUMABLE_CAPACITY_CONSUMED.name, CONSUMABLE_CAPACITY_CONSUMED_BYTES.name),
+                                "Consumable capacity held by claims")
+CAPACITY_TOTAL = _deprecated("dra_capacity_total", CONSUMABLE_CAPACITY_SIZE.labels,
+                             (CONSUMABLE_CAPACITY_SIZE.name, CONSUMABLE_CAPACITY_SIZE_BYTES.name),
+                             "Consumable capacity in total; a gauge, though its name ends like a counter's")
 CLAIMS = MetricDef("dra_claims", GAUGE, ("namespace", "state"),
                    "ResourceClaims by state (the STATE words of `kubectl dra claims`: pending, allocated, "
                    "allocated,reserved, with ,deleting).")
@@ -72,8 +117,12 @@ BUILD_SECONDS = MetricDef("dra_exporter_build_seconds", GAUGE, (),
 REVISION = MetricDef("dra_exporter_store_revision", GAUGE, (),
                      "The store revision the metrics were derived from (increases with every change seen).")
 
-MODEL_METRICS = (DEVICES, DEVICES_BY_CLASS, POOLS, POOL_INCOMPLETE_SECONDS, COUNTER_CONSUMED, COUNTER_VALUE,
-                 CAPACITY_CONSUMED, CAPACITY_TOTAL, CLAIMS, PENDING_PODS, TAINTED_DEVICES, DEVICE_HEALTH,
-                 DEVICE_INFO)
+DEPRECATED = (COUNTER_CONSUMED, COUNTER_VALUE, CAPACITY_CONSUMED, CAPACITY_TOTAL)
+"""Served while the exporter runs with --legacy-metric-names (the default for this release)."""
+MODEL_METRICS = (DEVICES, DEVICES_BY_CLASS, POOLS, POOL_INCOMPLETE_SECONDS, SHARED_COUNTER_CONSUMED,
+                 SHARED_COUNTER_CONSUMED_BYTES, SHARED_COUNTER_SIZE, SHARED_COUNTER_SIZE_BYTES,
+                 CONSUMABLE_CAPACITY_CONSUMED, CONSUMABLE_CAPACITY_CONSUMED_BYTES, CONSUMABLE_CAPACITY_SIZE,
+                 CONSUMABLE_CAPACITY_SIZE_BYTES, CLAIMS, PENDING_PODS, TAINTED_DEVICES, DEVICE_HEALTH, DEVICE_INFO,
+                 *DEPRECATED)
 EXPORTER_METRICS = (KIND_READABLE, UP, LAST_SYNC, WATCH_RESTARTS, LIST_WATCH_ERRORS, BUILD_SECONDS, REVISION)
 ALL = MODEL_METRICS + EXPORTER_METRICS

@@ -11,8 +11,10 @@ from kubectl_dra.model.classes import ClassMembership
 
 
 def _slice_devices(raw: dict) -> set[allocator.DeviceID]:
-    spec = raw.get("spec") if isinstance(raw.get("spec"), dict) else {}
-    pool = spec.get("pool") if isinstance(spec.get("pool"), dict) else {}
+    spec = raw.get("spec")
+    spec = spec if isinstance(spec, dict) else {}
+    pool = spec.get("pool")
+    pool = pool if isinstance(pool, dict) else {}
     driver, pool_name = str(spec.get("driver", "")), str(pool.get("name", ""))
     return {allocator.DeviceID(driver, pool_name, str(d.get("name", "")))
             for d in spec.get("devices") or () if isinstance(d, dict)}

@@ -26,6 +26,11 @@ from kubectl_dra.store import KINDS
 from kubectl_dra.model.states import CLAIM_ALLOCATED, CLAIM_PENDING, CLAIM_RESERVED, DEVICE_STATES, FREE, \
     POOL_STATES, StateCounts
 
+POOL_QUANTITIES = (c.SHARED_COUNTER_CONSUMED, c.SHARED_COUNTER_CONSUMED_BYTES, c.SHARED_COUNTER_SIZE,
+                   c.SHARED_COUNTER_SIZE_BYTES, c.CONSUMABLE_CAPACITY_CONSUMED, c.CONSUMABLE_CAPACITY_CONSUMED_BYTES,
+                   c.CONSUMABLE_CAPACITY_SIZE, c.CONSUMABLE_CAPACITY_SIZE_BYTES, *c.DEPRECATED)
+"""The families of shared counters and consumable capacities, derived per pool."""
+BINARY_SUFFIXES = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
 BASE_CLAIM_STATES = (CLAIM_PENDING, CLAIM_ALLOCATED, f"{CLAIM_ALLOCATED},{CLAIM_RESERVED}")
 """Claim states every namespace with claims reports, 0 included (others only when seen)."""
 
@@ -45,6 +50,9 @@ class _PoolFacts:
     taints: dict[tuple[str, str, str], int] = field(default_factory=dict)
     classes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     """class -> device counts in DEVICE_STATES order."""
+
+    def add(self, definition: c.MetricDef, labels: tuple[str, ...], value: float) -> None:
+        self.samples[definition.name].append((labels, value))
 
 
 @dataclass
@@ -78,12 +86,24 @@ def quantity_value(text: str | None) -> float | None:
         return None
 
 
+def counts_bytes(name: str, declared: str | None) -> bool:
+    """Whether a counter or capacity is an amount of bytes: declared with a binary suffix (how
+    Kubernetes writes memory: 40Gi) or named for memory. Everything else counts things (cores,
+    engines, slots): the two go to different families, a family has one unit."""
+    lowered = name.lower()
+    return ("memory" in lowered or "bytes" in lowered
+            or str(declared or "").strip().endswith(BINARY_SUFFIXES))
+
+
 class MetricsBuilder:
     """Derives Metrics from store snapshots, reusing the pool analyses, class membership and pod
     explanations that did not change. One caller (thread) at a time."""
 
-    def __init__(self, per_device: bool = False, explain_interval: float = 10.0, explain_budget_s: float = 2.0) -> None:
+    def __init__(self, per_device: bool = False, explain_interval: float = 10.0, explain_budget_s: float = 2.0,
+                 legacy_names: bool = True) -> None:
         self.per_device = per_device
+        self.legacy_names = legacy_names
+        """Also derive the deprecated families (catalogue.DEPRECATED)."""
         self.models = ModelBuilder()
         self.classes = ClassMembers()
         self.pending = PendingReasons(explain_interval, explain_budget_s)
@@ -121,13 +141,16 @@ class MetricsBuilder:
         self._devices(model, out)
         self._pools(model, now, out)
         self._claims(model, out)
-        classes = {(c.get("metadata") or {}).get("name"): c for c in model.raw["DeviceClass"]}
+        classes = {str((c.get("metadata") or {}).get("name") or ""): c for c in model.raw["DeviceClass"]}
         pending = self.pending.counts(model.raw["Pod"], clock, backed_resources(classes, model.features))
         for (namespace, reason), count in sorted(pending.items()):
             out[c.PENDING_PODS.name].add((namespace, reason), count)
         self._health(model, out)
         if not self.per_device:
             del out[c.DEVICE_INFO.name]
+        if not self.legacy_names:
+            for definition in c.DEPRECATED:
+                del out[definition.name]
         return list(out.values())
 
     def _devices(self, model: ClusterModel, out: dict[str, Family]) -> None:
@@ -137,8 +160,7 @@ class MetricsBuilder:
         taints: dict[tuple[str, str, str], int] = {}
         by_class: dict[str, list[int]] = {}
         per_family = {name: out[name].samples for name in (
-            c.DEVICES.name, c.DEVICE_INFO.name, c.CAPACITY_TOTAL.name, c.CAPACITY_CONSUMED.name,
-            c.COUNTER_VALUE.name, c.COUNTER_CONSUMED.name)}
+            c.DEVICES.name, c.DEVICE_INFO.name, *(d.name for d in POOL_QUANTITIES))}
         for pool in model.pools:
             pool_id = (pool.driver, pool.pool)
             cached = cache.get(pool_id)
@@ -173,8 +195,11 @@ class MetricsBuilder:
         facts.samples[c.DEVICES.name] = [((pool.driver, pool.pool, node, state), counts[state])
                                          for state in DEVICE_STATES if counts[state] or state == FREE]
         info = facts.samples[c.DEVICE_INFO.name] = []
+        for definition in POOL_QUANTITIES:
+            facts.samples[definition.name] = []
         consumed: dict[str, float] = {}
         total: dict[str, float] = {}
+        capacity_bytes: set[str] = set()
         for device in pool.devices:
             if self.per_device:
                 info.append(((pool.driver, pool.pool, device.name, node, model.device_state(device)), 1))
@@ -187,17 +212,30 @@ class MetricsBuilder:
                         total[name] = total.get(name, 0.0) + amount
                         consumed[name] = consumed.get(name, 0.0) + (
                             quantity_value(device.consumed_capacity.get(name)) or 0.0)
-        facts.samples[c.CAPACITY_TOTAL.name] = [((pool.driver, pool.pool, n), total[n]) for n in sorted(total)]
-        facts.samples[c.CAPACITY_CONSUMED.name] = [((pool.driver, pool.pool, n), consumed[n]) for n in sorted(total)]
-        values = facts.samples[c.COUNTER_VALUE.name] = []
-        used = facts.samples[c.COUNTER_CONSUMED.name] = []
+                        if counts_bytes(name, value):
+                            capacity_bytes.add(name)
+        for name in sorted(total):
+            capacity = (pool.driver, pool.pool, name)
+            size, held = ((c.CONSUMABLE_CAPACITY_SIZE_BYTES, c.CONSUMABLE_CAPACITY_CONSUMED_BYTES)
+                          if name in capacity_bytes else (c.CONSUMABLE_CAPACITY_SIZE, c.CONSUMABLE_CAPACITY_CONSUMED))
+            facts.add(size, capacity, total[name])
+            facts.add(held, capacity, consumed[name])
+            if self.legacy_names:
+                facts.add(c.CAPACITY_TOTAL, capacity, total[name])
+                facts.add(c.CAPACITY_CONSUMED, capacity, consumed[name])
         for set_name, counters in pool.counter_sets.items():
             for counter, entry in counters.items():
                 labels = (pool.driver, pool.pool, set_name, counter)
                 value = quantity_value(entry.get("value"))
+                used = quantity_value(entry.get("consumed")) or 0.0
+                in_bytes = counts_bytes(counter, entry.get("value"))
                 if value is not None:
-                    values.append((labels, value))
-                used.append((labels, quantity_value(entry.get("consumed")) or 0.0))
+                    facts.add(c.SHARED_COUNTER_SIZE_BYTES if in_bytes else c.SHARED_COUNTER_SIZE, labels, value)
+                facts.add(c.SHARED_COUNTER_CONSUMED_BYTES if in_bytes else c.SHARED_COUNTER_CONSUMED, labels, used)
+                if self.legacy_names:
+                    if value is not None:
+                        facts.add(c.COUNTER_VALUE, labels, value)
+                    facts.add(c.COUNTER_CONSUMED, labels, used)
         for name, accepted in self.classes.of_slices(pool.slice_names).items():
             facts.classes[name] = StateCounts.of((d for d in pool.devices if d.id in accepted), model.blind).by_state
         return facts

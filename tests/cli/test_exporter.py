@@ -102,12 +102,20 @@ def test_the_demo_values_a_reader_expects():
     incomplete = samples(metrics, "dra_pool_incomplete_seconds")
     assert set(incomplete) == {("gpu.nvidia.com", "gpu-node-3"), ("gpu.nvidia.com", "gpu-node-4")}
     assert all(value > 0 for value in incomplete.values())
-    capacity = samples(metrics, "dra_capacity_total")
+    capacity = samples(metrics, "dra_consumable_capacity_size")
     assert capacity == {("dra.net", "gpu-node-2", "dra.net/bandwidth"): 100e9}
-    assert samples(metrics, "dra_capacity_consumed") == {("dra.net", "gpu-node-2", "dra.net/bandwidth"): 50e9}
-    counters = samples(metrics, "dra_counter_value")
-    consumed = samples(metrics, "dra_counter_consumed")
+    assert samples(metrics, "dra_consumable_capacity_consumed") == {("dra.net", "gpu-node-2", "dra.net/bandwidth"): 50e9}
+    assert not samples(metrics, "dra_consumable_capacity_size_bytes")
+    counters = samples(metrics, "dra_shared_counter_size") | samples(metrics, "dra_shared_counter_size_bytes")
+    consumed = samples(metrics, "dra_shared_counter_consumed") | samples(metrics, "dra_shared_counter_consumed_bytes")
     assert set(counters) == set(consumed) and all(consumed[k] <= counters[k] for k in counters)
+    in_bytes = {labels[3] for labels in samples(metrics, "dra_shared_counter_size_bytes")}
+    assert "memory" in in_bytes and not in_bytes & {labels[3] for labels in samples(metrics, "dra_shared_counter_size")}
+    # The deprecated names, served for one more release, carry the same values.
+    assert samples(metrics, "dra_capacity_total") == capacity
+    assert samples(metrics, "dra_counter_value") == counters and samples(metrics, "dra_counter_consumed") == consumed
+    legacy = {d.name for d in catalogue.DEPRECATED}
+    assert not legacy & {f.definition.name for f in derive(demo_store(), MetricsBuilder(legacy_names=False)).families}
     by_class = samples(metrics, "dra_devices_by_class")
     assert {labels[0] for labels in by_class} >= {"gpu.nvidia.com"}
     for family in metrics.families:
@@ -150,7 +158,7 @@ def test_a_vanished_slice_or_claim_leaves_no_series():
     after = derive(store, builder)
     assert any(labels[:2] == ("dra.net", pool) for labels in samples(before, "dra_devices"))
     assert not any(labels[:2] == ("dra.net", pool) for labels in samples(after, "dra_devices"))
-    assert not any(labels[:2] == ("dra.net", pool) for labels in samples(after, "dra_capacity_total"))
+    assert not any(labels[:2] == ("dra.net", pool) for labels in samples(after, "dra_consumable_capacity_size"))
     assert not any(labels[0] == namespace for labels in samples(after, "dra_claims"))
     assert after.revision > before.revision
 
@@ -216,6 +224,11 @@ def test_every_metric_is_documented():
         assert f"`{name}`" in text, name
         for label in definition.labels:
             assert re.search(rf"`{name}`[^\n]*{label}", text), (name, label)
+    deprecated = text[text.index("## Deprecated names"):].split("\n## ")[0]
+    for definition in catalogue.DEPRECATED:
+        assert definition.help.startswith("Deprecated") and definition.replaced_by
+        assert all(f"`{successor}`" in deprecated for successor in definition.replaced_by), definition.name
+    assert {d.name for d in catalogue.ALL if d.replaced_by} == {d.name for d in catalogue.DEPRECATED}
 
 
 # --- the server -----------------------------------------------------------------------------------
