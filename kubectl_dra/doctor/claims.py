@@ -6,10 +6,11 @@ import json
 
 from allocator.quantity import QuantityError, parse_quantity
 from kubectl_dra import scheduling
-from kubectl_dra.doctor.common import meta, node_trouble, nodes_by_name, plural
+from kubectl_dra.doctor.common import meta, nodes_by_name, plural
 from kubectl_dra.doctor.quota import quotas_near_limit
 from kubectl_dra.doctor.report import OK, PROBLEM, WARNING, Check, Context, Finding
-from kubectl_dra.model.claims import reserved_for
+from kubectl_dra.model.claims import LEAK_OWNER_DELETED, LEAK_POD_DELETED, claim_leaks
+from kubectl_dra.model.nodes import node_trouble
 from kubectl_dra.model.health import UNHEALTHY, unhealthy_devices
 from kubectl_dra.model.states import BLOCKED_BY_COUNTERS, FREE, SHARED
 from kubectl_dra.scheduling.blocker import EXPLAIN_ERROR, QUOTA_EXCEEDED
@@ -185,27 +186,15 @@ def leaked_claims(ctx: Context) -> Finding:
     model = ctx.model
     if not model.raw.get("Pod") and model.connection.mode not in ("live", "reconnecting"):
         return Finding(OK, "the file holds no Pods: reservations were not checked against them")
-    pod_status = model.kind_status.get("Pod")
-    only_namespace = pod_status.namespace if pod_status is not None else None
-    pods = {(meta(p).get("namespace"), meta(p).get("name")): meta(p).get("uid") for p in model.raw.get("Pod", ())}
     leaked, idle = [], []
-    for claim in model.raw.get("ResourceClaim", ()):
-        metadata, status = meta(claim), claim.get("status") or {}
-        namespace = metadata.get("namespace")
-        if not status.get("allocation") or metadata.get("deletionTimestamp"):
-            continue
-        if only_namespace and namespace != only_namespace:
-            continue  # pods of other namespaces are not known
-        gone = [entry.get("name") for entry in status.get("reservedFor") or []
-                if entry.get("resource", "pods") == "pods" and
-                pods.get((namespace, entry.get("name")), "missing") not in (entry.get("uid"), None)]
-        owner = next((o for o in metadata.get("ownerReferences") or [] if o.get("kind") == "Pod"), None)
-        if gone:
-            leaked.append(f"resourceclaim/{namespace}/{metadata.get('name')} (reserved for deleted pod/{gone[0]})")
-        elif owner is not None and pods.get((namespace, owner.get("name")), "missing") not in (owner.get("uid"), None):
-            leaked.append(f"resourceclaim/{namespace}/{metadata.get('name')} (its pod/{owner.get('name')} is deleted)")
-        elif not reserved_for(claim):
-            idle.append(f"resourceclaim/{namespace}/{metadata.get('name')} (allocated, reserved for nobody)")
+    for claim, reason, pod in claim_leaks(model):
+        ref = f"resourceclaim/{meta(claim).get('namespace')}/{meta(claim).get('name')}"
+        if reason == LEAK_POD_DELETED:
+            leaked.append(f"{ref} (reserved for deleted pod/{pod})")
+        elif reason == LEAK_OWNER_DELETED:
+            leaked.append(f"{ref} (its pod/{pod} is deleted)")
+        else:
+            idle.append(f"{ref} (allocated, reserved for nobody)")
     if leaked:
         first = leaked[0].split()[0].split("/")
         return Finding(PROBLEM, f"{plural(len(leaked), 'claim')} hold devices for pods that no longer exist: "

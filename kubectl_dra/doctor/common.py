@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import datetime
 
-from kubectl_dra.model.nodes import node_ready
-from kubectl_dra.model.states import NODE_READY
-
 STUCK_AFTER = datetime.timedelta(minutes=5)
 """A pool incomplete or being replaced for longer than this is stuck, not merely being written."""
 
@@ -44,16 +41,6 @@ def duration(delta: datetime.timedelta) -> str:
 
 def plural(n: int, word: str, words: str | None = None) -> str:
     return f"{n} {word if n == 1 else (words or word + 's')}"
-
-
-def node_trouble(node: dict | None) -> str | None:
-    """`NotReady`, `cordoned`, `NotReady, cordoned` or None for a Ready, schedulable node."""
-    words = []
-    if node_ready(node) != NODE_READY:
-        words.append(node_ready(node))
-    if ((node or {}).get("spec") or {}).get("unschedulable"):
-        words.append("cordoned")
-    return ", ".join(words) or None
 
 
 def nodes_by_name(model) -> dict[str | None, dict]:

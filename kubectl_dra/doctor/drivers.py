@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 
 from allocator.reports import BEING_REPLACED, INCOMPLETE, INVALID
-from kubectl_dra.doctor.common import STUCK_AFTER, duration, meta, node_trouble, nodes_by_name, parse_time, plural
+from kubectl_dra.doctor.common import STUCK_AFTER, duration, meta, nodes_by_name, parse_time, plural
 from kubectl_dra.doctor.report import OK, PROBLEM, WARNING, Check, Context, Finding
 from kubectl_dra import missing_nodes as missing_nodes_words
+from kubectl_dra.model.coverage import nodes_lacking_driver
+from kubectl_dra.model.nodes import node_trouble
 from kubectl_dra.snapshot import kubernetes_minor
 from kubectl_dra.store import KINDS
 
@@ -214,58 +216,17 @@ def slices_on_missing_nodes(ctx: Context) -> Finding:
                    f"the driver or the node's deletion left behind", objects, "kubectl dra slices -o wide")
 
 
-IGNORED_LABELS = ("kubernetes.io/hostname", "kubernetes.io/os", "kubernetes.io/arch", "beta.kubernetes.io/",
-                  "topology.kubernetes.io/", "failure-domain.beta.kubernetes.io/", "node-role.kubernetes.io/",
-                  "node.kubernetes.io/exclude")
-HARDWARE_PREFIXES = ("feature.node.kubernetes.io/", "nvidia.com/", "amd.com/", "gpu.intel.com/", "intel.com/",
-                     "habana.ai/", "cloud.google.com/gke-accelerator", "cloud.google.com/gke-tpu",
-                     "k8s.amazonaws.com/accelerator", "node.kubernetes.io/instance-type")
-"""Labels that describe a node's hardware (GPU feature discovery, NFD, cloud accelerator labels)."""
-
-
 def nodes_without_devices(ctx: Context) -> Finding:
-    """Nodes labelled like the nodes with a driver's node-local pools, yet publishing nothing for that
-    driver: a driver pod missing or crashing there. "Labelled like" is every hardware label (GPU or
-    node feature discovery, a cloud's accelerator label, a label in the driver's own domain) those
-    nodes share; without such labels, every other label they share that not every node has."""
-    model = ctx.model
-    nodes = nodes_by_name(model)
-    if len(nodes) < 2:
+    """Nodes labelled like a driver's nodes, yet publishing none of its devices (model.coverage)."""
+    if len(nodes_by_name(ctx.model)) < 2:
         return Finding(OK, "fewer than two nodes: nothing to compare")
-    driver_nodes: dict[str, set[str | None]] = {}
-    for pool in model.pools:
-        for device in pool.devices[:1]:
-            if device.node_scope.kind == "node" and device.node_scope.node_name in nodes:
-                driver_nodes.setdefault(pool.driver, set()).add(device.node_scope.node_name)
-    labels_of = {name: set(_labels(node)) for name, node in nodes.items()}
-    everywhere = set.intersection(*labels_of.values())
-    lacking = []
-    for driver, names in sorted(driver_nodes.items()):
-        shared = set.intersection(*(labels_of[name] for name in names))
-        signature = {label for label in shared if _hardware(label[0], driver)} or (shared - everywhere)
-        if not signature:
-            continue
-        for name, node in sorted(nodes.items()):
-            if name not in names and signature <= labels_of[name] and not node_trouble(node):
-                example = ", ".join(f"{k}={v}" for k, v in sorted(signature)[:2])
-                lacking.append(f"node/{name} (no {driver} devices; has {example})")
+    lacking = [f"node/{name} (no {driver} devices; has {example})"
+               for driver, name, example in nodes_lacking_driver(ctx.model)]
     if not lacking:
         return Finding(OK, "nodes labelled like a driver's nodes publish its devices")
     return Finding(WARNING, f"{plural(len(lacking), 'node')} labelled like a driver's nodes publish none of its "
                    f"devices: is the driver's pod running there?", lacking,
                    f"kubectl get pods -A -o wide --field-selector spec.nodeName={lacking[0].split('/')[1].split()[0]}")
-
-
-def _labels(node: dict) -> list[tuple[str, str]]:
-    labels = meta(node).get("labels") or {}
-    return [(k, str(v)) for k, v in labels.items() if not any(k.startswith(p) for p in IGNORED_LABELS)]
-
-
-def _hardware(key: str, driver: str) -> bool:
-    if key.startswith(HARDWARE_PREFIXES):
-        return True
-    prefix = key.split("/", 1)[0] if "/" in key else ""
-    return bool(prefix) and prefix.split(".")[-2:] == driver.split(".")[-2:]
 
 
 _REFERENCE = re.compile(r"device\.(attributes|capacity)\[\s*['\"]([^'\"]+)['\"]\s*\]\s*(?:\.\s*([A-Za-z_]\w*)|"

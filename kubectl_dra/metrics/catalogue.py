@@ -99,6 +99,18 @@ TAINTED_DEVICES = MetricDef("dra_tainted_devices", GAUGE, ("driver", "key", "eff
 DEVICE_HEALTH = MetricDef("dra_device_health", GAUGE, ("driver", "pool", "health"),
                           "Devices with a health report (a pod's allocatedResourcesStatus or a claim's device "
                           "condition), by their worst reported health: Unhealthy, Unknown, Healthy.")
+LEAKED_CLAIMS = MetricDef("dra_leaked_claims", GAUGE, ("namespace", "reason"),
+                          "Allocated claims holding devices for nobody, by reason: ReservedForDeletedPod, "
+                          "OwnerPodDeleted, ReservedForNobody (doctor's claims.leaked).")
+CLAIM_DELETING_SECONDS = MetricDef("dra_claim_deleting_seconds", GAUGE, ("namespace",),
+                                   "How long the oldest claim being deleted in the namespace has waited on its "
+                                   "finalizers (absent when none is being deleted).")
+DRIVER_MISSING_NODES = MetricDef("dra_driver_missing_nodes", GAUGE, ("driver",),
+                                 "Ready nodes labelled like the nodes a driver publishes devices for, yet publishing "
+                                 "none of its devices (doctor's drivers.nodes-without-devices).")
+TAINT_RULE_EVICTING = MetricDef("dra_device_taint_rule_eviction_in_progress", GAUGE, ("rule",),
+                                "1 while a DeviceTaintRule's EvictionInProgress condition is True (pods using its "
+                                "devices are being evicted), else 0; one series per DeviceTaintRule.")
 DEVICE_INFO = MetricDef("dra_device_info", GAUGE, ("driver", "pool", "device", "node", "state"),
                         "One series per device with its state (only with --per-device).")
 KIND_READABLE = MetricDef("dra_exporter_kind_readable", GAUGE, ("kind", "state"),
@@ -122,7 +134,8 @@ DEPRECATED = (COUNTER_CONSUMED, COUNTER_VALUE, CAPACITY_CONSUMED, CAPACITY_TOTAL
 MODEL_METRICS = (DEVICES, DEVICES_BY_CLASS, POOLS, POOL_INCOMPLETE_SECONDS, SHARED_COUNTER_CONSUMED,
                  SHARED_COUNTER_CONSUMED_BYTES, SHARED_COUNTER_SIZE, SHARED_COUNTER_SIZE_BYTES,
                  CONSUMABLE_CAPACITY_CONSUMED, CONSUMABLE_CAPACITY_CONSUMED_BYTES, CONSUMABLE_CAPACITY_SIZE,
-                 CONSUMABLE_CAPACITY_SIZE_BYTES, CLAIMS, PENDING_PODS, TAINTED_DEVICES, DEVICE_HEALTH, DEVICE_INFO,
+                 CONSUMABLE_CAPACITY_SIZE_BYTES, CLAIMS, LEAKED_CLAIMS, CLAIM_DELETING_SECONDS, PENDING_PODS,
+                 DRIVER_MISSING_NODES, TAINTED_DEVICES, TAINT_RULE_EVICTING, DEVICE_HEALTH, DEVICE_INFO,
                  *DEPRECATED)
 EXPORTER_METRICS = (KIND_READABLE, UP, LAST_SYNC, WATCH_RESTARTS, LIST_WATCH_ERRORS, BUILD_SECONDS, REVISION)
 ALL = MODEL_METRICS + EXPORTER_METRICS

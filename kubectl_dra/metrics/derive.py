@@ -30,6 +30,9 @@ POOL_QUANTITIES = (c.SHARED_COUNTER_CONSUMED, c.SHARED_COUNTER_CONSUMED_BYTES, c
                    c.SHARED_COUNTER_SIZE_BYTES, c.CONSUMABLE_CAPACITY_CONSUMED, c.CONSUMABLE_CAPACITY_CONSUMED_BYTES,
                    c.CONSUMABLE_CAPACITY_SIZE, c.CONSUMABLE_CAPACITY_SIZE_BYTES, *c.DEPRECATED)
 """The families of shared counters and consumable capacities, derived per pool."""
+EVICTION_IN_PROGRESS = "EvictionInProgress"
+"""The DeviceTaintRule condition the eviction controller keeps True while it evicts pods
+(k8s.io/api resource/v1alpha3 DeviceTaintConditionEvictionInProgress)."""
 BINARY_SUFFIXES = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
 BASE_CLAIM_STATES = (CLAIM_PENDING, CLAIM_ALLOCATED, f"{CLAIM_ALLOCATED},{CLAIM_RESERVED}")
 """Claim states every namespace with claims reports, 0 included (others only when seen)."""
@@ -111,6 +114,8 @@ class MetricsBuilder:
         self._seen_pools: set[tuple[str, str]] = set()
         self._pool_facts: dict[tuple[str, str], tuple] = {}
         self._health_cache: tuple | None = None
+        self._missing_cache: tuple | None = None
+        self._leaks_cache: tuple | None = None
 
     def build(self, snapshot: StoreSnapshot, now: datetime.datetime, clock: float | None = None) -> Metrics:
         """`now`: wall clock for ages (offline, the snapshot's time instead); `clock`: monotonic
@@ -140,7 +145,8 @@ class MetricsBuilder:
         out = {d.name: Family(d) for d in c.MODEL_METRICS}
         self._devices(model, out)
         self._pools(model, now, out)
-        self._claims(model, out)
+        self._claims(model, now, out)
+        self._nodes_and_rules(model, out)
         classes = {str((c.get("metadata") or {}).get("name") or ""): c for c in model.raw["DeviceClass"]}
         pending = self.pending.counts(model.raw["Pod"], clock, backed_resources(classes, model.features))
         for (namespace, reason), count in sorted(pending.items()):
@@ -275,16 +281,58 @@ class MetricsBuilder:
                 stamps.append(stamp)
         return max(stamps) if stamps else None
 
-    def _claims(self, model: ClusterModel, out: dict[str, Family]) -> None:
+    def _claims(self, model: ClusterModel, now: datetime.datetime, out: dict[str, Family]) -> None:
+        from kubectl_dra.model.claims import claim_leaks
+
         counts: dict[str, dict[str, int]] = {}
+        deleting_since: dict[str, datetime.datetime] = {}
         for claim in model.raw["ResourceClaim"]:
-            namespace = (claim.get("metadata") or {}).get("namespace") or ""
+            metadata = claim.get("metadata") or {}
+            namespace = metadata.get("namespace") or ""
             states = counts.setdefault(namespace, dict.fromkeys(BASE_CLAIM_STATES, 0))
             state = claim_state(claim)
             states[state] = states.get(state, 0) + 1
+            since = _timestamp(metadata.get("deletionTimestamp"))
+            if since is not None and (namespace not in deleting_since or since < deleting_since[namespace]):
+                deleting_since[namespace] = since
         for namespace in sorted(counts):
             for state, count in counts[namespace].items():
                 out[c.CLAIMS.name].add((namespace, state), count)
+        for namespace, since in sorted(deleting_since.items()):
+            out[c.CLAIM_DELETING_SECONDS.name].add((namespace,), max(0.0, (now - since).total_seconds()))
+        inputs = (model.raw.get("Pod", []), model.raw["ResourceClaim"])
+        cached = self._leaks_cache
+        if cached is not None and all(_same(a, b) for a, b in zip(inputs, cached[0])):
+            leaks = cached[1]
+        else:
+            leaks = {}
+            for claim, reason, _ in claim_leaks(model):
+                key = ((claim.get("metadata") or {}).get("namespace") or "", reason)
+                leaks[key] = leaks.get(key, 0) + 1
+            self._leaks_cache = (inputs, leaks)
+        for labels, count in sorted(leaks.items()):
+            out[c.LEAKED_CLAIMS.name].add(labels, count)
+
+    def _nodes_and_rules(self, model: ClusterModel, out: dict[str, Family]) -> None:
+        from kubectl_dra.model.coverage import nodes_lacking_driver
+
+        inputs = (model.raw.get("Node", []), model.raw["ResourceSlice"])
+        cached = self._missing_cache
+        if cached is not None and all(_same(a, b) for a, b in zip(inputs, cached[0])):
+            missing = cached[1]
+        else:
+            missing = {}
+            for driver, _, _ in nodes_lacking_driver(model):
+                missing[driver] = missing.get(driver, 0) + 1
+            self._missing_cache = (inputs, missing)
+        drivers = sorted({pool.driver for pool in model.pools})
+        for driver in drivers:
+            out[c.DRIVER_MISSING_NODES.name].add((driver,), missing.get(driver, 0))
+        for rule in sorted(model.raw.get("DeviceTaintRule", []), key=lambda r: (r.get("metadata") or {}).get("name") or ""):
+            conditions = (rule.get("status") or {}).get("conditions") or []
+            evicting = any(isinstance(cond, dict) and cond.get("type") == EVICTION_IN_PROGRESS
+                           and cond.get("status") == "True" for cond in conditions)
+            out[c.TAINT_RULE_EVICTING.name].add(((rule.get("metadata") or {}).get("name") or "",), 1 if evicting else 0)
 
     def _health(self, model: ClusterModel, out: dict[str, Family]) -> None:
         from kubectl_dra.model.health import device_health

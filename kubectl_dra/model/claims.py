@@ -105,3 +105,41 @@ def pod_claim_names(pod: dict) -> list[str]:
         names.append(extended["resourceClaimName"])
     return names
 
+
+LEAK_POD_DELETED, LEAK_OWNER_DELETED, LEAK_UNRESERVED = "ReservedForDeletedPod", "OwnerPodDeleted", "ReservedForNobody"
+"""Why an allocated claim holds its devices for nobody (the exporter's dra_leaked_claims{reason})."""
+
+
+def claim_leaks(model) -> list[tuple[dict, str, str | None]]:
+    """(claim, reason, the pod gone) for each allocated claim not being deleted that is reserved for a
+    pod that no longer exists, belongs to a deleted pod (a generated claim), or is reserved for nobody.
+    Empty when the Pods are not known (a file without Pods)."""
+    if not model.raw.get("Pod") and model.connection.mode not in ("live", "reconnecting"):
+        return []
+    pod_status = model.kind_status.get("Pod")
+    only_namespace = pod_status.namespace if pod_status is not None else None
+    pods = {(_metadata(p).get("namespace"), _metadata(p).get("name")): _metadata(p).get("uid") for p in model.raw.get("Pod", ())}
+    leaks: list[tuple[dict, str, str | None]] = []
+    for claim in model.raw.get("ResourceClaim", ()):
+        metadata, status = _metadata(claim), claim.get("status") or {}
+        namespace = metadata.get("namespace")
+        if not status.get("allocation") or metadata.get("deletionTimestamp"):
+            continue
+        if only_namespace and namespace != only_namespace:
+            continue  # pods of other namespaces are not known
+        gone = [entry.get("name") for entry in status.get("reservedFor") or []
+                if entry.get("resource", "pods") == "pods" and
+                pods.get((namespace, entry.get("name")), "missing") not in (entry.get("uid"), None)]
+        owner = next((o for o in metadata.get("ownerReferences") or [] if o.get("kind") == "Pod"), None)
+        if gone:
+            leaks.append((claim, LEAK_POD_DELETED, gone[0]))
+        elif owner is not None and pods.get((namespace, owner.get("name")), "missing") not in (owner.get("uid"), None):
+            leaks.append((claim, LEAK_OWNER_DELETED, owner.get("name")))
+        elif not reserved_for(claim):
+            leaks.append((claim, LEAK_UNRESERVED, None))
+    return leaks
+
+
+def _metadata(obj: dict) -> dict:
+    metadata = obj.get("metadata")
+    return metadata if isinstance(metadata, dict) else {}

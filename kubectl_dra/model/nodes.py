@@ -81,6 +81,16 @@ def node_ready(node: dict | None) -> str:
     return NODE_UNKNOWN
 
 
+def node_trouble(node: dict | None) -> str | None:
+    """`NotReady`, `cordoned`, `NotReady, cordoned` or None for a Ready, schedulable node."""
+    words = []
+    if node_ready(node) != NODE_READY:
+        words.append(node_ready(node))
+    if ((node or {}).get("spec") or {}).get("unschedulable"):
+        words.append("cordoned")
+    return ", ".join(words) or None
+
+
 def node_status(node: dict | None) -> str:
     """STATUS as `kubectl get nodes` prints it: the Ready word, `,SchedulingDisabled` when cordoned."""
     ready = node_ready(node)

@@ -181,6 +181,51 @@ def test_an_added_slice_shows_at_once():
     assert samples(later, "dra_pool_incomplete_seconds")[("new.example.com", "new-node")] == 42.0
 
 
+def test_leaked_and_deleting_claims_missing_drivers_and_evicting_rules_are_counted_as_doctor_finds_them(run_cli):
+    store = demo_store()
+    store.set_connection(mode="live", since=NOW)
+    builder = MetricsBuilder()
+    assert not samples(derive(store, builder), "dra_leaked_claims")
+    reserved = next(c for c in store.items("ResourceClaim") if (c.get("status") or {}).get("reservedFor"))
+    leaked = copy.deepcopy(reserved)
+    leaked["metadata"]["resourceVersion"] = "9001"
+    leaked["status"]["reservedFor"] = [{"resource": "pods", "name": "gone", "uid": "0000"}]
+    store.apply("ResourceClaim", "MODIFIED", leaked)
+    deleting = copy.deepcopy(next(c for c in store.items("ResourceClaim") if c is not leaked
+                                  and c["metadata"]["namespace"] == "research"))
+    deleting["metadata"].update(resourceVersion="9002", deletionTimestamp="2026-12-01T11:50:00Z",
+                                finalizers=["resource.kubernetes.io/delete-protection"])
+    store.apply("ResourceClaim", "MODIFIED", deleting)
+    rule = copy.deepcopy(store.items("DeviceTaintRule")[0])
+    rule["metadata"]["resourceVersion"] = "9003"
+    rule["status"] = {"conditions": [{"type": "EvictionInProgress", "status": "True", "reason": "Evicting"}]}
+    store.apply("DeviceTaintRule", "MODIFIED", rule)
+    metrics = derive(store, builder)
+    namespace = reserved["metadata"]["namespace"]
+    assert samples(metrics, "dra_leaked_claims") == {(namespace, "ReservedForDeletedPod"): 1}
+    assert samples(metrics, "dra_claim_deleting_seconds") == {("research",): 600.0}
+    assert samples(metrics, "dra_device_taint_rule_eviction_in_progress") == {(rule["metadata"]["name"],): 1}
+    assert set(samples(metrics, "dra_driver_missing_nodes").values()) == {0}
+
+
+def test_nodes_labelled_like_a_drivers_nodes_without_its_devices_are_counted():
+    from kubectl_dra.model.coverage import nodes_lacking_driver
+    from kubectl_dra.model import ClusterModel
+
+    store = demo_store()
+    gpu_node = next(n for n in store.items("Node") if any(s["spec"].get("nodeName") == n["metadata"]["name"]
+                                                         for s in store.items("ResourceSlice")
+                                                         if s["spec"]["driver"] == "gpu.nvidia.com"))
+    twin = copy.deepcopy(gpu_node)
+    twin["metadata"].update(name="gpu-node-twin", uid="twin", resourceVersion="9004")
+    store.apply("Node", "ADDED", twin)
+    expected = nodes_lacking_driver(ClusterModel.from_store(store))
+    assert "gpu-node-twin" in {node for _, node, _ in expected}
+    counts = samples(derive(store), "dra_driver_missing_nodes")
+    assert counts == {(driver,): sum(1 for d, _, _ in expected if d == driver) for (driver,) in counts}
+    assert sum(counts.values()) == len(expected) >= 1
+
+
 def test_forbidden_claims_make_states_unknown_and_are_reported():
     store = demo_store()
     store.set_kind_status(KindStatus("ResourceClaim", "forbidden", "resourceclaims is forbidden"))
