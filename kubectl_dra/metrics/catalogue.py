@@ -69,23 +69,21 @@ CONSUMABLE_CAPACITY_SIZE_BYTES = MetricDef(
     "Consumable capacity of the pool's multi-allocatable devices in total, in bytes, for capacities of bytes.")
 
 
-def _deprecated(name: str, labels: tuple[str, ...], replaced_by: tuple[str, ...], meaning: str) -> MetricDef:
-    return MetricDef(name, GAUGE, labels, f"Deprecated, removed in the next release: use {' and '.join(replaced_by)}. "
-                     f"{meaning} (bytes and plain counts mixed in one family).", replaced_by)
+def _deprecated(name: str, successors: tuple[MetricDef, MetricDef], meaning: str) -> MetricDef:
+    names = tuple(d.name for d in successors)
+    return MetricDef(name, GAUGE, successors[0].labels, f"Deprecated, removed in the next release: use "
+                     f"{' and '.join(names)}. {meaning} (bytes and plain counts mixed in one family).", names)
 
 
-COUNTER_CONSUMED = _deprecated("dra_counter_consumed", SHARED_COUNTER_CONSUMED.labels,
-                               (SHARED_COUNTER_CONSUMED.name, SHARED_COUNTER_CONSUMED_BYTES.name),
-                               "Shared counter consumed by allocated devices")
-COUNTER_VALUE = _deprecated("dra_counter_value", SHARED_COUNTER_SIZE.labels,
-                            (SHARED_COUNTER_SIZE.name, SHARED_COUNTER_SIZE_BYTES.name),
-                            "Shared counter's total, as the pool's slices declare it")
-CAPACITY_CONSUMED = _deprecated("dra_capacity_consumed", CONSUMABLE_CAPACITY_CONSUMED.labels,
-                                (CONSUMABLE_CAPACITY_CONSUMED.name, CONSUMABLE_CAPACITY_CONSUMED_BYTES.name),
-                                "Consumable capacity held by claims")
-CAPACITY_TOTAL = _deprecated("dra_capacity_total", CONSUMABLE_CAPACITY_SIZE.labels,
-                             (CONSUMABLE_CAPACITY_SIZE.name, CONSUMABLE_CAPACITY_SIZE_BYTES.name),
-                             "Consumable capacity in total; a gauge, though its name ends like a counter's")
+COUNTER_CONSUMED, COUNTER_VALUE, CAPACITY_CONSUMED, CAPACITY_TOTAL = (_deprecated(*row) for row in (
+    ("dra_counter_consumed", (SHARED_COUNTER_CONSUMED, SHARED_COUNTER_CONSUMED_BYTES),
+     "Shared counter consumed by allocated devices"),
+    ("dra_counter_value", (SHARED_COUNTER_SIZE, SHARED_COUNTER_SIZE_BYTES),
+     "Shared counter's total, as the pool's slices declare it"),
+    ("dra_capacity_consumed", (CONSUMABLE_CAPACITY_CONSUMED, CONSUMABLE_CAPACITY_CONSUMED_BYTES),
+     "Consumable capacity held by claims"),
+    ("dra_capacity_total", (CONSUMABLE_CAPACITY_SIZE, CONSUMABLE_CAPACITY_SIZE_BYTES),
+     "Consumable capacity in total; a gauge, though its name ends like a counter's")))
 CLAIMS = MetricDef("dra_claims", GAUGE, ("namespace", "state"),
                    "ResourceClaims by state (the STATE words of `kubectl dra claims`: pending, allocated, "
                    "allocated,reserved, with ,deleting).")

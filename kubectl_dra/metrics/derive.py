@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import datetime
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from allocator.quantity import QuantityError, parse_quantity
 from allocator.reports import BEING_REPLACED, INCOMPLETE
@@ -26,6 +28,7 @@ from kubectl_dra.store import KINDS
 from kubectl_dra.model.states import CLAIM_ALLOCATED, CLAIM_PENDING, CLAIM_RESERVED, DEVICE_STATES, FREE, \
     POOL_STATES, StateCounts
 
+T = TypeVar("T")
 POOL_QUANTITIES = (c.SHARED_COUNTER_CONSUMED, c.SHARED_COUNTER_CONSUMED_BYTES, c.SHARED_COUNTER_SIZE,
                    c.SHARED_COUNTER_SIZE_BYTES, c.CONSUMABLE_CAPACITY_CONSUMED, c.CONSUMABLE_CAPACITY_CONSUMED_BYTES,
                    c.CONSUMABLE_CAPACITY_SIZE, c.CONSUMABLE_CAPACITY_SIZE_BYTES, *c.DEPRECATED)
@@ -113,9 +116,7 @@ class MetricsBuilder:
         self._incomplete_since: dict[tuple[str, str], tuple[str, datetime.datetime]] = {}
         self._seen_pools: set[tuple[str, str]] = set()
         self._pool_facts: dict[tuple[str, str], tuple] = {}
-        self._health_cache: tuple | None = None
-        self._missing_cache: tuple | None = None
-        self._leaks_cache: tuple | None = None
+        self._reused: dict[str, tuple] = {}
 
     def build(self, snapshot: StoreSnapshot, now: datetime.datetime, clock: float | None = None) -> Metrics:
         """`now`: wall clock for ages (offline, the snapshot's time instead); `clock`: monotonic
@@ -300,31 +301,27 @@ class MetricsBuilder:
                 out[c.CLAIMS.name].add((namespace, state), count)
         for namespace, since in sorted(deleting_since.items()):
             out[c.CLAIM_DELETING_SECONDS.name].add((namespace,), max(0.0, (now - since).total_seconds()))
-        inputs = (model.raw.get("Pod", []), model.raw["ResourceClaim"])
-        cached = self._leaks_cache
-        if cached is not None and all(_same(a, b) for a, b in zip(inputs, cached[0])):
-            leaks = cached[1]
-        else:
-            leaks = {}
+        def count_leaks() -> dict[tuple[str, str], int]:
+            leaks: dict[tuple[str, str], int] = {}
             for claim, reason, _ in claim_leaks(model):
                 key = ((claim.get("metadata") or {}).get("namespace") or "", reason)
                 leaks[key] = leaks.get(key, 0) + 1
-            self._leaks_cache = (inputs, leaks)
+            return leaks
+
+        leaks = self._reuse("leaks", (model.raw.get("Pod", []), model.raw["ResourceClaim"]), count_leaks)
         for labels, count in sorted(leaks.items()):
             out[c.LEAKED_CLAIMS.name].add(labels, count)
 
     def _nodes_and_rules(self, model: ClusterModel, out: dict[str, Family]) -> None:
         from kubectl_dra.model.coverage import nodes_lacking_driver
 
-        inputs = (model.raw.get("Node", []), model.raw["ResourceSlice"])
-        cached = self._missing_cache
-        if cached is not None and all(_same(a, b) for a, b in zip(inputs, cached[0])):
-            missing = cached[1]
-        else:
-            missing = {}
+        def count_missing() -> dict[str, int]:
+            missing: dict[str, int] = {}
             for driver, _, _ in nodes_lacking_driver(model):
                 missing[driver] = missing.get(driver, 0) + 1
-            self._missing_cache = (inputs, missing)
+            return missing
+
+        missing = self._reuse("missing-nodes", (model.raw.get("Node", []), model.raw["ResourceSlice"]), count_missing)
         drivers = sorted({pool.driver for pool in model.pools})
         for driver in drivers:
             out[c.DRIVER_MISSING_NODES.name].add((driver,), missing.get(driver, 0))
@@ -337,18 +334,25 @@ class MetricsBuilder:
     def _health(self, model: ClusterModel, out: dict[str, Family]) -> None:
         from kubectl_dra.model.health import device_health
 
-        inputs = (model.raw["Pod"], model.raw["ResourceClaim"])
-        cached = self._health_cache
-        if cached is not None and all(_same(a, b) for a, b in zip(inputs, cached[0])):
-            counts = cached[1]
-        else:
-            counts = {}
-            for entry in device_health(*inputs).values():
+        def count_health() -> dict[tuple[str, str, str], int]:
+            counts: dict[tuple[str, str, str], int] = {}
+            for entry in device_health(model.raw["Pod"], model.raw["ResourceClaim"]).values():
                 key = (entry.driver, entry.pool, entry.health)
                 counts[key] = counts.get(key, 0) + 1
-            self._health_cache = (inputs, counts)
+            return counts
+
+        counts = self._reuse("health", (model.raw["Pod"], model.raw["ResourceClaim"]), count_health)
         for labels, count in sorted(counts.items()):
             out[c.DEVICE_HEALTH.name].add(labels, count)
+
+    def _reuse(self, name: str, inputs: tuple[list, ...], compute: Callable[[], T]) -> T:
+        """compute(), or its last result while `inputs` are the same lists of the same objects."""
+        cached = self._reused.get(name)
+        if cached is not None and all(_same(a, b) for a, b in zip(inputs, cached[0])):
+            return cached[1]
+        value = compute()
+        self._reused[name] = (inputs, value)
+        return value
 
 
 def _same(a: list, b: list) -> bool:
