@@ -41,17 +41,17 @@ POOL_INCOMPLETE_SECONDS = MetricDef("dra_pool_incomplete_seconds", GAUGE, ("driv
                                     "How long a pool has been Incomplete or BeingReplaced (absent when it is "
                                     "Complete or Invalid).")
 SHARED_COUNTER_CONSUMED = MetricDef(
-    "dra_shared_counter_consumed", GAUGE, ("driver", "pool", "counter_set", "counter"),
+    "dra_shared_counters_consumed", GAUGE, ("driver", "pool", "counter_set", "counter"),
     "Shared counter (partitionable devices) consumed by allocated devices, for counters that count things "
     "(the _bytes family has the counters of bytes).")
 SHARED_COUNTER_CONSUMED_BYTES = MetricDef(
-    "dra_shared_counter_consumed_bytes", GAUGE, ("driver", "pool", "counter_set", "counter"),
+    "dra_shared_counters_consumed_bytes", GAUGE, ("driver", "pool", "counter_set", "counter"),
     "Shared counter (partitionable devices) consumed by allocated devices, in bytes, for counters of bytes.")
 SHARED_COUNTER_SIZE = MetricDef(
-    "dra_shared_counter_size", GAUGE, ("driver", "pool", "counter_set", "counter"),
+    "dra_shared_counters_size", GAUGE, ("driver", "pool", "counter_set", "counter"),
     "Shared counter's total as the pool's slices declare it, for counters that count things.")
 SHARED_COUNTER_SIZE_BYTES = MetricDef(
-    "dra_shared_counter_size_bytes", GAUGE, ("driver", "pool", "counter_set", "counter"),
+    "dra_shared_counters_size_bytes", GAUGE, ("driver", "pool", "counter_set", "counter"),
     "Shared counter's total as the pool's slices declare it, in bytes, for counters of bytes.")
 CONSUMABLE_CAPACITY_CONSUMED = MetricDef(
     "dra_consumable_capacity_consumed", GAUGE, ("driver", "pool", "capacity"),

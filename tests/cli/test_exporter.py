@@ -106,11 +106,11 @@ def test_the_demo_values_a_reader_expects():
     assert capacity == {("dra.net", "gpu-node-2", "dra.net/bandwidth"): 100e9}
     assert samples(metrics, "dra_consumable_capacity_consumed") == {("dra.net", "gpu-node-2", "dra.net/bandwidth"): 50e9}
     assert not samples(metrics, "dra_consumable_capacity_size_bytes")
-    counters = samples(metrics, "dra_shared_counter_size") | samples(metrics, "dra_shared_counter_size_bytes")
-    consumed = samples(metrics, "dra_shared_counter_consumed") | samples(metrics, "dra_shared_counter_consumed_bytes")
+    counters = samples(metrics, "dra_shared_counters_size") | samples(metrics, "dra_shared_counters_size_bytes")
+    consumed = samples(metrics, "dra_shared_counters_consumed") | samples(metrics, "dra_shared_counters_consumed_bytes")
     assert set(counters) == set(consumed) and all(consumed[k] <= counters[k] for k in counters)
-    in_bytes = {labels[3] for labels in samples(metrics, "dra_shared_counter_size_bytes")}
-    assert "memory" in in_bytes and not in_bytes & {labels[3] for labels in samples(metrics, "dra_shared_counter_size")}
+    in_bytes = {labels[3] for labels in samples(metrics, "dra_shared_counters_size_bytes")}
+    assert "memory" in in_bytes and not in_bytes & {labels[3] for labels in samples(metrics, "dra_shared_counters_size")}
     # The deprecated names, served for one more release, carry the same values.
     assert samples(metrics, "dra_capacity_total") == capacity
     assert samples(metrics, "dra_counter_value") == counters and samples(metrics, "dra_counter_consumed") == consumed
