@@ -5,6 +5,7 @@ prometheus_client's parsers read, /healthz and /readyz."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime
 import json
@@ -294,11 +295,12 @@ def get(url: str, accept: str | None = None) -> tuple[int, str, str]:
         return error.code, error.headers.get("Content-Type", ""), error.read().decode()
 
 
-@pytest.fixture
-def demo_exporter(isolated_kubeconfig):
+@contextlib.contextmanager
+def serving(args: list[str]):
+    """`kubectl dra ARGS --listen 127.0.0.1:PORT` running and ready; yields its base URL."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-c", "from kubectl_dra.cli import main; main()", "--demo",
-                                "exporter", "--listen", f"127.0.0.1:{port}"],
+    process = subprocess.Popen([sys.executable, "-c", "from kubectl_dra.cli import main; main()", *args,
+                                "--listen", f"127.0.0.1:{port}"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -310,9 +312,17 @@ def demo_exporter(isolated_kubeconfig):
             pass
         assert process.poll() is None, process.communicate()
         time.sleep(0.1)
-    yield base
-    process.terminate()
+    try:
+        yield base
+    finally:
+        process.terminate()
     assert process.wait(20) == 0  # SIGTERM is a clean exit
+
+
+@pytest.fixture
+def demo_exporter(isolated_kubeconfig):
+    with serving(["--demo", "exporter"]) as base:
+        yield base
 
 
 def test_scrape_in_both_formats(demo_exporter):

@@ -17,7 +17,7 @@ from . import harness
 from .controlplane import ControlPlane
 from .kubeclient import KubeClient
 
-__all__ = ["own_control_plane", "pytest_configure", "pytest_collection_modifyitems", "pytest_runtest_makereport", "oracle_binaries",
+__all__ = ["own_control_plane", "pytest_configure", "pytest_collection_modifyitems", "pytest_runtest_makereport", "oracle_binaries", "prometheus_binaries",
            "_control_plane", "cluster", "kube", "namespace", "progress", "Cluster", "TrackingKubeClient"]
 
 
@@ -93,6 +93,14 @@ def oracle_binaries(pytestconfig) -> dict[str, str]:
     """Builds draoracle (1.37 and 1.36) if needed; returns {version: path}."""
     _build_or_fail("oracle", pytestconfig)
     return {version: str(harness.oracle_path(version)) for version in harness.ORACLE_VERSIONS}
+
+
+@pytest.fixture(scope="session")
+def prometheus_binaries(pytestconfig) -> dict[str, str]:
+    """Builds promtool and prometheus if needed (tests/harness/prometheus/build.sh); returns
+    {"promtool": path, "prometheus": path}."""
+    _build_or_fail("prometheus", pytestconfig)
+    return {name: str(harness.prometheus_binary(name)) for name in ("promtool", "prometheus")}
 
 
 class Cluster:
