@@ -68,3 +68,20 @@ def test_the_dashboard_uses_only_published_metrics():
     assert len(titles) == len(set(titles))
     assert all(p["datasource"]["uid"] == "${DS_PROMETHEUS}" for p in dashboard["panels"] if p["type"] != "row")
     assert dashboard["__inputs"][0]["name"] == "DS_PROMETHEUS"
+
+
+def test_the_dashboard_has_a_cluster_variable_every_query_honours():
+    """A fleet's Prometheus holds every cluster's series, each with its `cluster` label
+    (docs/FLEET.md): every selector of a dra_ series is scoped by the variable, which matches
+    series without the label too (`.*`), so one cluster's Prometheus works unchanged."""
+    dashboard = json.loads((DEPLOY / "grafana" / "dra-dashboard.json").read_text())
+    variable = dashboard["templating"]["list"][0]
+    assert (variable["name"], variable["allValue"]) == ("cluster", ".*")
+    expressions = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
+    for expr in expressions:
+        selectors = re.findall(r"\bdra_[a-z_]+(\{[^}]*\})?|(\{__name__=~[^}]*\})", expr)
+        assert selectors, expr
+        for braced, by_name in selectors:
+            assert 'cluster=~"$cluster"' in (braced or by_name), expr
+    fleet = [p for p in dashboard["panels"] if "by cluster" in p["title"]]
+    assert len(fleet) == 3 and all("by (cluster)" in p["targets"][0]["expr"] for p in fleet)

@@ -22,19 +22,33 @@ from .test_realcluster_exporter import RESOURCE, allocate, claim_object, free_po
 pytestmark = pytest.mark.realcluster
 
 
+EVERY_SECOND = {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "1s"}
+
+
+def scraping(target: str, external_labels: dict | None = None, rules: bool = True) -> dict:
+    """A Prometheus configuration scraping one exporter every second (with the alerting rules)."""
+    return {"global": {**EVERY_SECOND, **({"external_labels": external_labels} if external_labels else {})},
+            **({"rule_files": [str(RULES)]} if rules else {}),
+            "scrape_configs": [{"job_name": "kubectl-dra-exporter", "static_configs": [{"targets": [target]}]}]}
+
+
 class Prometheus:
-    def __init__(self, binary: str, workdir, target: str) -> None:
+    """A real Prometheus in `workdir` with `config` (a prometheus.yml as a dict)."""
+
+    def __init__(self, binary: str, workdir, config: dict) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        config = workdir / "prometheus.yml"
-        config.write_text(yaml.safe_dump({
-            "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "1s"},
-            "rule_files": [str(RULES)],
-            "scrape_configs": [{"job_name": "kubectl-dra-exporter", "static_configs": [{"targets": [target]}]}]}))
+        workdir.mkdir(parents=True, exist_ok=True)
+        path = workdir / "prometheus.yml"
+        path.write_text(yaml.safe_dump(config))
         self.log = (workdir / "prometheus.log").open("w")
-        self.process = subprocess.Popen([binary, f"--config.file={config}", f"--storage.tsdb.path={workdir / 'data'}",
+        self.process = subprocess.Popen([binary, f"--config.file={path}", f"--storage.tsdb.path={workdir / 'data'}",
                                          f"--web.listen-address=127.0.0.1:{self.port}"],
                                         stdout=self.log, stderr=subprocess.STDOUT)
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
 
     def api(self, path: str, **params) -> dict:
         status, body = get(f"{self.base}/api/v1/{path}?{urllib.parse.urlencode(params)}")
@@ -75,8 +89,8 @@ class Prometheus:
 def prometheus(prometheus_binaries, tmp_path):
     started: list[Prometheus] = []
 
-    def run(target: str) -> Prometheus:
-        server = Prometheus(prometheus_binaries["prometheus"], tmp_path, target)
+    def run(config: dict, name: str = "prometheus") -> Prometheus:
+        server = Prometheus(prometheus_binaries["prometheus"], tmp_path / name, config)
         started.append(server)
         return server
 
@@ -110,7 +124,7 @@ def test_an_incomplete_pool_and_an_unhealthy_device_raise_their_alerts_and_resol
     exporter = Exporter(["--kubeconfig", cluster.kubeconfig, "--no-legacy-metric-names"], env=_clean_env(tmp_path))
     try:
         exporter.wait_ready()
-        server = prometheus(f"127.0.0.1:{exporter.port}")
+        server = prometheus(scraping(f"127.0.0.1:{exporter.port}"))
         server.wait_ready()
         raised = server.until(lambda: server.alerts("DRAPoolIncomplete", driver=driver, pool="split")
                               and server.alerts("DRADevicesUnhealthy", driver=driver, pool=node), 30, "alerts raised")

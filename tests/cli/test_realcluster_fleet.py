@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 import yaml
@@ -17,10 +18,16 @@ from e2e.fixtures import own_control_plane
 from e2e.fixtures import TrackingKubeClient
 from e2e.kubeclient import KubeClient, scheduled_message
 
+from .test_realcluster_alerts import EVERY_SECOND, prometheus, scraping  # noqa: F401 (the fixture)
 from .test_realcluster_cli import gpu_slice, kubectl_dra, node
+from .test_realcluster_exporter import Exporter, _clean_env
 from .test_realcluster_fit import Setup, gpus
 
 pytestmark = pytest.mark.realcluster
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+DASHBOARD = DEPLOY / "grafana" / "dra-dashboard.json"
+FEDERATION = DEPLOY / "prometheus" / "fleet" / "federating-prometheus.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +90,61 @@ def test_fit_ranks_two_real_clusters_and_the_best_ones_scheduler_binds_the_plan(
         a.cleanup()
         b.cleanup()
         other.delete_created()
+
+
+def test_a_federating_prometheus_sums_free_devices_by_cluster_as_the_fleet_lists_them(
+        cluster, kube, second_cluster, prometheus, progress, tmp_path):
+    """Two exporters (one per cluster), each scraped by its cluster's Prometheus with the `cluster`
+    external label (deploy/prometheus/fleet/cluster-prometheus.yaml), and a federating Prometheus
+    (federating-prometheus.yaml's /federate job): the Grafana dashboard's fleet panel query sums the
+    free devices by cluster to what `kubectl dra --context prod-a,prod-b pools -o json` says."""
+    suffix = uuid.uuid4().hex[:6]
+    driver = f"fed-{suffix}.example.com"
+    other = KubeClient(second_cluster.server, second_cluster.admin_token)
+    kube.create(node(f"a-{suffix}"))
+    kube.create(gpu_slice(f"a-{suffix}-gpus", f"a-{suffix}", driver, devices=2))
+    other.create(node(f"b-{suffix}"))
+    other.create(gpu_slice(f"b-{suffix}-gpus", f"b-{suffix}", driver, devices=3))
+    kubeconfig = fleet_kubeconfig(tmp_path / "config", {
+        "prod-a": (cluster.server, cluster.admin_token),
+        "prod-b": (second_cluster.server, second_cluster.admin_token)})
+    exporters = [Exporter(["--kubeconfig", kubeconfig, "--context", name], env=_clean_env(tmp_path))
+                 for name in ("prod-a", "prod-b")]
+    try:
+        for exporter in exporters:
+            exporter.wait_ready()
+        members = [prometheus(scraping(f"127.0.0.1:{exporter.port}", {"cluster": name}, rules=False), name)
+                   for name, exporter in zip(("prod-a", "prod-b"), exporters)]
+        federation = fleet_federation([member.address for member in members])
+        fleet = prometheus(federation, "fleet")
+        for server in (*members, fleet):
+            server.wait_ready()
+        panel = next(p for p in json.loads(DASHBOARD.read_text())["panels"] if p["title"] == "Free devices by cluster")
+        query = panel["targets"][0]["expr"].replace("$cluster", ".*").replace("$driver", driver)
+
+        def by_cluster() -> dict[str, float]:
+            return {r["metric"].get("cluster"): float(r["value"][1]) for r in fleet.api("query", query=query)["result"]}
+
+        waited = fleet.until(lambda: set(by_cluster()) == {"prod-a", "prod-b"}, 60, "both clusters federated")
+        listed = json.loads(kubectl_dra("--kubeconfig", kubeconfig, "--context", "prod-a,prod-b", "pools",
+                                        "--driver", driver, "-o", "json").stdout)
+        free: dict[str, float] = {}
+        for item in listed["items"]:
+            free[item["cluster"]] = free.get(item["cluster"], 0) + item["devices"]["free"]
+        assert by_cluster() == free == {"prod-a": 2, "prod-b": 3}
+        progress(f"[fleet] both clusters' series in the federating Prometheus {waited:.1f}s after it was ready")
+    finally:
+        for exporter in exporters:
+            exporter.stop()
+
+
+def fleet_federation(targets: list[str]) -> dict:
+    """deploy/prometheus/fleet/federating-prometheus.yaml with these targets, every second."""
+    config = yaml.safe_load(FEDERATION.read_text())
+    config["global"] = dict(EVERY_SECOND)
+    [job] = config["scrape_configs"]
+    job["static_configs"] = [{"targets": targets}]
+    return config
 
 
 def test_lists_read_two_real_clusters_and_a_stopped_one_is_unknown(cluster, kube, second_cluster, tmp_path):
