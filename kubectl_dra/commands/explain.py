@@ -1,3 +1,4 @@
+import dataclasses
 import sys
 
 import click
@@ -40,7 +41,7 @@ Exit status: 0 every target fits on some node, 1 a target fits on no node,
 def explain(ctx, target, filenames, recursive, node, feature_gates, output):
     """Why a pod or claim fits or does not fit, node by node, as the scheduler would decide."""
 
-    from kubectl_dra.commands.common import features_with_gates, open_session
+    from kubectl_dra.commands.fleet_choice import fleet_members
     from kubectl_dra.errors import EXIT_DOES_NOT_FIT, EXIT_OK
     from kubectl_dra.options import options_of
     from kubectl_dra.targets import parse_targets
@@ -56,39 +57,143 @@ def explain(ctx, target, filenames, recursive, node, feature_gates, output):
     parsed = parse_targets(target) if target else None
     read_warnings: list[str] = []
     documents = _read_manifests(filenames, recursive, read_warnings) if filenames else None
-    session = open_session(ctx)
+    request = ExplainRequest(parsed, documents, node, feature_gates, options.namespace)
+    members = fleet_members(ctx)
+    if members is not None:
+        from kubectl_dra.commands.judge_fleet import Judgement, judge_across
+
+        def explain_in(session, first: bool) -> Answer:
+            # The input's own warnings (what reading it found) are said once, with the first cluster.
+            answer = judge(session, request, read_warnings if first else [])
+            if isinstance(answer, Unjudged):
+                from kubectl_dra.errors import ClusterError
+
+                raise ClusterError(answer.message)
+            return answer
+
+        judge_across(ctx, members, Judgement("DRAFleetExplanation", "explanation", explain_in, Answer.fits,
+                                             Answer.nodes_fitting, lambda cluster, answer: answer.line(cluster),
+                                             lambda answer: answer.text(focused=node is not None)), output)
+        return
+    from kubectl_dra.commands.common import open_session
+
+    answer = judge(open_session(ctx), request, read_warnings)
+    if isinstance(answer, Unjudged):
+        answer.emit(output)
+        from kubectl_dra.errors import EXIT_USAGE_OR_INPUT
+
+        ctx.exit(EXIT_USAGE_OR_INPUT)
+    _emit(answer.explanations, output, focused=node is not None)
+    ctx.exit(EXIT_OK if answer.fits() else EXIT_DOES_NOT_FIT)
+
+
+@dataclasses.dataclass(frozen=True)
+class ExplainRequest:
+    """What to explain and how, from the flags and the input: the same for every cluster of a fleet."""
+
+    parsed: list | None
+    documents: list | None
+    node: str | None
+    feature_gates: str
+    namespace_flag: str | None
+
+
+@dataclasses.dataclass
+class Answer:
+    """The explanations of one cluster."""
+
+    explanations: list
+
+    def fits(self) -> bool:
+        return all(exp.verdict == "Fits" for exp in self.explanations)
+
+    def nodes_fitting(self) -> int:
+        return sum(exp.summary.fits for exp in self.explanations)
+
+    def line(self, cluster: str) -> str:
+        """A cluster's answer in one line, as explain across a fleet ranks it."""
+        if len(self.explanations) == 1:
+            from kubectl_dra.render.explain import verdict_line
+
+            exp = self.explanations[0]
+            line = f"{'fits in ' if self.fits() else ''}{cluster}: {verdict_line(exp).removeprefix('Verdict: ')}"
+            if not self.fits() and exp.verdict != "Error":
+                from kubectl_dra.scheduling.blocker import blocker_of
+
+                blocker = blocker_of(exp)
+                line += f"; {blocker.reason}: {blocker.text()}"
+            return line
+        fitting = sum(1 for exp in self.explanations if exp.verdict == "Fits")
+        return f"{'fits in ' if self.fits() else ''}{cluster}: {fitting} of {len(self.explanations)} targets fit"
+
+    def text(self, focused: bool) -> str:
+        from kubectl_dra.render.explain import explain_text
+
+        return "\n".join(explain_text(exp, focused=focused) for exp in self.explanations)
+
+    def to_dict(self) -> dict:
+        if len(self.explanations) == 1:
+            return self.explanations[0].to_dict()
+        # kubectl's envelope for several objects of any kind (`kubectl get -f ... -o json`).
+        return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""},
+                "items": [exp.to_dict() for exp in self.explanations]}
+
+
+def judge(session, request: ExplainRequest, read_warnings: list[str]):
+    """The explanations of the targets in one cluster (an Answer), or what the judgement lacked
+    (Unjudged). Raises InputError for what is wrong there."""
+    from kubectl_dra.commands.common import features_with_gates
+
+    node = request.node
     namespace = session.namespace() or session.context_namespace
+    documents = request.documents
     if documents is not None:
         from kubectl_dra.commands.manifests import checked_documents
 
         documents = checked_documents(documents, namespace, session.store.get, read_warnings)
     objs = session.store.object_set()
-    features = features_with_gates(session, feature_gates)
-    plan = _plan(documents, namespace, options.namespace) if documents is not None else None
-    _refuse_missing_inputs(ctx, session, parsed, namespace, features, output, plan)
-    if parsed:
-        explanations = [build_explanation(objs, (kind, namespace, name), features, node) for kind, name in parsed]
+    features = features_with_gates(session, request.feature_gates)
+    plan = _plan(documents, namespace, request.namespace_flag) if documents is not None else None
+    unjudged = _missing_inputs(session, request.parsed, namespace, features, plan)
+    if unjudged is not None:
+        return unjudged
+    if request.parsed:
+        explanations = [build_explanation(objs, (kind, namespace, name), features, node)
+                        for kind, name in request.parsed]
     else:
         explanations = _explain_manifest(plan, objs, features, node, session.store.items("ResourceQuota"))
-    _emit(explanations, output, focused=node is not None)
-    fits = all(exp.verdict == "Fits" for exp in explanations)
-    ctx.exit(EXIT_OK if fits else EXIT_DOES_NOT_FIT)
+    return Answer(explanations)
 
 
 VERDICT_UNKNOWN = "Unknown"
 
 
-def _refuse_missing_inputs(ctx, session, parsed, namespace, features, output, plan) -> None:
+@dataclasses.dataclass
+class Unjudged:
+    """A judgement that lacked an input it needs (forbidden, failed): the verdict is Unknown."""
+
+    target: str
+    document: dict
+    message: str
+
+    def emit(self, output: str) -> None:
+        from kubectl_dra.json_codec import to_json
+        from kubectl_dra.render.base import to_yaml
+
+        if output == "text":
+            click.echo(safe_line(self.target) + "\n" + safe_line(f"Verdict: {VERDICT_UNKNOWN} — {self.message}"))
+        else:
+            click.echo(to_json(self.document) if output == "json" else to_yaml(self.document), nl=False)
+
+
+def _missing_inputs(session, parsed, namespace, features, plan) -> Unjudged | None:
     """An input the judgement needs could not be read (forbidden, failed): the verdict is Unknown,
     naming what it lacked, and the exit status 2 (CONVENTIONS.md), instead of a guess from partial
     objects. A target that cannot be read is named as forbidden, never as not found. What a pod
     needs depends on the pod (its volumes, its affinity's namespace selectors): the named pod as
     the store keeps it ({} when it is not there: it is then not found), or each what-if target."""
-    from kubectl_dra.errors import EXIT_USAGE_OR_INPUT
     from kubectl_dra.model.knowledge import explain_inputs
-    from kubectl_dra.json_codec import to_json
-    from kubectl_dra.render.base import API_VERSION, to_yaml
-    from kubectl_dra.terminal_text import safe_line
+    from kubectl_dra.render.base import API_VERSION
 
     kind, name = parsed[0] if parsed and len(parsed) == 1 else ("Pod", None)
     if parsed:
@@ -102,19 +207,15 @@ def _refuse_missing_inputs(ctx, session, parsed, namespace, features, output, pl
             found.setdefault(unreadable.kind, unreadable)
     missing = list(found.values())
     if not missing:
-        return
+        return None
     message = "cannot judge without " + "; ".join(m.detail() for m in missing)
-    if output == "text":
-        target = f"{kind} {namespace}/{name}" if name else ("What-if" if not parsed else
-                                                           ", ".join(f"{k} {namespace}/{n}" for k, n in parsed))
-        click.echo(safe_line(f"{target}") + "\n" + safe_line(f"Verdict: {VERDICT_UNKNOWN} — {message}"))
-    else:
-        document = {"kind": "DRAExplanation", "apiVersion": API_VERSION,
-                    "target": {"kind": kind, "namespace": namespace, "name": name, "whatIf": not parsed},
-                    "kubernetesVersion": f"1.{features.minor}", "verdict": VERDICT_UNKNOWN, "message": message,
-                    "missingInputs": [m.to_dict() for m in missing]}
-        click.echo(to_json(document) if output == "json" else to_yaml(document), nl=False)
-    ctx.exit(EXIT_USAGE_OR_INPUT)
+    target = f"{kind} {namespace}/{name}" if name else ("What-if" if not parsed else
+                                                       ", ".join(f"{k} {namespace}/{n}" for k, n in parsed))
+    document = {"kind": "DRAExplanation", "apiVersion": API_VERSION,
+                "target": {"kind": kind, "namespace": namespace, "name": name, "whatIf": not parsed},
+                "kubernetesVersion": f"1.{features.minor}", "verdict": VERDICT_UNKNOWN, "message": message,
+                "missingInputs": [m.to_dict() for m in missing]}
+    return Unjudged(target, document, message)
 
 
 def build_explanation(objs, target, features, node):

@@ -9,9 +9,9 @@ from kubectl_dra.errors import InputError
 from kubectl_dra.invocation import options_of
 
 MEMBERS_KEY = "kubectl_dra.fleet.members"
-FLEET_COMMANDS = ("pools", "slices", "devices", "claims", "nodes", "taints", "fit", "capacity", "fleet")
-"""The root's commands that read a fleet: the lists (commands.fleet_lists), fit and capacity
-(commands.judge_fleet) and the fleet summary (commands.fleet)."""
+FLEET_COMMANDS = ("pools", "slices", "devices", "claims", "nodes", "taints", "explain", "fit", "capacity", "fleet")
+"""The root's commands that read a fleet: the lists (commands.fleet_lists), explain, fit and
+capacity (commands.judge_fleet) and the fleet summary (commands.fleet)."""
 
 
 def fleet_members(ctx: click.Context):

@@ -25,7 +25,7 @@ OUTSIDE_CLASS = "ClassSelectorFalse"
 def explain_text(exp, focused: bool = False) -> str:
     summary = exp.summary
     nodes = summary.nodes
-    lines = [f"{exp.target_kind} {exp.namespace}/{exp.name}{' (what-if)' if exp.what_if else ''}", _verdict_line(exp)]
+    lines = [f"{exp.target_kind} {exp.namespace}/{exp.name}{' (what-if)' if exp.what_if else ''}", verdict_line(exp)]
     features = exp.features.to_dict()
     lines.append(f"Rules:   Kubernetes {features['kubernetesVersion']}, {features['allocator']} allocator")
     if exp.claims:
@@ -77,7 +77,7 @@ def explain_text(exp, focused: bool = False) -> str:
     return "".join(safe_line(line) + "\n" for line in lines)  # names, messages and CEL come from the cluster
 
 
-def _verdict_line(exp) -> str:
+def verdict_line(exp) -> str:
     summary = exp.summary
     count = f"{summary.fits} of {summary.nodes} node{'s' if summary.nodes != 1 else ''} fit"
     if summary.bound_to:

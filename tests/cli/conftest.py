@@ -33,3 +33,11 @@ def check_golden(name: str, actual: str) -> None:
     assert path.exists(), f"missing golden file {path}; run with {REGENERATE_ENV}=1 to create it"
     expected = path.read_text(encoding="utf-8")
     assert actual == expected, f"output differs from {path} (regenerate with {REGENERATE_ENV}=1 if intended)"
+
+
+@pytest.fixture
+def prometheus(prometheus_binaries, tmp_path):
+    """run(config, name) starts a real Prometheus (tests/cli/prometheus_server.py); all are stopped after the test."""
+    from .prometheus_server import started_prometheus
+
+    yield from started_prometheus(prometheus_binaries, tmp_path)

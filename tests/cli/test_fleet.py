@@ -84,8 +84,8 @@ def test_a_broken_cluster_file_is_one_error_line_and_the_others_still_print(run_
     (("--from", f"a={DEMO_PATH}", "--from", f"a={DEMO_PATH}", "pools"), "--from: cluster 'a' is given twice"),
     (("--from", f"a={DEMO_PATH}", "--from", "b=/no/such/file", "pools"),
      "--from b=/no/such/file: no such file or directory: /no/such/file"),
-    (("--from", f"a={DEMO_PATH}", "--from", f"b={DEMO_PATH}", "explain", "-f", "/no/such/manifest"),
-     "--from (given 2 times) selects several clusters; 'kubectl dra explain' reads one"),
+    (("--from", f"a={DEMO_PATH}", "--from", f"b={DEMO_PATH}", "doctor", "--only", "no-such-check"),
+     "--from (given 2 times) selects several clusters; 'kubectl dra doctor' reads one"),
     (("--from", f"a={DEMO_PATH}", "--from", f"b={DEMO_PATH}", "taint", "--key", "k", "--driver", "d", "--apply"),
      "selects several clusters; 'kubectl dra taint' reads one"),
     (("--from", f"a={DEMO_PATH}", "--from", f"b={DEMO_PATH}", "pools", "-w"), "-w/--watch follows one cluster"),
@@ -215,3 +215,20 @@ def test_capacity_across_a_fleet_counts_each_cluster_as_alone(run_cli):
         assert verdict["capacity"] == alone, verdict["cluster"]
     text = run_cli(*FIT_FLEET, "capacity", *argv).stdout.splitlines()
     assert text[0].startswith("big: ") and text[2] == "demo: Unknown: --class: DeviceClass gpu.example.com not found"
+
+
+def test_explain_across_a_fleet_ranks_the_clusters_and_judges_each_as_alone(run_cli):
+    manifest = str(FIT / "two-gpus.yaml")
+    result = run_cli(*FIT_FLEET, "explain", "-f", manifest)
+    assert result.status == 0, result
+    check_golden("fleet/explain-two-gpus.txt", result.stdout)
+    assert result.stdout.startswith("fits in big: Fits")
+    fleet = json.loads(run_cli(*FIT_FLEET, "explain", "-f", manifest, "-o", "json").stdout)
+    assert fleet["kind"] == "DRAFleetExplanation" and fleet["fitsIn"] == "big"
+    for verdict in fleet["clusters"]:
+        if verdict["status"] == "Known":
+            path = {"big": FIT / "cluster.yaml", "small": FIT / "gang-cluster.yaml", "demo": DEMO_PATH}[verdict["cluster"]]
+            alone = json.loads(run_cli("--from", str(path), "explain", "-f", manifest, "-o", "json").stdout)
+            assert verdict["explanation"] == alone, verdict["cluster"]
+    nowhere = run_cli("--from", f"a={DEMO_PATH}", "--from", f"b={DEMO_PATH}", "explain", "-f", manifest)
+    assert nowhere.status == 1 and nowhere.stdout.startswith("a: Unschedulable"), nowhere

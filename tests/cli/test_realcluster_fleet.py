@@ -18,7 +18,7 @@ from e2e.fixtures import own_control_plane
 from e2e.fixtures import TrackingKubeClient
 from e2e.kubeclient import KubeClient, scheduled_message
 
-from .test_realcluster_alerts import EVERY_SECOND, prometheus, scraping  # noqa: F401 (the fixture)
+from .prometheus_server import EVERY_SECOND, scraping
 from .test_realcluster_cli import gpu_slice, kubectl_dra, node
 from .test_realcluster_exporter import Exporter, _clean_env
 from .test_realcluster_fit import Setup, gpus
