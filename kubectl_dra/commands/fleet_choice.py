@@ -9,9 +9,11 @@ from kubectl_dra.errors import InputError
 from kubectl_dra.invocation import options_of
 
 MEMBERS_KEY = "kubectl_dra.fleet.members"
-FLEET_COMMANDS = ("pools", "slices", "devices", "claims", "nodes", "taints", "explain", "fit", "capacity", "fleet")
+FLEET_COMMANDS = ("pools", "slices", "devices", "claims", "nodes", "taints", "explain", "fit", "capacity", "fleet",
+                  "tui")
 """The root's commands that read a fleet: the lists (commands.fleet_lists), explain, fit and
-capacity (commands.judge_fleet) and the fleet summary (commands.fleet)."""
+capacity (commands.judge_fleet), the fleet summary (commands.fleet) and the dashboard (commands.tui:
+its Fleet tab)."""
 
 
 def fleet_members(ctx: click.Context):

@@ -16,11 +16,16 @@ if TYPE_CHECKING:
 Examples:
   kubectl dra                  # same as kubectl dra tui
   kubectl dra --demo
-  kubectl dra tui --from cluster.yaml""")
+  kubectl dra tui --from cluster.yaml
+  kubectl dra --context prod-a,prod-b  # the Fleet tab: one row per cluster""")
 @global_options
 @click.pass_context
 def tui(ctx):
-    """Open the live dashboard (the default when no command is given)."""
+    """Open the live dashboard (the default when no command is given).
+
+    With a fleet (--context a,b, --all-contexts, --from given more than once) it opens on the Fleet
+    tab, one row per cluster; Enter shows a cluster's tabs, f comes back, and every cluster keeps
+    being watched meanwhile."""
     open_dashboard(ctx)
 
 
@@ -42,6 +47,12 @@ def open_dashboard(ctx: click.Context) -> None:
     from kubectl_dra.options import options_of
 
     options = options_of(ctx)
+    from kubectl_dra.commands.fleet_choice import fleet_members
+
+    members = fleet_members(ctx)
+    if members is not None:
+        _open_fleet(ctx, members)
+        return
     from kubectl_dra.session import ReadLater, Session
 
     store: Store
@@ -60,3 +71,25 @@ def open_dashboard(ctx: click.Context) -> None:
 
     namespace = None if options.all_namespaces else options.namespace
     run(store, source=source, options=DashboardOptions(namespace=namespace))
+
+
+def _open_fleet(ctx: click.Context, members: list) -> None:
+    """Every member read at once (kubectl_dra.fleet), then the dashboard on its Fleet tab; a member
+    that cannot be read is a row of its own, Unknown with the reason."""
+    from kubectl_dra.fleet import load_fleet
+    from kubectl_dra.options import options_of, refuse_unused_filters
+    from tui.app import DashboardOptions
+    from tui.fleet import FleetMember, run_fleet
+
+    refuse_unused_filters(ctx)
+    fleet = []
+    for loaded in load_fleet(members):
+        session = loaded.session
+        if session is None or session.store is None:
+            fleet.append(FleetMember(loaded.name, None, failure=loaded.failure))
+        else:
+            fleet.append(FleetMember(loaded.name, session.store, session.cluster_source,
+                                     warnings=list(session.warnings)))
+    options = options_of(ctx)
+    namespace = None if options.all_namespaces else options.namespace
+    run_fleet(fleet, DashboardOptions(namespace=namespace))

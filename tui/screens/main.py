@@ -72,9 +72,11 @@ class DashboardScreen(Screen):
         ),
     ]
 
-    def __init__(self, initial_view: str) -> None:
+    def __init__(self, initial_view: str, cluster: str | None = None) -> None:
+        """`cluster`: the fleet member this screen shows (named in the header), None without a fleet."""
         super().__init__()
         self.initial_view = initial_view
+        self.cluster = cluster
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top-line"):
@@ -124,7 +126,7 @@ class DashboardScreen(Screen):
         if header is None or not header.is_attached:
             header = self._header = next(iter(self.query(ClusterHeader)), None)
         if header is not None:
-            header.show(connection, namespace, pools_pending)
+            header.show(connection, namespace, pools_pending, self.cluster)
             self.set_class(bool(connection.stale), "-stale")
 
     def action_show_view(self, name: str) -> None:

@@ -9,11 +9,16 @@ from kubectl_dra.terminal_text import safe_line
 from tui.format import clock_time
 
 
-def connection_text(connection, namespace: str | None, pools_pending: int | None = None) -> Text:
-    """Renders a kubectl_dra.store.ConnectionInfo as one line of styled text."""
+def connection_text(connection, namespace: str | None, pools_pending: int | None = None,
+                    cluster: str | None = None) -> Text:
+    """Renders a kubectl_dra.store.ConnectionInfo as one line of styled text; `cluster`: the fleet
+    member's name, when the dashboard shows one cluster of a fleet."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(" kubectl dra ", style="bold reverse")
     text.append("  ")
+    if cluster is not None:
+        text.append(f" {safe_line(cluster)} ", style="bold reverse cyan")
+        text.append("  ")
     _field(text, "context", connection.context or "-")
     _field(text, "cluster", connection.server_version or "-")
     _field(text, "api", connection.resource_api_version or "-")
@@ -75,14 +80,16 @@ class ClusterHeader(Static):
 
     _shown: Text | None = None
 
-    def show(self, connection, namespace: str | None, pools_pending: int | None = 0) -> None:
-        """`pools_pending`: pools still being analysed (None: nothing analysed yet).
+    def show(self, connection, namespace: str | None, pools_pending: int | None = 0,
+             cluster: str | None = None) -> None:
+        """`pools_pending`: pools still being analysed (None: nothing analysed yet); `cluster`: the
+        fleet member shown (None: no fleet).
 
         Called for every batch of watch events: the line is redrawn only when its text changed (at
         most once a second under churn, for the last event's time), and never lays the screen out
         again (one line, its width set by the top line, not by the text); Static.update's default
         relayout per batch kept the UI thread in layout and rendering at 50 slice updates/s."""
-        text = connection_text(connection, namespace, pools_pending)
+        text = connection_text(connection, namespace, pools_pending, cluster)
         if text != self._shown:
             self._shown = text
             self.update(text, layout=False)
