@@ -249,6 +249,9 @@ class FleetApp(DraApp):
         if member.store is None:
             self.notify(f"{name} is Unknown: {member.failure}", severity="error", timeout=10)
             return
+        if self._member is not None:
+            return  # a second Enter while the first opens
+        self._member = member
         if self._rebuilding:
             self._open_after_rebuild = member
             return
@@ -256,7 +259,6 @@ class FleetApp(DraApp):
 
     async def _open(self, member: FleetMember) -> None:
         assert member.store is not None
-        self._member = member
         self.store, self.source = member.store, member.source
         self.dashboard = None
         self._builder = ModelBuilder(refreeze=False)
@@ -288,7 +290,7 @@ class FleetApp(DraApp):
             self._unsubscribe = None
         self._pending_kinds.clear()
         self._rebuild_again = False
-        self._member = None
+        self._member = self._open_after_rebuild = None
         while self.screen is not self.fleet_screen and len(self.screen_stack) > 1:
             self.pop_screen()
         self.fleet_screen.table.focus()
