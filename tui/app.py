@@ -394,11 +394,15 @@ class DraApp(App):
         if self._unsubscribe is not None:
             self._unsubscribe()
         self.store, self.source = store, source
+        self._forget_model()
+        self._subscribe()
+        self._start_source(source.run(store))
+
+    def _forget_model(self) -> None:
+        """Another cluster's store is shown next: nothing built from the last one is reused."""
         self._builder = ModelBuilder(refreeze=False)
         self._view_caches = {name: view.new_cache() for name, view in self._view_classes.items()}
         self._built_at, self._shown_revision = {}, {}
-        self._subscribe()
-        self._start_source(source.run(store))
 
     # Command palette ----------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from kubectl_dra.terminal_text import safe_line
 from tui.app import DashboardOptions, DraApp
 from tui.format import TONE_STYLES
 from tui.screens.main import DashboardScreen
+from tui.views.base import RowCache
 from tui.views.table_columns import DashboardTable
 from tui.widgets.footer import DashboardFooter
 from tui.widgets.virtual_table import Row, VirtualTable, measure_widths
@@ -159,6 +160,8 @@ class FleetApp(DraApp):
         self._member: FleetMember | None = None
         """The member whose tabs are open (None: the Fleet tab)."""
         self._open_after_rebuild: FleetMember | None = None
+        self._opening = 0
+        """Counts Enters and `f`s: an open scheduled before the last of them is dropped."""
         self._member_listeners: list[Callable[[], None]] = []
 
     def get_default_screen(self) -> Screen:
@@ -252,18 +255,21 @@ class FleetApp(DraApp):
         if self._member is not None:
             return  # a second Enter while the first opens
         self._member = member
+        self._opening += 1
         if self._rebuilding:
             self._open_after_rebuild = member
             return
-        self.call_later(self._open, member)
+        self.call_later(self._open, member, self._opening)
 
-    async def _open(self, member: FleetMember) -> None:
-        assert member.store is not None
+    async def _open(self, member: FleetMember, opening: int) -> None:
+        if opening != self._opening or member.store is None:
+            return  # f was pressed before it opened
         self.store, self.source = member.store, member.source
         self.dashboard = None
-        self._builder = ModelBuilder(refreeze=False)
-        self._view_caches = {name: view.new_cache() for name, view in self._view_classes.items()}
-        self._built_at, self._shown_revision = {}, {}
+        self._forget_model()
+        for cache in self._view_caches.values():
+            if isinstance(cache, RowCache):
+                cache.give_way = self._give_way
         self.main_screen = DashboardScreen(self.active_view, member.name)
         await self.push_screen(self.main_screen)
         self._subscribe()
@@ -274,7 +280,7 @@ class FleetApp(DraApp):
             super()._rebuild_done()
             return
         self._rebuilding = self._rebuild_again = False
-        self.call_later(self._open, member)
+        self.call_later(self._open, member, self._opening)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "fleet":
@@ -291,6 +297,7 @@ class FleetApp(DraApp):
         self._pending_kinds.clear()
         self._rebuild_again = False
         self._member = self._open_after_rebuild = None
+        self._opening += 1
         while self.screen is not self.fleet_screen and len(self.screen_stack) > 1:
             self.pop_screen()
         self.fleet_screen.table.focus()

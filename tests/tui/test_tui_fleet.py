@@ -3,6 +3,8 @@ prints), Enter into one cluster's tabs and `f` back, and rows that follow their 
 
 from __future__ import annotations
 
+import asyncio
+
 
 from kubectl_dra.fleet import load_fleet
 from kubectl_dra.sources.base import SourceConfig
@@ -58,6 +60,10 @@ class TestSnapshots:
     def test_a_cluster_opened_from_the_fleet_tab(self, snap_compare):
         app, run_before = showing_fleet("down", "enter")
         assert snap_compare(app, terminal_size=DEMO_SIZE, run_before=run_before)
+
+    def test_the_keys_of_an_opened_cluster_say_the_others_keep_being_watched(self, snap_compare):
+        app, run_before = showing_fleet("down", "enter", "question_mark")
+        assert snap_compare(app, terminal_size=(160, 72), run_before=run_before)  # tall: every key shows
 
 
 def cli_rows(run_cli, args, key_header: str, headers) -> dict[str, dict[str, str]]:
@@ -184,3 +190,54 @@ async def test_a_member_whose_watch_is_lost_is_stale_on_its_row_at_once():
         await until(pilot, lambda: nvidia_data() == "LIVE", "LIVE")
         store.set_connection(mode="reconnecting", stale=True, stale_reason="the watch was lost")
         await until(pilot, lambda: nvidia_data() == "STALE", "STALE")
+
+
+class ScriptedWatch:
+    """A live source stand-in: once started, deletes one slice when told, then watches on."""
+
+    live = True
+
+    def __init__(self, slice_name: str) -> None:
+        self.slice_name = slice_name
+        self.started = 0
+        self.go = asyncio.Event()
+        self.stopped = False
+
+    async def run(self, store) -> None:
+        self.started += 1
+        store.set_connection(mode="live")
+        try:
+            await self.go.wait()
+            store.apply("ResourceSlice", "DELETED", item(store, "ResourceSlice", self.slice_name))
+            await asyncio.Event().wait()
+        finally:
+            self.stopped = True
+
+    def read_warnings(self) -> list[str]:
+        return []
+
+
+async def test_every_live_member_keeps_its_watch_while_another_cluster_is_open():
+    app = fleet_app()
+    demo = app.member("demo")
+    assert demo.store is not None
+    slice_ = demo.store.items("ResourceSlice")[0]
+    demo.source = watch = ScriptedWatch(slice_["metadata"]["name"])
+    labels = [column.label for column in FLEET_TABLE.columns]
+
+    def demo_cells() -> dict[str, str]:
+        row = next(row for row in fleet_table(app).rows if row.key == ("cluster", "demo"))
+        return dict(zip(labels, row.cells))
+
+    async with app.run_test(size=DEMO_SIZE) as pilot:
+        await fleet_settled(app, pilot)
+        assert demo_cells()["DATA"] == "LIVE"
+        before = int(demo_cells()["DEVICES"])
+        await pilot.press("down", "enter")  # nvidia on screen: the demo's watch goes on
+        await settle(app, pilot)
+        await pilot.press("f", "up", "enter", "f", "down", "enter")  # in and out of the demo: not restarted
+        await settle(app, pilot)
+        assert app.main_screen.cluster == "nvidia" and watch.started == 1 and not watch.stopped
+        watch.go.set()
+        await until(pilot, lambda: int(demo_cells()["DEVICES"]) < before, "the watched demo's row to follow")
+        assert int(demo_cells()["DEVICES"]) == before - len(slice_["spec"]["devices"])
