@@ -96,7 +96,7 @@ def fleet_title(members: list[FleetMember]) -> Text:
     text.append(f"fleet of {len(members)} clusters", style="bold")
     if unknown:
         text.append(f"  {unknown} Unknown", style="bold red")
-    text.append("  Enter opens a cluster; every cluster keeps being watched", style="dim")
+    text.append("  Enter opens a cluster, f comes back; live clusters stay watched meanwhile", style="dim")
     return text
 
 
@@ -105,8 +105,8 @@ class FleetScreen(Screen):
 
     BINDINGS = [
         Binding("q", "app.quit", "Quit"),
-        Binding("enter", "open", "Open", tooltip="The highlighted cluster's tabs (the other clusters keep "
-                                                   "being watched; f comes back here)"),
+        Binding("enter", "open", "Open", tooltip="The highlighted cluster's tabs (the live clusters "
+                                                   "keep being watched; f comes back here)"),
     ]
 
     def __init__(self, members: list[FleetMember]) -> None:
@@ -150,7 +150,7 @@ class FleetApp(DraApp):
 
     BINDINGS = [*DraApp.BINDINGS,
                 Binding("f", "fleet", "Fleet", tooltip="Back to the Fleet tab: every cluster, one row each "
-                                                        "(the other clusters keep being watched meanwhile)")]
+                                                        "(the other live clusters keep being watched meanwhile)")]
 
     def __init__(self, members: list[FleetMember], options: DashboardOptions | None = None) -> None:
         first = next((member.store for member in members if member.store is not None), None)
