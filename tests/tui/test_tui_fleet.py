@@ -241,3 +241,17 @@ async def test_every_live_member_keeps_its_watch_while_another_cluster_is_open()
         watch.go.set()
         await until(pilot, lambda: int(demo_cells()["DEVICES"]) < before, "the watched demo's row to follow")
         assert int(demo_cells()["DEVICES"]) == before - len(slice_["spec"]["devices"])
+
+
+def test_the_command_reads_every_member_and_opens_the_fleet_tab_with_them(run_cli, monkeypatch):
+    import tui.fleet
+    from kubectl_dra.commands import tui as tui_command
+
+    opened: list[list[FleetMember]] = []
+    monkeypatch.setattr(tui_command, "has_terminal", lambda: True)
+    monkeypatch.setattr(tui.fleet, "run_fleet", lambda members, options=None: opened.append(members))
+    result = run_cli(*(arg for given in FILES for arg in ("--from", given)), "tui")
+    assert result.status == 0, result
+    (members,) = opened
+    assert [(m.name, m.known) for m in members] == [("demo", True), ("nvidia", True), ("broken", False)]
+    assert "spec.pool: required" in (members[2].failure or "")
