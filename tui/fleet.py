@@ -109,6 +109,11 @@ class FleetScreen(Screen):
                                                    "keep being watched; f comes back here)"),
     ]
 
+    DEFAULT_CSS = """
+    FleetScreen > #fleet-title { height: 1; background: $panel; }
+    FleetScreen > VirtualTable { height: 1fr; }
+    """
+
     def __init__(self, members: list[FleetMember]) -> None:
         super().__init__()
         self.members = members

@@ -57,6 +57,10 @@ class TestSnapshots:
         app, run_before = showing_fleet()
         assert snap_compare(app, terminal_size=(200, 12), run_before=run_before)
 
+    def test_the_fleet_tab_narrow_keeps_what_says_which_cluster_and_whether_read(self, snap_compare):
+        app, run_before = showing_fleet()
+        assert snap_compare(app, terminal_size=(80, 12), run_before=run_before)
+
     def test_a_cluster_opened_from_the_fleet_tab(self, snap_compare):
         app, run_before = showing_fleet("down", "enter")
         assert snap_compare(app, terminal_size=DEMO_SIZE, run_before=run_before)
