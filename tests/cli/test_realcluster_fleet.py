@@ -48,6 +48,22 @@ def fleet_kubeconfig(path, clusters: dict[str, tuple[str, str]]) -> str:
     return str(path)
 
 
+def two_clusters_with_gpus(cluster, kube, second_cluster, tmp_path, prefix: str) -> tuple[str, str]:
+    """A node with a pool of 2 devices in prod-a (the shared control plane) and one of 3 in prod-b,
+    of a driver unique to the test; returns (driver, the kubeconfig with both contexts)."""
+    suffix = uuid.uuid4().hex[:6]
+    driver = f"{prefix}-{suffix}.example.com"
+    other = KubeClient(second_cluster.server, second_cluster.admin_token)
+    kube.create(node(f"a-{suffix}"))
+    kube.create(gpu_slice(f"a-{suffix}-gpus", f"a-{suffix}", driver, devices=2))
+    other.create(node(f"b-{suffix}"))
+    other.create(gpu_slice(f"b-{suffix}-gpus", f"b-{suffix}", driver, devices=3))
+    kubeconfig = fleet_kubeconfig(tmp_path / "config", {
+        "prod-a": (cluster.server, cluster.admin_token),
+        "prod-b": (second_cluster.server, second_cluster.admin_token)})
+    return driver, kubeconfig
+
+
 def test_fit_ranks_two_real_clusters_and_the_best_ones_scheduler_binds_the_plan(cluster, kube, namespace,
                                                                                second_cluster, tmp_path):
     """prod-a has one node of 2 GPUs, prod-b two of 4: three pods of 2 GPUs fit in prod-b only. The
@@ -98,16 +114,7 @@ def test_a_federating_prometheus_sums_free_devices_by_cluster_as_the_fleet_lists
     external label (deploy/prometheus/fleet/cluster-prometheus.yaml), and a federating Prometheus
     (federating-prometheus.yaml's /federate job): the Grafana dashboard's fleet panel query sums the
     free devices by cluster to what `kubectl dra --context prod-a,prod-b pools -o json` says."""
-    suffix = uuid.uuid4().hex[:6]
-    driver = f"fed-{suffix}.example.com"
-    other = KubeClient(second_cluster.server, second_cluster.admin_token)
-    kube.create(node(f"a-{suffix}"))
-    kube.create(gpu_slice(f"a-{suffix}-gpus", f"a-{suffix}", driver, devices=2))
-    other.create(node(f"b-{suffix}"))
-    other.create(gpu_slice(f"b-{suffix}-gpus", f"b-{suffix}", driver, devices=3))
-    kubeconfig = fleet_kubeconfig(tmp_path / "config", {
-        "prod-a": (cluster.server, cluster.admin_token),
-        "prod-b": (second_cluster.server, second_cluster.admin_token)})
+    driver, kubeconfig = two_clusters_with_gpus(cluster, kube, second_cluster, tmp_path, "fed")
     exporters = [Exporter(["--kubeconfig", kubeconfig, "--context", name], env=_clean_env(tmp_path))
                  for name in ("prod-a", "prod-b")]
     try:
@@ -148,16 +155,7 @@ def fleet_federation(targets: list[str]) -> dict:
 
 
 def test_lists_read_two_real_clusters_and_a_stopped_one_is_unknown(cluster, kube, second_cluster, tmp_path):
-    suffix = uuid.uuid4().hex[:6]
-    driver = f"fleet-{suffix}.example.com"
-    other = KubeClient(second_cluster.server, second_cluster.admin_token)
-    kube.create(node(f"a-{suffix}"))
-    kube.create(gpu_slice(f"a-{suffix}-gpus", f"a-{suffix}", driver, devices=2))
-    other.create(node(f"b-{suffix}"))
-    other.create(gpu_slice(f"b-{suffix}-gpus", f"b-{suffix}", driver, devices=3))
-    kubeconfig = fleet_kubeconfig(tmp_path / "config", {
-        "prod-a": (cluster.server, cluster.admin_token),
-        "prod-b": (second_cluster.server, second_cluster.admin_token)})
+    driver, kubeconfig = two_clusters_with_gpus(cluster, kube, second_cluster, tmp_path, "fleet")
 
     result = kubectl_dra("--kubeconfig", kubeconfig, "--context", "prod-a,prod-b", "pools", "--driver", driver,
                          "-o", "json")
@@ -165,6 +163,7 @@ def test_lists_read_two_real_clusters_and_a_stopped_one_is_unknown(cluster, kube
     document = json.loads(result.stdout)
     assert [(c["name"], c["status"]) for c in document["metadata"]["clusters"]] == [("prod-a", "Known"),
                                                                                      ("prod-b", "Known")]
+    suffix = driver.split(".")[0].removeprefix("fleet-")
     assert [(item["cluster"], item["pool"], item["devices"]["total"]) for item in document["items"]] == [
         ("prod-a", f"a-{suffix}", 2), ("prod-b", f"b-{suffix}", 3)]
     table = kubectl_dra("--kubeconfig", kubeconfig, "--all-contexts", "devices", "--driver", driver)
