@@ -34,6 +34,8 @@ def fleet_flag(ctx: click.Context) -> str:
         return "--all-contexts"
     if config.fleet_files:
         return f"--from (given {len(config.fleet_files)} times)"
+    if config.from_file:
+        return f"--from {config.from_file} (a directory of snapshots)"
     return f"--context {config.context}"
 
 

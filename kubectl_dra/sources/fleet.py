@@ -1,8 +1,8 @@
 """Which clusters one invocation reads: a fleet of named members, each with a SourceConfig of its
 own, or None for the single cluster (or file, or demo) every command has always read.
 
-A fleet is asked for by `--context a,b`, `--all-contexts`, or `--from` given more than once
-(`NAME=FILE`, or FILE named by its stem). Everything is checked here, before anything is read:
+A fleet is asked for by `--context a,b`, `--all-contexts`, `--from` given more than once
+(`NAME=FILE`, or FILE named by its stem), or `--from DIR` of snapshot files only. Everything is checked here, before anything is read:
 an unknown context, a missing file and a name given twice are one line each and exit 2.
 """
 
@@ -57,6 +57,10 @@ def fleet_of(config: SourceConfig, context_names: list[str] | None = None) -> li
                                  f'(contexts: {", ".join(sorted(known)) or "none"})')
         _refuse_duplicates("--context", contexts)
         return [_context_member(config, name) for name in contexts]
+    if not files and config.from_file and os.path.isdir(config.from_file):
+        files = snapshot_directory(config.from_file)
+        if not files:
+            return None  # a directory of manifests: one cluster, as it always was
     if files:
         if config.demo:
             raise InputError("--demo and --from cannot be used together")
@@ -93,6 +97,26 @@ def _file_member(config: SourceConfig, given: str) -> Member:
     if not os.path.exists(path):
         raise InputError(f"--from {given}: no such file or directory: {path}")
     return Member(name, dataclasses.replace(config, from_file=path, fleet_files=()))
+
+
+SNAPSHOT_SUFFIXES = (".yaml", ".yml", ".json")
+SNAPSHOT_MARK = b"DRASnapshot"
+"""What the first document of every snapshot file names (kubectl_dra.snapshot.SNAPSHOT_KIND)."""
+HEADER_BYTES = 4096
+
+
+def snapshot_directory(path: str) -> list[str]:
+    """The files of a directory when it holds two snapshots or more and nothing else (a fleet, each
+    file one cluster named by its stem); [] for any other directory (manifests of one cluster)."""
+    names = sorted(name for name in os.listdir(path) if not name.startswith("."))
+    files = [os.path.join(path, name) for name in names if os.path.isfile(os.path.join(path, name))]
+    if len(files) < 2 or not all(f.endswith(SNAPSHOT_SUFFIXES) for f in files):
+        return []
+    for file in files:
+        with open(file, "rb") as stream:
+            if SNAPSHOT_MARK not in stream.read(HEADER_BYTES):
+                return []
+    return files
 
 
 def split_named_file(given: str) -> tuple[str, str]:

@@ -232,3 +232,17 @@ def test_explain_across_a_fleet_ranks_the_clusters_and_judges_each_as_alone(run_
             assert verdict["explanation"] == alone, verdict["cluster"]
     nowhere = run_cli("--from", f"a={DEMO_PATH}", "--from", f"b={DEMO_PATH}", "explain", "-f", manifest)
     assert nowhere.status == 1 and nowhere.stdout.startswith("a: Unschedulable"), nowhere
+
+
+def test_a_directory_of_snapshots_is_a_fleet_and_a_directory_of_manifests_one_cluster(run_cli, tmp_path):
+    fleet = tmp_path / "fleet"
+    fleet.mkdir()
+    for name, source in (("lab", ("--demo",)), ("prod", ("--from", str(FIXTURES / "kubectl-get-nvidia.yaml")))):
+        assert run_cli(*source, "snapshot", "save", str(fleet / f"{name}.yaml")).status == 0
+    items = json.loads(run_cli("--from", str(fleet), "pools", "-o", "json").stdout)["items"]
+    assert sorted({item["cluster"] for item in items}) == ["lab", "prod"]
+    refused = run_cli("--from", str(fleet), "doctor")
+    assert refused.status == 2 and f"--from {fleet} (a directory of snapshots) selects several clusters" in refused.stderr
+    (fleet / "notes.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\n")
+    mixed = run_cli("--from", str(fleet), "pools", "-o", "json")  # one cluster's manifests, as always
+    assert mixed.status == 2 and "defined twice" in mixed.stderr and "cluster" not in mixed.stderr, mixed
