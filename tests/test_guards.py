@@ -101,8 +101,7 @@ WHY = {
 }
 """Why a room's doors are where they are (the core: its order, see CORE_ORDER)."""
 
-KNOWN_CROSSINGS = {
-}
+KNOWN_CROSSINGS: dict[tuple[str, str], str] = {}
 """(module, room) imports against the core's order that are known and owned by the rooms that hold
 them, each with the move that ends it. The guard fails once one is gone, so the list only shrinks;
 a new crossing is never added here: it is fixed."""
