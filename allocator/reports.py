@@ -10,6 +10,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
+from .codes import BEING_REPLACED, COMPLETE, INCOMPLETE, INVALID
 from .features import Features
 from .gcpause import paused_gc
 from .index import ClusterIndex, cluster_index
@@ -20,9 +21,6 @@ from .pools import build_pool, counter_shortage, counters_left
 from .quantity import Quantity, parse_quantity
 from .state import Holder, build_allocated_state, device_usage
 from .taints import BLOCKING_EFFECTS
-
-COMPLETE, INCOMPLETE, BEING_REPLACED, INVALID = "Complete", "Incomplete", "BeingReplaced", "Invalid"
-
 
 @dataclass
 class NodeScope:

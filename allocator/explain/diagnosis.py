@@ -7,20 +7,21 @@ from __future__ import annotations
 from .. import capacity as capacity_rules
 from .. import compatibility
 from ..cel import CelCompileError, CelRuntimeError
+from ..codes import (
+    BINDING_CONDITIONS_DISABLED, CAPACITY, CEL_ERROR, CLASS_SELECTOR, COMPATIBILITY_GROUPS, COUNTERS,
+    COUNTERS_DISABLED, IN_USE, NODE_MISMATCH, POOL_BEING_REPLACED, POOL_INCOMPLETE, POOL_INVALID, REQUEST_SELECTOR,
+    TAINTED,
+)
 from ..model import Device, DeviceID
 from ..nodeselector import NodeSelectorError, node_matches
 from ..pools import SkippedPool, available_counters, counter_shortage
-from ..search import (
-    BINDING_CONDITIONS_DISABLED, CAPACITY, CEL_ERROR, CLASS_SELECTOR, COMPATIBILITY_GROUPS, COUNTERS,
-    COUNTERS_DISABLED, IN_USE, NODE_MISMATCH, REQUEST_SELECTOR, TAINTED, ClaimSpec, Request, SearchTrace,
-    SelectorEvaluator, make_request,
-)
+from ..search import ClaimSpec, Request, SearchTrace, SelectorEvaluator, make_request
 from ..state import AllocatedState
 from ..taints import untolerated_taints
 
 from .context import Explaining
 from .holders import holder_text
-from .results import POOL_BEING_REPLACED, POOL_INCOMPLETE, POOL_INVALID, DeviceRejection, RequestOutcome
+from .results import DeviceRejection, RequestOutcome
 
 
 class Diagnoser:

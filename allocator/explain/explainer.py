@@ -4,6 +4,7 @@ node), each request's devices diagnosed, and the overall verdict and summary.
 
 from __future__ import annotations
 
+from ..codes import ERROR, FITS, UNSCHEDULABLE
 from ..features import Features
 from ..gcpause import paused_gc
 from ..index import ClusterIndex, cluster_index
@@ -16,7 +17,7 @@ from ..state import AllocatedState, build_allocated_state
 from .diagnosis import Diagnoser
 from .node_sharing import SHAREABLE_MESSAGES, Judged, NodeSharing
 from .renaming import Renaming
-from .results import ERROR, FITS, UNSCHEDULABLE, ClaimOutcome, ClaimVerdicts, ExplainError, NodeVerdict, RequestOutcome
+from .results import ClaimOutcome, ClaimVerdicts, ExplainError, NodeVerdict, RequestOutcome
 from .shared_outcomes import SharedClaimOutcome, SharedRequestOutcome
 from .slots import ClaimSlot, claim_allocation
 from .summary import settle_message, unavailable_message

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from operator import attrgetter, methodcaller
 
 from ..cel import CelCompileError
+from ..codes import IN_USE
 from ..model import DeviceID
 from ..objects import json_copy
-from ..search import IN_USE, ClaimSpec, SelectorEvaluator
+from ..search import ClaimSpec, SelectorEvaluator
 from ..state import AllocatedState
 
 from .context import Explaining

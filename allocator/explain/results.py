@@ -1,7 +1,7 @@
-"""What the allocator finds: the verdict words, the reason codes added to the search's, and the
-result types (per device, request, claim and node, and all of a target's claims) with their JSON
-form. These are facts; the one Explanation a person reads, with its summary and words, is the
-scheduler model's (kubectl_dra.scheduling.explanation, docs/EXPLANATION.md).
+"""What the allocator finds: the result types (per device, request, claim and node, and all of a
+target's claims) with their JSON form; their words are in allocator.codes. These are facts; the one
+Explanation a person reads, with its summary and words, is the scheduler model's
+(kubectl_dra.scheduling.explanation, docs/EXPLANATION.md).
 """
 
 from __future__ import annotations
@@ -12,13 +12,6 @@ from dataclasses import dataclass, field
 from ..features import Features
 from ..model import DeviceID
 from ..pools import SkippedPool
-
-FITS, UNSCHEDULABLE, ERROR = "Fits", "Unschedulable", "Error"
-
-# Reason codes beyond those of the search (see docs/EXPLANATION.md).
-POOL_INCOMPLETE = "PoolIncomplete"
-POOL_BEING_REPLACED = "PoolBeingReplaced"
-POOL_INVALID = "PoolInvalid"
 
 
 class ExplainError(ValueError):

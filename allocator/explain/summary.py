@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..search import CAPACITY, COMPATIBILITY_GROUPS, COUNTERS, ClaimSpec
+from ..codes import CAPACITY, COMPATIBILITY_GROUPS, COUNTERS, ERROR, FITS, UNSCHEDULABLE
+from ..search import ClaimSpec
 
-from .results import ERROR, FITS, UNSCHEDULABLE, NodeVerdict
+from .results import NodeVerdict
 
 
 def _primary_reason(verdict: NodeVerdict) -> str:

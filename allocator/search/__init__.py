@@ -11,15 +11,14 @@ On top of the upstream logic it records why candidates were passed over, for exp
 
 The modules: ``attempt`` (the search and the Allocator that runs it), ``requests`` (what it
 allocates), ``selectors`` (CEL as it evaluates it), ``trace`` (why it passed candidates over) and
-``codes`` (the reason codes).
+the reason codes it rejects devices with (``allocator.codes``).
 """
 
-from .attempt import Allocator
-from .codes import (
+from ..codes import (
     BINDING_CONDITIONS_DISABLED, CAPACITY, CEL_ERROR, CLASS_SELECTOR, COMPATIBILITY_GROUPS, CONSTRAINT, COUNTERS,
-    COUNTERS_DISABLED, IN_USE, IN_USE_SAME_CLAIM, NODE_MISMATCH, NODE_OPERATIONS, OPTIONAL_NODE_OPERATIONS,
-    REQUEST_SELECTOR, RESULTS_MAX, TAINTED,
+    COUNTERS_DISABLED, IN_USE, IN_USE_SAME_CLAIM, NODE_MISMATCH, NODE_OPERATIONS, REQUEST_SELECTOR, TAINTED,
 )
+from .attempt import OPTIONAL_NODE_OPERATIONS, RESULTS_MAX, Allocator
 from .requests import ChosenDevice, ClaimSpec, Request, RequestData, make_request
 from .selectors import SelectorEvaluator
 from .trace import Rejection, SearchTrace

@@ -9,6 +9,10 @@ import uuid
 from .. import capacity as capacity_rules
 from .. import compatibility
 from ..cel import CelCompileError, CelRuntimeError
+from ..codes import (
+    BINDING_CONDITIONS_DISABLED, CAPACITY, CLASS_SELECTOR, COMPATIBILITY_GROUPS, CONSTRAINT, COUNTERS,
+    COUNTERS_DISABLED, IN_USE, IN_USE_SAME_CLAIM, NODE_MISMATCH, NODE_OPERATIONS, REQUEST_SELECTOR, TAINTED,
+)
 from ..constraints import Constraint, build_constraints
 from ..features import Features
 from ..index import ClusterIndex
@@ -19,14 +23,15 @@ from ..quantity import Quantity
 from ..state import AllocatedState
 from ..taints import untolerated_taints
 
-from .codes import (
-    BINDING_CONDITIONS_DISABLED, CAPACITY, CLASS_SELECTOR, COMPATIBILITY_GROUPS, CONSTRAINT, COUNTERS,
-    COUNTERS_DISABLED, IN_USE, IN_USE_SAME_CLAIM, NODE_MISMATCH, NODE_OPERATIONS, OPTIONAL_NODE_OPERATIONS,
-    REQUEST_SELECTOR, RESULTS_MAX, TAINTED,
-)
 from .requests import ChosenDevice, ClaimSpec, Request, RequestData, make_request
 from .selectors import SelectorEvaluator
 from .trace import CompatibilityConflict, CounterShortage, SearchTrace
+
+RESULTS_MAX = 32  # resourceapi.AllocationResultsMaxSize
+
+# The node-declared feature a device of a slice with skipNodeOperations needs
+# (component-helpers nodedeclaredfeatures/features/draoptionalnodeoperations).
+OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations"
 
 _NO_SUCH_KEY_HINT = (". consider using CEL optional chaining (.? followed by orValue()) "
                      "or guarding the check with has() for optional fields")
