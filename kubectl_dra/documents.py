@@ -17,7 +17,7 @@ from typing import Callable, Iterator
 
 from kubectl_dra.errors import InputError, describe
 from kubectl_dra.json_codec import NOT_DECODED, decode_json_bytes
-from allocator.gcpause import paused_gc
+from allocator import paused_gc
 
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from kubectl_dra.fields import dict_field
 
-from allocator.objects import ATTRIBUTE_TYPES
+from allocator import ATTRIBUTE_TYPES
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 

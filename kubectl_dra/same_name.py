@@ -74,8 +74,7 @@ def replacements(documents: list[Document], lookup: Callable[[str, str, str], di
 
 def _spec(obj: dict):
     """The spec in the v1 shape, whatever version was written or served."""
-    from allocator.errors import FieldError
-    from allocator.objects import normalise
+    from allocator import FieldError, normalise_object as normalise
 
     try:
         return normalise(obj)[1].get("spec")

@@ -108,8 +108,7 @@ class Session:
     def _apply_version_override(self, store: Store) -> None:
         if not self.config.kubernetes_version:
             return
-        from allocator import FeatureError
-        from allocator.features import parse_minor
+        from allocator import FeatureError, parse_minor
 
         try:
             store.kubernetes_minor_override = parse_minor(self.config.kubernetes_version)

@@ -338,7 +338,7 @@ class Store:
     def kubernetes_minor(self) -> int:
         """The minor the allocator emulates: the override, else the cluster's, else the newest it
         knows; clamped to the range the allocator knows."""
-        from allocator.features import NEWEST_MINOR, OLDEST_MINOR
+        from allocator import NEWEST_MINOR, OLDEST_MINOR
 
         minor = self.kubernetes_minor_override or self.connection.kubernetes_minor or NEWEST_MINOR
         return max(OLDEST_MINOR, min(NEWEST_MINOR, minor))

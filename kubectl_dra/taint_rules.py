@@ -127,9 +127,7 @@ def select_devices(objs: allocator.ObjectSet, features: allocator.Features, sele
                    cel: str) -> list[Selection]:
     """The devices (as one Selection each) of the selection that a CEL expression accepts, evaluated
     the way DeviceClass selectors are. Raises InputError for an expression that does not compile."""
-    from allocator.cel import CelCompileError, CelRuntimeError
-    from allocator.index import cluster_index
-    from allocator.search import SelectorEvaluator
+    from allocator import CelCompileError, CelRuntimeError, SelectorEvaluator, cluster_index
 
     evaluator = SelectorEvaluator(features)
     current = {(d.driver, d.pool, d.name) for pool in allocator.analyze_pools(objs, features) for d in pool.devices}

@@ -266,6 +266,60 @@ def test_rooms_import_none_of_the_packages_they_must_not():
     assert not broken, "\n".join(broken)
 
 
+ALLOCATOR_DOORS = ("allocator", "allocator.codes")
+"""All other rooms import of the allocator: its public API (the names in allocator/__init__'s
+__all__) and its words (verdicts, reason codes, pool states). Its submodules are its own to move."""
+
+
+def allocator_submodules_reached(module: str, path: Path, tree: ast.Module, known: set[str]) -> list[tuple[int, str]]:
+    """(line, submodule) of every allocator submodule that a module outside the allocator imports,
+    `from allocator import <submodule>` included."""
+    if within(module, ("allocator",)):
+        return []
+    found = []
+    for line, target, names in imported(module, path, tree):
+        for name in [target, *(f"{target}.{n}" for n in names if f"{target}.{n}" in known)]:
+            if within(name, ("allocator",)) and name not in ALLOCATOR_DOORS:
+                found.append((line, name))
+    return found
+
+
+def test_other_rooms_import_only_the_allocators_public_api():
+    parsed = sources()
+    known = {module for module, _, _ in parsed}
+    broken = [f"{path.relative_to(ROOT)}:{line}: {module} imports {name}: import it from `allocator` (export it "
+              f"in allocator/__init__.py) or `allocator.codes`"
+              for module, path, tree in parsed for line, name in allocator_submodules_reached(module, path, tree, known)]
+    assert not broken, "\n".join(broken)
+
+
+def test_the_allocator_door_check_sees_submodules_however_imported():
+    tree = ast.parse("import allocator\nfrom allocator import Features, search\nfrom allocator.codes import FITS\n"
+                     "def explain():\n    from allocator.explain import explain_pod\n    import allocator.cel\n")
+    known = {"allocator", "allocator.codes", "allocator.search", "allocator.explain", "allocator.cel"}
+    found = allocator_submodules_reached("kubectl_dra.session", ROOT / "kubectl_dra" / "session.py", tree, known)
+    assert [name for _, name in found] == ["allocator.search", "allocator.explain", "allocator.cel"]
+    assert allocator_submodules_reached("allocator.reports", ROOT / "allocator" / "reports.py", tree, known) == []
+
+
+ALLOCATOR_PROBE = """
+import sys
+import allocator
+print("LOADED", ",".join(sorted(name for name in ("allocator.cel", "allocator.search", "allocator.explain",
+                                                  "allocator.validation") if name in sys.modules)))
+for name in allocator.__all__:
+    getattr(allocator, name)
+"""
+
+
+def test_the_allocators_public_api_resolves_and_loads_cel_only_when_asked():
+    """Every name in allocator.__all__ exists; importing the package loads no CEL engine, search or
+    explainer (node mode and pool reports do not need them)."""
+    result = subprocess.run([sys.executable, "-c", ALLOCATOR_PROBE], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.rsplit("LOADED", 1)[-1].strip() == ""
+
+
 def test_no_import_cycles():
     """No module imports one that imports it back, through any path, imports inside functions and
     TYPE_CHECKING blocks included: the shared piece moves to the module both need, or is passed in."""

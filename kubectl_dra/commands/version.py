@@ -38,7 +38,7 @@ def version(ctx: click.Context, client_only: bool, output: str) -> None:
     With --client, --demo or --from no cluster is contacted (there is no server to ask)."""
     import platform
 
-    from allocator.features import NEWEST_MINOR, OLDEST_MINOR
+    from allocator import NEWEST_MINOR, OLDEST_MINOR
 
     refuse_unused_filters(ctx)
     config = options_of(ctx)
@@ -79,8 +79,7 @@ def _server_info(config) -> dict:
     discovery = asyncio.run(run())
     store = Store()  # its kubernetes_minor() is the one rule for which minor judges a cluster
     if config.kubernetes_version:
-        from allocator import FeatureError
-        from allocator.features import parse_minor
+        from allocator import FeatureError, parse_minor
 
         from kubectl_dra.errors import InputError
 

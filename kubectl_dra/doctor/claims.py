@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from allocator.quantity import QuantityError, parse_quantity
+from allocator import QuantityError, parse_quantity
 from kubectl_dra import scheduling
 from kubectl_dra.doctor.common import meta, nodes_by_name, plural
 from kubectl_dra.doctor.quota import quotas_near_limit

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from allocator.reports import BEING_REPLACED, INCOMPLETE, INVALID
+from allocator.codes import BEING_REPLACED, INCOMPLETE, INVALID
 from kubectl_dra.doctor.common import STUCK_AFTER, duration, meta, nodes_by_name, parse_time, plural
 from kubectl_dra.doctor.report import OK, PROBLEM, WARNING, Check, Context, Finding
 from kubectl_dra import missing_nodes as missing_nodes_words

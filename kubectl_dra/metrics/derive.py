@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from allocator.quantity import QuantityError, parse_quantity
-from allocator.reports import BEING_REPLACED, INCOMPLETE
+from allocator import QuantityError, parse_quantity
+from allocator.codes import BEING_REPLACED, INCOMPLETE
 
 from kubectl_dra.metrics import catalogue as c
 from kubectl_dra.metrics.classes import ClassMembers

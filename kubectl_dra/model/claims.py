@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from allocator.nodeselector import describe as describe_node_selector
+from allocator import describe_node_selector
 
 from kubectl_dra.model.states import CLAIM_ALLOCATED, CLAIM_DELETING, CLAIM_PENDING, CLAIM_RESERVED
 

@@ -17,9 +17,7 @@ EVALUATE_POOLS_AT_ONCE = 1024
 def _evaluate(objs: allocator.ObjectSet, features: allocator.Features, current: set[allocator.DeviceID]):
     """(members by class, compile error by class, runtime failures by class and pool) over the
     devices of `objs` that are in `current`. A class stops at its first compile error."""
-    from allocator.cel import CelCompileError, CelRuntimeError
-    from allocator.index import cluster_index
-    from allocator.search import SelectorEvaluator
+    from allocator import CelCompileError, CelRuntimeError, SelectorEvaluator, cluster_index
 
     candidates = [d for d in cluster_index(objs, features).devices() if d.id in current]
     evaluator = SelectorEvaluator(features)

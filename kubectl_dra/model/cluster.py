@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import Callable
 
 import allocator
-from allocator.gcpause import paused_gc
+from allocator import paused_gc
 
 from kubectl_dra import heap
 from kubectl_dra.model.classes import ClassCache, ClassMembership

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, cast
 
 import allocator
-from allocator.gcpause import paused_gc
-from allocator.objects import GIVEN_STORES
+from allocator import GIVEN_STORES, paused_gc
 
 from kubectl_dra import heap
 from kubectl_dra.fields import dict_field

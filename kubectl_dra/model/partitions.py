@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from allocator.quantity import QuantityError, parse_quantity
+from allocator import QuantityError, parse_quantity
 
 MISSING = "PartitionTypeMissing:"
 COST_MISMATCH = "PartitionCostMismatch:"

@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Callable
 
 import allocator
-from allocator.reports import scope_of
+from allocator import scope_of
 
 from kubectl_dra.model.health import DeviceHealth, DeviceID, known_health
 from kubectl_dra.model.knowledge import SEES_ALL, Blind, Unreadable

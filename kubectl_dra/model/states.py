@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Iterable, Protocol
 
 import allocator
-from allocator.reports import BEING_REPLACED, COMPLETE, INCOMPLETE, INVALID
+from allocator.codes import BEING_REPLACED, COMPLETE, INCOMPLETE, INVALID
 
 from kubectl_dra.model.knowledge import SEES_ALL, Blind
 

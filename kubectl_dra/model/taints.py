@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import allocator
-from allocator.model import Taint
-from allocator.taints import tolerates
+from allocator import Taint, tolerates
 
 from kubectl_dra.model.claims import results
 

@@ -93,7 +93,8 @@ def check_node(claim: dict, allocation: dict, node: str, node_obj: dict | None) 
     selector = allocation.get("nodeSelector")
     if not selector:
         return
-    from allocator import nodeselector  # the allocator package loads CEL: only when needed
+    # The allocator is loaded only for a claim whose allocation selects nodes.
+    from allocator import NodeSelectorError, describe_node_selector, node_selector_matches
 
     needs_labels = any(term.get("matchExpressions")
                        for term in selector.get("nodeSelectorTerms") or [])
@@ -102,12 +103,12 @@ def check_node(claim: dict, allocation: dict, node: str, node_obj: dict | None) 
                              f"Node {node} is not available to check them")
     node_obj = node_obj or {"metadata": {"name": node}}
     try:
-        selected = nodeselector.matches(selector, node_obj)
-    except nodeselector.NodeSelectorError as exc:
+        selected = node_selector_matches(selector, node_obj)
+    except NodeSelectorError as exc:
         raise PrepareRefused(f"{_ref(claim)}: status.allocation.nodeSelector: {exc}") from None
     if not selected:
         raise PrepareRefused(f"{_ref(claim)}: not allocated to this node {node} "
-                             f"(status.allocation.nodeSelector: {nodeselector.describe(selector)})")
+                             f"(status.allocation.nodeSelector: {describe_node_selector(selector)})")
 
 
 def _published_uuid(slices: list[dict], driver: str, pool: str, device: str) -> str | None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from kubectl_dra.errors import CommandError
 from kubectl_dra.node.defaults import FIELD_MANAGER
 from kubectl_dra.node.nvml import Gpu, MigDevice, System
-from allocator.quantity import BINARY_SI, Quantity
+from allocator import BINARY_SI, Quantity
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kubectl-dra"}
 PCI_BUS_ID = "resource.kubernetes.io/pciBusID"

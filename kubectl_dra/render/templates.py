@@ -330,7 +330,7 @@ def sorted_by(records: list, items: list[dict], spec: str) -> list:
 
 
 def _sort_key(value: Any) -> tuple:
-    from allocator.quantity import QuantityError, parse_quantity
+    from allocator import QuantityError, parse_quantity
 
     if isinstance(value, bool):
         return (1, int(value), "")

@@ -19,9 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from allocator import ObjectSet
-from allocator.explain import UNSCHEDULABLE
-from allocator.quantity import QuantityError, parse_quantity
+from allocator import ObjectSet, QuantityError, parse_quantity
+from allocator.codes import UNSCHEDULABLE
 
 from .explanation import Explanation
 from .quota import QuotaUse, claim_usage, quota_uses, refusing_quota

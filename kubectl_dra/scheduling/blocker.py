@@ -21,8 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from allocator.explain import ERROR, FITS
-from allocator.search import CAPACITY, COUNTERS, IN_USE, REQUEST_SELECTOR, TAINTED
+from allocator.codes import CAPACITY, COUNTERS, ERROR, FITS, IN_USE, REQUEST_SELECTOR, TAINTED
 
 from .plugins import dynamic_resources
 from .status import Status

@@ -7,8 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import allocator
-from allocator.explain import ClaimVerdicts
-from allocator.search import SelectorEvaluator
+from allocator import ClaimVerdicts, SelectorEvaluator
 
 from .extended import classes_by_resource, dra_backed
 from .resources import NodeInfo, is_extended, pod_requests

@@ -4,9 +4,8 @@ through DynamicResources alone, and assemble the Explanation."""
 from __future__ import annotations
 
 import allocator
-from allocator import Features, ObjectSet
-from allocator.explain import ERROR, FITS, UNSCHEDULABLE, ClaimVerdicts, ExplainError, NodeVerdict, normalise_target
-from allocator.gcpause import paused_gc
+from allocator import ClaimVerdicts, ExplainError, Features, NodeVerdict, ObjectSet, normalise_target, paused_gc
+from allocator.codes import ERROR, FITS, UNSCHEDULABLE
 
 from . import framework, message
 from . import node_allocatable

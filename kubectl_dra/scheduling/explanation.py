@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from allocator import Features
-from allocator.explain import ERROR, FITS, UNSCHEDULABLE, ClaimOutcome, NodeVerdict
-from allocator.pools import SkippedPool
-from allocator.search import CLASS_SELECTOR
+from allocator import ClaimOutcome, Features, NodeVerdict, SkippedPool
+from allocator.codes import CLASS_SELECTOR, ERROR, FITS, UNSCHEDULABLE
 from kubectl_dra import API_VERSION
 
 from .blocker import blocker_of

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from allocator import Features
-from allocator.quantity import QuantityError, parse_quantity
+from allocator import Features, QuantityError, parse_quantity
 
 from .resources import container_requests, pod_requests
 

@@ -8,10 +8,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from allocator import Features
-from allocator.explain import NodeVerdict
-from allocator.gcpause import paused_gc
-from allocator.objects import GIVEN_STORES, ObjectSet
+from allocator import GIVEN_STORES, Features, NodeVerdict, ObjectSet, paused_gc
 
 from .fit import API_VERSION, Placer, node_signature, place_gang, used_devices
 from .framework import Diagnosis, NodeResult

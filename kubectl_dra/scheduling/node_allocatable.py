@@ -28,11 +28,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Protocol
 
-from allocator.nodeselector import matches, node_matches
-from allocator.quantity import DECIMAL_SI, Quantity, exact_amount
+from allocator import DECIMAL_SI, Quantity, exact_amount, node_matches, node_selector_matches as matches
 
 if TYPE_CHECKING:
-    from allocator.explain import NodeVerdict
+    from allocator import NodeVerdict
 
 CPU, MEMORY, EPHEMERAL_STORAGE = "cpu", "memory", "ephemeral-storage"
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from allocator.quantity import QuantityError, parse_quantity
+from allocator import QuantityError, parse_quantity
 
 from .extended import classes_by_resource
 

@@ -10,13 +10,8 @@ change is judged only on the nodes it can affect, so a 500-node snapshot takes w
 from __future__ import annotations
 
 import allocator
-from allocator.explain import POOL_BEING_REPLACED, POOL_INCOMPLETE, UNSCHEDULABLE
-from allocator.gcpause import paused_gc
-from allocator.index import ClusterIndex, cluster_index
-from allocator.model import Taint
-from allocator.objects import json_copy
-from allocator.search import TAINTED
-from allocator.taints import untolerated_taints
+from allocator import ClusterIndex, Taint, cluster_index, json_copy, paused_gc, untolerated_taints
+from allocator.codes import POOL_BEING_REPLACED, POOL_INCOMPLETE, TAINTED, UNSCHEDULABLE
 
 from .explanation import Explanation, Remedy
 from .remedies_nodes import node_remedies

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from allocator.objects import json_copy
+from allocator import json_copy
 
 from .explanation import Remedy
 from .plugins import node_affinity, node_unschedulable, taint_toleration

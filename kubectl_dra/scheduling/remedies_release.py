@@ -12,10 +12,8 @@ from __future__ import annotations
 import itertools
 
 import allocator
-from allocator.index import cluster_index
-from allocator.model import DeviceID
-from allocator.search import CAPACITY, COUNTERS, IN_USE
-from allocator.state import reserved_pods
+from allocator import DeviceID, cluster_index, reserved_pods
+from allocator.codes import CAPACITY, COUNTERS, IN_USE
 
 from .explanation import Remedy
 from .remedies_policy import same_workload

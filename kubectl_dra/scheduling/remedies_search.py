@@ -14,11 +14,10 @@ from collections.abc import Callable, Iterator
 from typing import Protocol
 
 import allocator
-from allocator.explain import FITS, RequestOutcome
-from allocator.index import cluster_index
-from allocator.model import Device, DeviceID
-from allocator.objects import json_copy, normalise
-from allocator.state import Holder
+from allocator import (
+    Device, DeviceID, Holder, RequestOutcome, cluster_index, json_copy, normalise_object as normalise,
+)
+from allocator.codes import FITS
 
 from .explanation import Explanation, NodeExplanation
 from .remedies_policy import COST_ORDER

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from allocator.model import Device
-from allocator.search import REQUEST_SELECTOR
+from allocator import Device
+from allocator.codes import REQUEST_SELECTOR
 
 from .explanation import Remedy
 from .remedies_search import RELAX, Editable, Search, edited_spec, nodes_text, request_spec
@@ -79,8 +79,8 @@ def clauses(expression: str) -> tuple[Clause, ...]:
 
 
 def _clause(match: re.Match, op: str, fn: str | None, literal: str) -> Clause | None:
-    from allocator.quantity import QuantityError, parse_quantity
-    from allocator.semver import SemverError, parse_semver
+    from allocator import QuantityError, parse_quantity
+    from allocator import SemverError, parse_semver
 
     threshold: object
     try:

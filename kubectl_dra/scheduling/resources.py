@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from allocator.quantity import exact_amount as _exact
+from allocator import exact_amount as _exact
 
 from .node_allocatable import Amount, amounts_of, status_footprints
 

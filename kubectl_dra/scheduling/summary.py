@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from allocator.explain import ERROR, FITS, NodeVerdict, RequestOutcome
-from allocator.search import CLASS_SELECTOR, CONSTRAINT, IN_USE
+from allocator import NodeVerdict, RequestOutcome
+from allocator.codes import CLASS_SELECTOR, CONSTRAINT, ERROR, FITS, IN_USE
 
 from .plugins import dynamic_resources, node_affinity, node_name, node_ports, node_resources_fit, node_unschedulable, \
     taint_toleration

@@ -19,7 +19,7 @@ import urllib.parse
 from typing import AsyncIterator, cast
 
 from kubectl_dra.errors import ClusterError, InputError
-from allocator.gcpause import paused_gc
+from allocator import paused_gc
 from kubectl_dra import kubeconfig
 from kubectl_dra.kubeconfig import in_cluster, kubeconfig_paths, read_kubeconfig
 

@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from kubectl_dra import heap, objects, snapshot
 from kubectl_dra.documents import read_documents
-from allocator.gcpause import paused_gc
+from allocator import paused_gc
 from kubectl_dra.errors import InputError, InputErrors, object_ref
 from kubectl_dra.sources.base import Source
 from kubectl_dra.store import KINDS, NAMESPACED_KINDS, ConnectionInfo, Store
@@ -111,7 +111,7 @@ class FileSource(Source):
         field: objects the allocator cannot read, and ResourceSlices and DeviceClasses that break the
         API server's rules (allocator.validate_object), so none is judged as if it were valid."""
         import allocator
-        from allocator.objects import Prepared
+        from allocator import Prepared
 
         features = store.features()
         # The object set takes the slices and classes as validation normalised them.

@@ -8,7 +8,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.containers import Horizontal, Vertical
 
-from allocator.nodeselector import describe as describe_node_selector
+from allocator import describe_node_selector
 from kubectl_dra.model.claims import claim_state, is_pending, pod_claim_names, pod_state, results
 from kubectl_dra.model.columns import claims as claim_columns
 from kubectl_dra.model.records import ClaimRecord

@@ -7,8 +7,7 @@ import itertools
 import json
 import time
 
-from allocator import Features, ObjectSet
-from allocator.gcpause import paused_gc
+from allocator import Features, ObjectSet, paused_gc
 
 from ...workloads.controllers import follow_leader
 from ..plugins import dynamic_resources

@@ -9,11 +9,7 @@ import json
 from collections.abc import Iterator
 from enum import Enum
 
-from allocator import Features
-from allocator.explain import NodeVerdict
-from allocator.index import cluster_index, share_indexes
-from allocator.objects import GIVEN_STORES, ObjectSet
-from allocator.search import SelectorEvaluator
+from allocator import GIVEN_STORES, Features, NodeVerdict, ObjectSet, SelectorEvaluator, cluster_index, share_indexes
 
 from .. import framework, node_allocatable
 from ..cycle import Cycle

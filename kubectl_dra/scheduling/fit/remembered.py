@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 
-from allocator.explain import NodeVerdict
+from allocator import NodeVerdict
 
 from .. import scoring
 from ..plugins import (balanced_allocation, dynamic_resources, image_locality, inter_pod_affinity, node_affinity,

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from allocator import Features, ObjectSet
-from allocator.gcpause import paused_gc
+from allocator import Features, ObjectSet, paused_gc
 
 from ...workloads.controllers import follow_leader
 from ..explanation import Explanation

@@ -6,8 +6,7 @@ from __future__ import annotations
 import copy
 import json
 
-from allocator import ObjectSet
-from allocator.objects import normalise
+from allocator import ObjectSet, normalise_object as normalise
 
 from ...workloads import WorkloadPods
 from .placer import GROUP_CLAIMS_ANNOTATION

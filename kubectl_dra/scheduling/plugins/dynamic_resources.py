@@ -10,8 +10,8 @@ preemption never tries to help it; an allocator error aborts the whole schedulin
 from __future__ import annotations
 
 import allocator
-from allocator import ObjectSet
-from allocator.explain import ERROR, FITS, ClaimOutcome, NodeVerdict
+from allocator import ClaimOutcome, NodeVerdict, ObjectSet
+from allocator.codes import ERROR, FITS
 
 from .. import node_allocatable, ownership
 from ..cycle import Cycle

@@ -8,7 +8,7 @@ has one; the scheduler then counts the others under "node(s) didn't satisfy plug
 
 from __future__ import annotations
 
-from allocator.nodeselector import NodeSelectorError, term_matches, validate
+from allocator import NodeSelectorError, node_selector_term_matches as term_matches, validate_node_selector as validate
 
 from ..cycle import Cycle
 from ..resources import NodeInfo

@@ -6,7 +6,10 @@ Objects come from the cycle's ObjectSet as given (nothing defaulted): a missing 
 the API server's default where it has one.
 """
 
-from allocator.nodeselector import NodeSelectorError, describe, term_matches, validate
+from allocator import (
+    NodeSelectorError, describe_node_selector as describe, node_selector_term_matches as term_matches,
+    validate_node_selector as validate,
+)
 
 from ..node_allocatable import Amount
 from ..resources import exact_amount
