@@ -59,7 +59,7 @@ class CapacityVerdict:
 _FITS = CapacityVerdict(True)
 
 
-def _q(value) -> Quantity:
+def _q(value: str | int | float | Quantity) -> Quantity:
     return parse_quantity(value)
 
 

@@ -19,13 +19,17 @@ of groups all members share (possibly empty, which admits nobody with groups).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Final, Literal
 
 from .model import Device, DeviceID
 
-NO_GROUPS = "no-groups"
+GroupState = frozenset[str] | Literal["no-groups"] | None
+"""A counter set's intersection: None, NO_GROUPS or the groups all members share."""
+
+NO_GROUPS: Final = "no-groups"
 
 
-def admits(current, groups: frozenset[str]) -> bool:
+def admits(current: GroupState, groups: frozenset[str]) -> bool:
     """Whether a device declaring `groups` may join a counter set in state `current`."""
     if current is None:
         return True
@@ -36,7 +40,7 @@ def admits(current, groups: frozenset[str]) -> bool:
     return bool(current & groups)
 
 
-def add(current, groups: frozenset[str]):
+def add(current: GroupState, groups: frozenset[str]) -> GroupState:
     """The state after a device declaring `groups` joined (admits() said yes)."""
     if current is None:
         return groups if groups else NO_GROUPS
@@ -45,11 +49,11 @@ def add(current, groups: frozenset[str]):
     return current & groups
 
 
-def baseline(devices: Iterable[Device], is_allocated: Callable[[DeviceID], bool]) -> dict[str, object]:
+def baseline(devices: Iterable[Device], is_allocated: Callable[[DeviceID], bool]) -> dict[str, GroupState]:
     """Per counter set, the intersection contributed by the pool's devices that are already allocated.
     Like upstream it reads every device slice of the pool (targeting the node or not), and the groups
     from the slice as it is now."""
-    result: dict[str, object] = {}
+    result: dict[str, GroupState] = {}
     for device in devices:
         if not device.compatibility_groups or not is_allocated(device.id):
             continue
@@ -69,7 +73,7 @@ def members(devices: Iterable[Device], is_allocated: Callable[[DeviceID], bool])
     return result
 
 
-def describe(current) -> str:
+def describe(current: GroupState) -> str:
     if current == NO_GROUPS:
         return "devices without compatibility groups"
     if not current:
@@ -81,7 +85,7 @@ def _groups_text(groups: frozenset) -> str:
     return f"groups {', '.join(sorted(groups))}" if groups else "no groups"
 
 
-def conflict(device: Device, states: dict[str, object],
+def conflict(device: Device, states: dict[str, GroupState],
              allocated: dict[str, list[tuple[DeviceID, frozenset]]] | None = None,
              holder: Callable[[DeviceID], str] | None = None) -> str | None:
     """Why `device` cannot join the counter sets in `states` (None when it can), checking every set it
@@ -107,7 +111,7 @@ def conflict(device: Device, states: dict[str, object],
         mixed = current == NO_GROUPS or not groups
         verb = "cannot join" if mixed else "share none with"
         tail = ": devices with and without compatibility groups never share a counter set" if mixed else ""
-        if not mixed and clashing is others and len(others) > 1:
+        if not mixed and isinstance(current, frozenset) and clashing is others and len(others) > 1:
             tail = f": together they leave {', '.join(sorted(current)) or 'no group'} in common"
         own = f"device's compatibility groups ({', '.join(sorted(groups))})" if groups \
             else "device without compatibility groups"

@@ -16,7 +16,8 @@ same name); the search passes that lookup in (allocator_experimental.go lookupAt
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from .model import Device, attribute_identity
 
@@ -64,7 +65,7 @@ def _set_text(values: AttributeSet) -> str:
     return _scalar_text(shown[0]) if len(shown) == 1 else "[" + ", ".join(_scalar_text(v) for v in shown) + "]"
 
 
-def _scalar_text(value) -> str:
+def _scalar_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return repr(value) if isinstance(value, str) else str(value)
@@ -89,6 +90,14 @@ class Constraint:
     def describe(self) -> str:
         return f"{self.kind} {self.attribute}"
 
+    def add(self, request: str, subrequest: str | None, device: Device, lookup: AttributeLookup | None = None) -> str | None:
+        """None if the device can join the devices chosen so far; otherwise why not."""
+        raise NotImplementedError
+
+    def remove(self, request: str, subrequest: str | None, device: Device) -> None:
+        """The device, added before, is no longer chosen."""
+        raise NotImplementedError
+
 
 class MatchAttribute(Constraint):
     kind = "matchAttribute"
@@ -96,7 +105,7 @@ class MatchAttribute(Constraint):
     def __init__(self, attribute: str, requests: list[str], list_values: bool = False,
                  restores_intersection: bool = True):
         super().__init__(attribute, requests, list_values)
-        self.value: dict | None = None  # the first device's attribute (scalar comparison)
+        self.value: dict = {}  # the first device's attribute (scalar comparison), set by the first add
         # Set comparison: the intersection after each chosen device (1.37 pops it when a device
         # is removed); 1.36 keeps only the newest one, narrowed in place and not widened again
         # when a device is removed, until no device is left.
@@ -129,6 +138,7 @@ class MatchAttribute(Constraint):
         values = attribute_set(attr)
         if values is None:
             return f"matchAttribute {self.attribute}: device has no value of a known type"
+        narrowed: AttributeSet | None
         if self.count == 0:
             narrowed = values
         else:
@@ -163,7 +173,7 @@ class DistinctAttribute(Constraint):
         self.chosen: list[dict] = []
         self.count = 0
 
-    def _remembered(self):
+    def _remembered(self) -> Iterable[dict]:
         return self.values.values() if self.per_request else self.chosen
 
     def add(self, request: str, subrequest: str | None, device: Device, lookup: AttributeLookup | None = None) -> str | None:

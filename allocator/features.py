@@ -97,7 +97,7 @@ _BASIC = {"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaint
 _ALL = _BASIC | {"DeviceBindingAndStatus", "DeviceBinding", "DeviceStatus", "ConsumableCapacity", "ListTypeAttributes",
                  "OptionalNodeOperations", "FractionalCapacityRange", "CompatibilityGroups", "DerivedAttributes"}
 # What each allocator variant supports (SupportedFeatures in structured/internal/*), by release.
-_VARIANTS_UP_TO_135 = (("stable", set()), ("incubating", _BASIC), ("experimental", _ALL))
+_VARIANTS_UP_TO_135: tuple[tuple[str, set[str]], ...] = (("stable", set()), ("incubating", _BASIC), ("experimental", _ALL))
 _VARIANTS_FROM_136 = (("stable", _BASIC),
                       ("incubating", _BASIC | {"DeviceBindingAndStatus", "ConsumableCapacity", "FractionalCapacityRange"}),
                       ("experimental", _ALL))

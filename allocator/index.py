@@ -5,11 +5,11 @@ from __future__ import annotations
 import copy
 import weakref
 from collections.abc import Iterator, Mapping
-from typing import Protocol
+from typing import Any, Protocol, cast
 
 from .features import Features
 from .gcpause import paused_gc
-from .model import Slice
+from .model import Device, RuleTaints, Slice
 from .taints import rule_taint_lookup
 
 
@@ -70,7 +70,8 @@ class ClusterIndex:
 
     @property
     def objs(self) -> IndexedObjects:
-        return self._objs()
+        # Alive while the index is used: the object set holds the index.
+        return cast(IndexedObjects, self._objs())
 
     @objs.setter
     def objs(self, objs: IndexedObjects) -> None:
@@ -85,7 +86,7 @@ class ClusterIndex:
                 found = self._all.setdefault("slices", self._typer.typed_list(self._raw_slices))
         return found
 
-    def devices(self):
+    def devices(self) -> Iterator[Device]:
         for s in self.slices:
             yield from s.devices
 
@@ -97,7 +98,7 @@ class _Typer:
 
     __slots__ = ("lookup", "seen", "typed")
 
-    def __init__(self, lookup):
+    def __init__(self, lookup: RuleTaints):
         self.lookup = lookup
         self.seen: dict = {}
         self.typed: dict[int, Slice] = {}
@@ -113,7 +114,7 @@ class _Typer:
         return out
 
 
-class _TypedGroups(Mapping):
+class _TypedGroups(Mapping[Any, list[Slice]]):
     """Groups of raw slices handed out typed, each group typed when first read (a missing key
     reads as no slices, like the defaultdict it replaces, without being added)."""
 
@@ -122,7 +123,7 @@ class _TypedGroups(Mapping):
         self._typer = typer
         self._lists: dict = {}
 
-    def __getitem__(self, key) -> list[Slice]:
+    def __getitem__(self, key: Any) -> list[Slice]:
         found = self._lists.get(key)
         if found is None:
             raws = self._raws.get(key)
@@ -131,13 +132,13 @@ class _TypedGroups(Mapping):
             found = self._lists.setdefault(key, self._typer.typed_list(raws))
         return found
 
-    def get(self, key, default=None):
+    def get(self, key: Any, default: Any = None) -> Any:
         return self[key] if key in self._raws else default
 
-    def __contains__(self, key) -> bool:
+    def __contains__(self, key: object) -> bool:
         return key in self._raws
 
-    def __iter__(self) -> Iterator:
+    def __iter__(self) -> Iterator[Any]:
         return iter(self._raws)
 
     def __len__(self) -> int:

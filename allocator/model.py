@@ -7,19 +7,24 @@ typed for CEL, quantities parsed, DeviceTaintRule taints merged) keeps the per-n
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any, Literal, NamedTuple
 
 from .quantity import Quantity, parse_quantity
-from .semver import parse_semver
+from .semver import Semver, parse_semver
+
+Exact = int | Fraction
+"""An exact amount: an int when whole (fast arithmetic), else a Fraction."""
 
 
-def amount(q: Quantity):
+def amount(q: Quantity) -> Exact:
     """The exact value of a quantity: an int when whole (fast arithmetic), else a Fraction."""
     value = q.amount
     return value.numerator if value.denominator == 1 else value
 
 
-def _counter_value(value) -> tuple[Quantity, object]:
+def _counter_value(value: str | int | float) -> tuple[Quantity, Exact]:
     if value.__class__ is str:
         return _counter_text(value)
     q = parse_quantity(value)
@@ -27,7 +32,7 @@ def _counter_value(value) -> tuple[Quantity, object]:
 
 
 @functools.lru_cache(maxsize=8192)
-def _counter_text(text: str) -> tuple[Quantity, object]:
+def _counter_text(text: str) -> tuple[Quantity, Exact]:
     """A counter or capacity value (a string) parsed once: its Quantity and exact amount (both immutable)."""
     q = parse_quantity(text)
     return q, amount(q)
@@ -53,15 +58,15 @@ def _shared_capacity(capacity: dict | None) -> tuple[dict[str, Quantity], dict[s
     declaring the same values; never to be changed by a reader."""
     if not capacity:
         return {}, {}, False
-    key = []
+    declared = []
     for name, cap in capacity.items():
         value = cap["value"]
         if value.__class__ is not str or cap.get("requestPolicy"):
             # Rare (policies) or not what the API writes (a number: 1 and 1.0 would be one key):
             # kept per device.
             return _capacity(capacity)
-        key.append((name, value))
-    key = tuple(key)
+        declared.append((name, value))
+    key = tuple(declared)
     shared = _capacities.get(key)
     if shared is None:
         if len(_capacities) >= _SHARED_LIMIT:
@@ -87,7 +92,7 @@ def _shared_counters(consumes: list) -> tuple[list, list, list]:
     search's arithmetic (the Quantities are kept for messages), and per set its compatibility groups
     (DRADeviceCompatibilityGroups: unset or empty means "no groups", compatibility_groups.go
     compatibilityGroupSet). Shared between devices declaring the same; never to be changed."""
-    key = []
+    declared = []
     for c in consumes:
         values = []
         for name, v in (c.get("counters") or {}).items():
@@ -96,8 +101,8 @@ def _shared_counters(consumes: list) -> tuple[list, list, list]:
                 return _counters_of(consumes)
             values.append((name, value))
         groups = c.get("compatibilityGroups")
-        key.append((c["counterSet"], tuple(values), tuple(groups) if groups else ()))
-    key = tuple(key)
+        declared.append((c["counterSet"], tuple(values), tuple(groups) if groups else ()))
+    key = tuple(declared)
     try:
         shared = _counters.get(key)
     except TypeError:  # a group that is not a string (refused by validation): not shared
@@ -121,7 +126,7 @@ def _counters_of(consumes: list) -> tuple[list, list, list]:
     return consumes_counters, counter_amounts, groups
 
 
-def format_amount(value, like: Quantity) -> str:
+def format_amount(value: Exact, like: Quantity) -> str:
     """A counter value printed the way the API prints quantities in `like`'s format."""
     if isinstance(value, int):
         return str(Quantity.from_int(value, like.format))
@@ -159,7 +164,18 @@ class Taint(NamedTuple):
         return f"{self.key}{value}:{self.effect}"
 
 
-def _typed_attribute(attr: dict):
+class RuleTaints:
+    """What DeviceTaintRules add: taints_of(driver, pool, device) -> taints; selects_none when no
+    rule taints anything, so a Slice asks for none of its devices."""
+
+    __slots__ = ("taints_of", "selects_none")
+
+    def __init__(self, taints_of: Callable[[str, str, str], list[Taint]], selects_none: bool):
+        self.taints_of = taints_of
+        self.selects_none = selects_none
+
+
+def _typed_attribute(attr: dict) -> Any:
     """The CEL value of a DeviceAttribute (k8s.io/dynamic-resource-allocation/cel)."""
     if "int" in attr and attr["int"] is not None:
         return int(attr["int"])
@@ -187,7 +203,7 @@ def _is_list_attribute(attr: dict) -> bool:
     return isinstance(_typed_attribute(attr), list)
 
 
-def _version(text: str):
+def _version(text: str) -> Semver | str:
     try:
         return parse_semver(text)
     except ValueError:
@@ -212,8 +228,28 @@ class Device:
         "allow_multiple_allocations", "node_name", "node_selector", "all_nodes", "position", "policies",
         "counter_amounts", "negative_capacity", "_list_attribute", "compatibility_groups",
     )
+    id: DeviceID
+    name: str
+    slice: Slice
+    raw: dict
+    raw_attributes: dict
+    position: int
+    capacity: dict[str, Quantity]
+    policies: dict[str, dict]
+    negative_capacity: bool
+    consumes_counters: list[tuple[str, dict[str, Quantity]]]
+    counter_amounts: list[tuple[str, dict[str, Exact]]]
+    compatibility_groups: list[tuple[str, frozenset[str]]]
+    taints: list[Taint]
+    binding_conditions: list[str]
+    binding_failure_conditions: list[str]
+    binds_to_node: bool
+    allow_multiple_allocations: bool
+    all_nodes: bool
+    node_name: str | None
+    node_selector: dict | None
 
-    def __init__(self, raw: dict, slice_: "Slice", position: int, extra_taints: list[Taint], seen: dict | None = None):
+    def __init__(self, raw: dict, slice_: Slice, position: int, extra_taints: list[Taint], seen: dict | None = None):
         """`seen`: {id(capacity dict or counter list): (it, its shared view)} for one build of many
         devices, whose raw objects live and stay unchanged throughout it: a source that shares
         whole capacities and counter lists between devices (kubectl_dra.objects.Interner) then
@@ -223,10 +259,10 @@ class Device:
         self.slice = slice_
         self.position = position
         self.id = _new_tuple(DeviceID, (slice_.driver, slice_.pool, self.name))
-        self.raw_attributes: dict = raw.get("attributes") or {}
+        self.raw_attributes = raw.get("attributes") or {}
         # Typed when first read: explaining a fleet of alike nodes reads those of a few only.
         self._attributes: dict | None = None
-        self._list_attribute: str | None | bool = False
+        self._list_attribute: str | None | Literal[False] = False  # False: not looked for yet
         # Capacity and consumed counters are read-only once built (the search copies before adding
         # up), so devices that declare the same values share one set of them (_shared_capacity,
         # _shared_counters): a fleet of alike nodes repeats a few.
@@ -259,13 +295,13 @@ class Device:
             self.node_name = self.node_selector = None
             return
         taints = raw.get("taints")
-        self.taints: list[Taint] = [
+        self.taints = [
             Taint(t["key"], t.get("value") or "", t["effect"], "slice", t.get("timeAdded")) for t in taints
         ] + extra_taints if taints else extra_taints or _NO_TAINTS
         # Most devices have none: they share one empty list (read, never changed in place).
         conditions, failures = raw.get("bindingConditions"), raw.get("bindingFailureConditions")
-        self.binding_conditions: list[str] = list(conditions) if conditions else _NO_CONDITIONS
-        self.binding_failure_conditions: list[str] = list(failures) if failures else _NO_CONDITIONS
+        self.binding_conditions = list(conditions) if conditions else _NO_CONDITIONS
+        self.binding_failure_conditions = list(failures) if failures else _NO_CONDITIONS
         self.binds_to_node = bool(raw.get("bindsToNode"))
         self.allow_multiple_allocations = bool(raw.get("allowMultipleAllocations"))
         self.node_name = raw.get("nodeName") or None
@@ -287,10 +323,11 @@ class Device:
     @property
     def list_attribute(self) -> str | None:
         """The first attribute holding a list (DRAListTypeAttributes), which not every release can evaluate."""
-        found = self._list_attribute
-        if found is False:
-            found = self._list_attribute = next(
-                (name for name, attr in self.raw_attributes.items() if _is_list_attribute(attr)), None)
+        known = self._list_attribute
+        if known is not False:
+            return known
+        found = next((name for name, attr in self.raw_attributes.items() if _is_list_attribute(attr)), None)
+        self._list_attribute = found
         return found
 
     def capacity_policy(self, name: str) -> dict | None:
@@ -327,7 +364,7 @@ class Slice:
         "skip_node_operations",
     )
 
-    def __init__(self, raw: dict, rule_taints, seen: dict | None = None):
+    def __init__(self, raw: dict, rule_taints: RuleTaints, seen: dict | None = None):
         """`seen`: shared between the Slices of one build (see Device)."""
         spec = raw["spec"]
         self.raw = raw
@@ -353,12 +390,13 @@ class Slice:
             if known is None or known[0] is not counter_sets:
                 known = seen[id(counter_sets)] = (counter_sets, _counter_sets(counter_sets))
             self.shared_counters = known[1]
-        if getattr(rule_taints, "selects_none", False):
+        if rule_taints.selects_none:
             # No DeviceTaintRule taints anything: no lookup (and empty list) per device.
             self.devices = [Device(d, self, i, _NO_TAINTS, seen) for i, d in enumerate(spec.get("devices") or [])]
         else:
+            taints_of = rule_taints.taints_of
             self.devices = [
-                Device(d, self, i, rule_taints(self.driver, self.pool, d["name"]), seen)
+                Device(d, self, i, taints_of(self.driver, self.pool, d["name"]), seen)
                 for i, d in enumerate(spec.get("devices") or [])
             ]
         self.uses_compatibility_groups = any(

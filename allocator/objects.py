@@ -207,7 +207,7 @@ class Prepared(dict):
 
     __slots__ = ("plain", "plain_counter_sets", "plain_attributes")
 
-    def __init__(self, *args, plain_attributes: dict[int, dict] | None = None, **kwargs) -> None:
+    def __init__(self, *args: Any, plain_attributes: dict[int, dict] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.plain: dict[int, object] = {}
         self.plain_counter_sets: dict[int, list] = {}
@@ -488,7 +488,7 @@ def _normalise_slice(obj: dict, version: str, known: Prepared | None = None) -> 
             _normalise_device(device, d, version)
 
 
-def _plain_device(device, plain: dict | None = None, attributes_known: bool = False) -> bool:
+def _plain_device(device: Any, plain: dict | None = None, attributes_known: bool = False) -> bool:
     """Whether `device` certainly passes _normalise_device unchanged: the common shape (a name,
     one-value attributes, capacity and counters whose values are quantities already found valid,
     no request policies, node scope, taints or binding conditions), checked without spelling a
@@ -553,7 +553,7 @@ def _plain_quantities(values: dict, policy: str | None = None) -> bool:
     return True
 
 
-def _normalise_device(device, d: int, version: str) -> None:
+def _normalise_device(device: Any, d: int, version: str) -> None:
     dpath = f"spec.devices[{d}]"
     if not isinstance(device, dict):
         raise FieldError(dpath, "must be an object")

@@ -7,12 +7,12 @@ cluster-wide view the CLI and dashboard show.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .features import Features
 from .index import ClusterIndex
-from .model import Device, Slice, amount, format_amount
+from .model import Device, DeviceID, Exact, Slice, amount, format_amount
 from .nodeselector import NodeSelectorError, node_matches
 from .quantity import Quantity
 
@@ -44,7 +44,7 @@ class Pool:
     def id(self) -> str:
         return f"{self.driver}/{self.name}"
 
-    def devices_targeting_node(self):
+    def devices_targeting_node(self) -> Iterator[Device]:
         for s in self.slices_targeting_node:
             yield from s.devices
 
@@ -252,7 +252,7 @@ def _missing_counters(counter_sets: dict[str, dict], slices: list[Slice]) -> str
 
 
 def available_counters(counter_sets: dict[str, dict[str, Quantity]], slices: list[Slice],
-                       is_allocated) -> dict[str, dict[str, object]]:
+                       is_allocated: Callable[[DeviceID], bool]) -> dict[str, dict[str, Exact]]:
     """Counters left (exact numbers, may go negative) after the devices already allocated.
 
     Mirrors checkAvailableCounters' first part (allocator_incubating.go): every allocated device
@@ -262,7 +262,7 @@ def available_counters(counter_sets: dict[str, dict[str, Quantity]], slices: lis
                                         if device.counter_amounts and is_allocated(device.id)))
 
 
-def counters_left(counter_sets: dict[str, dict[str, Quantity]], allocated: Iterable[Device]) -> dict[str, dict[str, object]]:
+def counters_left(counter_sets: dict[str, dict[str, Quantity]], allocated: Iterable[Device]) -> dict[str, dict[str, Exact]]:
     """available_counters, given the pool's allocated devices."""
     available = {set_name: {name: amount(q) for name, q in counters.items()}
                  for set_name, counters in counter_sets.items()}
@@ -277,7 +277,7 @@ def counters_left(counter_sets: dict[str, dict[str, Quantity]], allocated: Itera
     return available
 
 
-def counter_shortage(device: Device, available: dict[str, dict[str, object]]) -> str | None:
+def counter_shortage(device: Device, available: dict[str, dict[str, Exact]]) -> str | None:
     """Why the device's counters do not fit into what is available, or None."""
     for (set_name, counters), (_, shown) in zip(device.counter_amounts, device.consumes_counters):
         for name, value in counters.items():

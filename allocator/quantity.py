@@ -431,7 +431,7 @@ def is_quantity(text: str) -> bool:
     return True
 
 
-def exact_amount(value):
+def exact_amount(value: str | int | float | Quantity) -> int | Fraction | None:
     """The exact amount of a quantity (an int when whole: much cheaper to add up than a Fraction),
     None if unparsable."""
     try:

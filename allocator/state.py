@@ -8,7 +8,9 @@ are shared allocations whose consumedCapacity is summed per device.
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from typing import Any
 
 from .features import Features
 from .model import DeviceID
@@ -32,7 +34,7 @@ class AllocatedState:
         return self.devices | self.aggregated_capacity.keys() | self.shared_devices
 
 
-def build_allocated_state(objs: ObjectSet, features: Features, skip: set[tuple[str, str]] = frozenset()) -> AllocatedState:
+def build_allocated_state(objs: ObjectSet, features: Features, skip: AbstractSet[tuple[str, str]] = frozenset()) -> AllocatedState:
     """State from every claim's status.allocation, except the claims in `skip` (ns, name)."""
     state = AllocatedState()
     devices = state.devices
@@ -81,7 +83,7 @@ class Holder:
         return f"{self.claim_namespace}/{self.claim_name}"
 
     def to_dict(self) -> dict:
-        data = {
+        data: dict[str, Any] = {
             "claim": {"namespace": self.claim_namespace, "name": self.claim_name},
             "request": self.request,
             "pods": [{"namespace": ns, "name": name} for ns, name in self.pods],

@@ -6,16 +6,16 @@ resourceslice/tracker: applyPatches) and resourceclaim/devicetoleration.go Toler
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Iterable
 
-from .model import Taint
+from .model import RuleTaints, Taint
 
 # Effects that keep a device from being allocated; None and unknown effects are informational.
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 
 
-def rule_taint_lookup(rules: Iterable[dict], enabled: bool) -> Callable[[str, str, str], list[Taint]]:
-    """Returns f(driver, pool, device) -> taints added by DeviceTaintRules."""
+def rule_taint_lookup(rules: Iterable[dict], enabled: bool) -> RuleTaints:
+    """The taints DeviceTaintRules add, per device."""
     active = []
     if enabled:
         for rule in sorted(rules, key=lambda r: r["metadata"]["name"]):
@@ -40,8 +40,7 @@ def rule_taint_lookup(rules: Iterable[dict], enabled: bool) -> Callable[[str, st
             and (want_device is None or want_device == device)
         ]
 
-    lookup.selects_none = not active  # Slice skips asking for each device
-    return lookup
+    return RuleTaints(lookup, not active)
 
 
 def tolerates(toleration: dict, taint: Taint) -> bool:

@@ -200,9 +200,9 @@ def _add_mapping(footprint: ClaimFootprint, name: str, mapping: dict, result: di
         footprint.mapping[name] = footprint.mapping.get(name, 0) + amount
         return
     if mapping.get("deviceMultiplier") is not None:
-        amount = exact_amount(mapping["deviceMultiplier"])
-        if amount is not None:
-            footprint.mapping[name] = footprint.mapping.get(name, 0) + amount
+        per_device = exact_amount(mapping["deviceMultiplier"])
+        if per_device is not None:
+            footprint.mapping[name] = footprint.mapping.get(name, 0) + per_device
 
 
 # ---------------------------------------------------------------------------- the pod
@@ -266,7 +266,7 @@ def status_footprints(pod: dict) -> list[ClaimFootprint]:
         footprint = ClaimFootprint(str(entry.get("resourceClaimName") or ""),
                                    [str(c) for c in entry.get("containers") or []])
         for mapped in entry.get("mapping") or []:
-            amount = exact_amount(mapped.get("quantity")) if isinstance(mapped, dict) and mapped.get("quantity") is not None else None
+            amount = exact_amount(mapped["quantity"]) if isinstance(mapped, dict) and mapped.get("quantity") is not None else None
             if amount is not None:
                 footprint.mapping[mapped["name"]] = footprint.mapping.get(mapped["name"], 0) + amount
         for overhead in entry.get("overhead") or []:

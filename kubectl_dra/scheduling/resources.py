@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from allocator import exact_amount as _exact
+from allocator import Quantity, exact_amount as _exact
 
 from .node_allocatable import Amount, amounts_of, status_footprints
 
@@ -48,8 +48,10 @@ def exact_amount(value: object) -> Amount | None:
 
 def _amount(value: object) -> Amount | None:
     """The same few strings ("500m", "1Gi", "110") recur on thousands of pods and nodes: each is
-    parsed once."""
-    return _parsed(value) if isinstance(value, str) else _exact(value)
+    parsed once. What is not a quantity's string or number does not parse."""
+    if isinstance(value, str):
+        return _parsed(value)
+    return _exact(value) if isinstance(value, (int, float, Quantity)) else None
 
 
 def _ceil(amount: Amount, scale: int = 1) -> int:
