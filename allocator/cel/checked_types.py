@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import dataclasses
 
-from .wire import first_field, message_fields
+from .wire import WireValue, first_field, message_fields
 
 _PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
 _WELL_KNOWN = {1: "google.protobuf.Any", 2: "google.protobuf.Timestamp", 3: "google.protobuf.Duration"}
+_DYN: tuple[int, WireValue] = (1, b"")  # the first field of a Type that has none
 
 
 def format_type(data: bytes) -> str:
     """A cel.expr.Type as cel-go's FormatCELType prints it."""
     fields = message_fields(data)
-    number, value = fields[0] if fields else (1, b"")
+    number, value = fields[0] if fields else _DYN
     if number == 1:
         return "dyn"
     if number == 2:
@@ -72,7 +73,7 @@ class TypeTraits:
 
 def type_traits(data: bytes) -> TypeTraits:
     fields = message_fields(data)
-    number, value = fields[0] if fields else (1, b"")
+    number, value = fields[0] if fields else _DYN
     if number in (1, 8, 10, 12) or number == 5 and value == 1:
         return TypeTraits(open=True)
     if number == 9:
@@ -107,7 +108,7 @@ def optional_depth(data: bytes, hidden: bool) -> int:
 def element_types(data: bytes) -> set[str]:
     """The element type of a list type, the key and value types of a map type (formatted)."""
     fields = message_fields(data)
-    number, value = fields[0] if fields else (1, b"")
+    number, value = fields[0] if fields else _DYN
     return {format_type(v) for _f, v in message_fields(value)} if number in (6, 7) else set()
 
 

@@ -22,7 +22,7 @@ _ELEMENT_CALLS = frozenset(("_?._", "_[?_]", "_[_]"))
 _IDENTITY_CALLS = frozenset(("_?_:_", "or", "orValue", "_+_"))
 
 
-def derived_renames(checked: bytes) -> list[tuple[str, bool]] | None:
+def derived_renames(checked: bytes) -> list[tuple[str, str]] | None:
     """Per ==, != and `in` of the checked expression, in pre-order: whether it may compare in Python
     (DERIVED_CALLS, build ignored) rather than with CEL's own == (build compared: versions carry it).
 

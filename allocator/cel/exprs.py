@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .wire import enc_field, enc_varint, first_field, length_delimited_fields, message_fields, raw_fields, varint
@@ -107,7 +107,7 @@ def rebuild_any(data: bytes | bytearray, expr: Any) -> bytes:
 
 
 def rebuild_expr(data: bytes | bytearray, start: int, end: int, optional_calls: dict[tuple[int, int], Any],
-                  fresh: Iterable[int], renumber: bool = False) -> bytes:
+                  fresh: Iterator[int], renumber: bool = False) -> bytes:
     """The Expr at data[start:end] re-encoded, those in `optional_calls` (by their span) replaced by
     what its callable builds (see rename_calls, eager_bind_conditions); `renumber` gives every node a
     fresh id (a copy)."""

@@ -11,7 +11,7 @@ from typing import Any
 from ..quantity import Quantity
 from ..semver import Semver
 
-from .tokens import Token, domain_lookups, string_value, tokenize
+from .tokens import DomainLookup, Token, domain_lookups, string_value, tokenize
 
 # Functions and macros that cannot observe which names a map holds beyond those spelled
 # out in the expression. Anything else (size, in, all, exists, map, filter, ...) makes the
@@ -61,7 +61,8 @@ def _only_direct_device_use(tokens: list[Token]) -> bool:
     """device is only used as device.driver, device.allowMultipleAllocations or a direct
     domain lookup keyed by a literal or device.driver whose result is only used for name
     lookups, directly or through a cel.bind alias."""
-    lookups = {}
+    lookups: dict[int, DomainLookup] = {}
+    lookup: DomainLookup | None
     presence_tests = set()
     for lookup in domain_lookups(tokens):
         if lookup.kind == "has":

@@ -84,7 +84,7 @@ def _heterogeneous_literals(checked: bytes) -> list[tuple[int, str, str]]:
                     vt = types.get(first_field(message_fields(val), 2, 0), b"")
                     if first_field(entry_fields, 5, 0):
                         vt = optional_element(vt)
-                    if key_type is None and value_type is None:
+                    if key_type is None or value_type is None:  # both are set together
                         key_type, value_type = kt, vt
                         continue
                     if type_key(key_type) != type_key(kt):

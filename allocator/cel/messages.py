@@ -62,7 +62,7 @@ def _is_member_call(line: str, offset: int) -> bool:
         return False
     before = line[:offset].rstrip()
     name = re.search(r"[_a-zA-Z][_a-zA-Z0-9]*$", before)
-    return bool(name) and before[: name.start()].rstrip().endswith(".")
+    return name is not None and before[: name.start()].rstrip().endswith(".")
 
 
 def _split_types(text: str) -> list[str]:

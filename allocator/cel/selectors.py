@@ -128,7 +128,8 @@ class SelectorCompiler:
             program = self._runtime.deserialize(eager_binds(program.serialize()))
         return CompiledSelector(self, expression, program, reach_of(expression))
 
-    def split_entries(self, device: Any, reads: frozenset | None = None, domains: frozenset | None = None) -> tuple:
+    def split_entries(self, device: Any, reads: frozenset[str] | None = None,
+                      domains: frozenset[str] = frozenset()) -> tuple:
         """(kind, domain, identifier, name, value key) of the device's attributes and capacities.
         With `reads` (an expression's Reach names), only those whose identifier it names and whose
         domain is in `domains` or the driver's: the values an expression cannot read are never

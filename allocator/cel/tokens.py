@@ -93,7 +93,7 @@ def _matching_bracket(tokens: list[Token], open_index: int) -> int | None:
 
 
 @dataclasses.dataclass(frozen=True)
-class _Lookup:
+class DomainLookup:
     """A direct lookup on device.attributes or device.capacity, spanning tokens[first:last+1].
 
     kind: "index" (``[key]`` / ``[?key]``; the key is tokens[key_first:key_last+1]),
@@ -110,7 +110,7 @@ class _Lookup:
     key_last: int = 0
 
 
-def domain_lookups(tokens: list[Token]) -> Iterable[_Lookup]:
+def domain_lookups(tokens: list[Token]) -> Iterable[DomainLookup]:
     t = tokens
     i = 0
     while i + 3 < len(t):
@@ -131,7 +131,7 @@ def domain_lookups(tokens: list[Token]) -> Iterable[_Lookup]:
                 return
             optional = t[i + 4].text == "?"
             key_first = i + 5 if optional else i + 4
-            yield _Lookup(i, close, map_name, "index", optional, key_first=key_first, key_last=close - 1)
+            yield DomainLookup(i, close, map_name, "index", optional, key_first=key_first, key_last=close - 1)
             i = close + 1
             continue
         if t[i + 3].text == ".":
@@ -143,9 +143,9 @@ def domain_lookups(tokens: list[Token]) -> Iterable[_Lookup]:
             if is_name:
                 in_has = i >= 2 and t[i - 1].text == "(" and t[i - 2].text == "has"
                 if in_has and not optional and name_index + 1 < len(t) and t[name_index + 1].text == ")":
-                    yield _Lookup(i - 2, name_index + 1, map_name, "has", name=t[name_index].text)
+                    yield DomainLookup(i - 2, name_index + 1, map_name, "has", name=t[name_index].text)
                 else:
-                    yield _Lookup(i, name_index, map_name, "select", optional, name=t[name_index].text)
+                    yield DomainLookup(i, name_index, map_name, "select", optional, name=t[name_index].text)
                 i = name_index + 1
                 continue
         i += 1

@@ -5,11 +5,17 @@ cel-expr-python serialises are read (and rewritten) without generated message cl
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
+
+WireValue = Any
+"""A field's value: an int for a varint, bytes otherwise. Which one is fixed by the message's schema
+for each field number, which the reader knows and the wire does not say."""
 
 
-def message_fields(data: bytes) -> list[tuple[int, object]]:
+def message_fields(data: bytes) -> list[tuple[int, WireValue]]:
     """(field number, value) pairs of one protobuf message: ints for varints, bytes otherwise."""
-    out, i, n = [], 0, len(data)
+    out: list[tuple[int, WireValue]] = []
+    i, n = 0, len(data)
     while i < n:
         key, i = varint(data, i)
         number, wire = key >> 3, key & 7
@@ -31,7 +37,7 @@ def message_fields(data: bytes) -> list[tuple[int, object]]:
     return out
 
 
-def first_field(fields: list[tuple[int, object]], number: int, default=None):
+def first_field(fields: list[tuple[int, WireValue]], number: int, default: WireValue = None) -> WireValue:
     return next((v for f, v in fields if f == number), default)
 
 
