@@ -5,18 +5,22 @@ the Allocator, shared across the nodes of one pod, that runs it.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+from functools import partial
 
 from .. import capacity as capacity_rules
+from ..capacity import CapacityVerdict
 from .. import compatibility
 from ..cel import CelCompileError, CelRuntimeError
 from ..codes import (
     BINDING_CONDITIONS_DISABLED, CAPACITY, CLASS_SELECTOR, COMPATIBILITY_GROUPS, CONSTRAINT, COUNTERS,
     COUNTERS_DISABLED, IN_USE, IN_USE_SAME_CLAIM, NODE_MISMATCH, NODE_OPERATIONS, REQUEST_SELECTOR, TAINTED,
 )
-from ..constraints import Constraint, build_constraints
+from ..compatibility import GroupState
+from ..constraints import AttributeLookup, Constraint, build_constraints
 from ..features import Features
 from ..index import ClusterIndex
-from ..model import Device, DeviceID
+from ..model import Device, DeviceID, Exact
 from ..nodeselector import NodeSelectorError, node_matches
 from ..pools import AllocatorError, NodeUnschedulable, Pool, available_counters, gather_pools
 from ..quantity import Quantity
@@ -28,6 +32,11 @@ from .selectors import SelectorEvaluator
 from .trace import CompatibilityConflict, CounterShortage, SearchTrace
 
 RESULTS_MAX = 32  # resourceapi.AllocationResultsMaxSize
+
+RequestKey = tuple[int, int, int]
+"""(claim, request, subrequest) indexes of a request in the attempt."""
+CounterKey = str | tuple[str, str]
+"""What counters are cached and tallied by (_Attempt._counter_key): a pool's ID, its name or a slice."""
 
 # The node-declared feature a device of a slice with skipNodeOperations needs
 # (component-helpers nodedeclaredfeatures/features/draoptionalnodeoperations).
@@ -51,10 +60,10 @@ class Allocator:
         self.state = state
         self.classes = classes
         self.selectors = selectors or SelectorEvaluator(features)
-        self.available_counters: dict[tuple[str, str], dict[str, dict[str, object]]] = {}
+        self.available_counters: dict[CounterKey, dict[str, dict[str, Exact]]] = {}
         # Per pool, the compatibility-group intersections of already-allocated devices; like the
         # counters, upstream caches them in the shared Allocator (compatibilityGroupsBaseline).
-        self.compatibility_baseline: dict[tuple[str, str], dict[str, object]] = {}
+        self.compatibility_baseline: dict[tuple[str, str], dict[str, GroupState]] = {}
 
     def allocate(self, node: dict, claims: list[ClaimSpec], trace: SearchTrace | None = None,
                  pools: list[Pool] | None = None) -> "list[dict] | None":
@@ -78,12 +87,12 @@ class _Attempt:
         self.constraints: list[list[Constraint]] = []
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Quantity]] = {}
-        self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, object]]] = {}
+        self.consumed_counters: dict[CounterKey, dict[str, dict[str, Exact]]] = {}
         self.results: list[list[ChosenDevice]] = [[] for _ in claims]
         self.selectable_cache: dict[tuple[DeviceID, tuple[int, int, int]], bool] = {}
         # pool -> counter set -> intersection, for the devices chosen in this attempt (seeded from
         # the allocator's baseline the first time a set is touched).
-        self.compatibility: dict[tuple[str, str], dict[str, object]] = {}
+        self.compatibility: dict[tuple[str, str], dict[str, GroupState]] = {}
         # (device, expression) -> derived attribute (upstream derivedAttributesCache).
         self.derived_cache: dict[tuple[DeviceID, str], dict] = {}
 
@@ -300,7 +309,7 @@ class _Attempt:
 
     # ------------------------------------------------------------------ checks
 
-    def _chosen_here(self, ci: int, key, device: DeviceID) -> bool:
+    def _chosen_here(self, ci: int, key: RequestKey, device: DeviceID) -> bool:
         """Whether the device is already among this request's choices in the current attempt."""
         return ci in self.allocating.get(device, ()) and any(
             c.device.id == device and c.request is self.request_data[key].request for c in self.results[ci])
@@ -313,7 +322,7 @@ class _Attempt:
             return "allocated to another claim"
         return "chosen for another claim of this pod"
 
-    def _is_selectable(self, key, data: RequestData, device: Device) -> bool:
+    def _is_selectable(self, key: RequestKey, data: RequestData, device: Device) -> bool:
         cache_key = (device.id, key)
         cached = self.selectable_cache.get(cache_key)
         if cached is not None:
@@ -361,7 +370,7 @@ class _Attempt:
                 return False
         return True
 
-    def _capacity_fits(self, request: Request, device: Device):
+    def _capacity_fits(self, request: Request, device: Device) -> CapacityVerdict:
         return capacity_rules.check(request.capacity, device, self.a.state.aggregated_capacity.get(device.id),
                                     self.allocating_capacity.get(device.id), self.features.capacity_arithmetic_wraps,
                                     self.features.fractional_capacity_range)
@@ -371,7 +380,8 @@ class _Attempt:
             return True
         return self.features.shared_allocations_mark_capacity_in_use and device in self.a.state.shared_devices
 
-    def _allocate_device(self, ci: int, key, device: Device, pool: Pool, must: bool):
+    def _allocate_device(self, ci: int, key: RequestKey, device: Device, pool: Pool,
+                         must: bool) -> Callable[[], None] | None:
         """Returns a rollback function, or None if the device cannot be taken (upstream allocateDevice).
 
         Like upstream's deviceRollbackState, every change made for a rejected candidate is undone
@@ -400,7 +410,7 @@ class _Attempt:
             self.trace.note(ci, request, device, COUNTERS_DISABLED,
                             "device consumes counters, but DRAPartitionableDevices is disabled")
             return None
-        undo: list = []
+        undo: list[Callable[[], None]] = []
 
         def rollback() -> None:
             while undo:
@@ -450,7 +460,7 @@ class _Attempt:
                     raise AllocatorError(f"claim {claim.ref}, request {request.name}: cannot add device {device.id} because a claim constraint would not be satisfied")
                 self.trace.note(ci, request, device, CONSTRAINT, conflict)
                 return None
-            undo.append(lambda c=constraint: c.remove(base, sub, device))
+            undo.append(partial(constraint.remove, base, sub, device))
         if not multi:
             holders = self.allocating.setdefault(device.id, set())
             holders.add(ci)
@@ -497,11 +507,11 @@ class _Attempt:
 
     # ------------------------------------------------------------------ derived attributes
 
-    def _derived_lookup(self, data: RequestData):
+    def _derived_lookup(self, data: RequestData) -> AttributeLookup:
         """The attribute lookup constraints use for this request's devices: a derived attribute of
         the request first (evaluated once per device and expression), else the device's own
         (allocator_experimental.go lookupAttribute). Errors abort the allocation."""
-        derived = data.derived
+        derived = data.derived or {}
 
         def lookup(device: Device, name: str) -> dict | None:
             expression = derived.get(name)
@@ -526,7 +536,7 @@ class _Attempt:
 
     # ------------------------------------------------------------------ compatibility groups
 
-    def _join_compatibility_groups(self, device: Device, pool: Pool):
+    def _join_compatibility_groups(self, device: Device, pool: Pool) -> Callable[[], None] | CompatibilityConflict:
         """checkAndConsumeCompatibilityGroups: the device joins the running intersection of every counter
         set it draws from, or nothing changes. Returns the function that undoes the join, or why not."""
         pool_id = (pool.driver, pool.name)
@@ -536,7 +546,7 @@ class _Attempt:
             baseline = self.a.compatibility_baseline[pool_id] = compatibility.baseline(
                 (d for s in pool.slices_targeting_node + pool.slices_not_targeting_node for d in s.devices),
                 self.a.state.is_allocated)
-        saved: list[tuple[str, object, bool]] = []
+        saved: list[tuple[str, GroupState, bool]] = []
 
         def restore() -> None:
             for set_name, previous, existed in reversed(saved):
@@ -560,7 +570,7 @@ class _Attempt:
 
     # ------------------------------------------------------------------ counters
 
-    def _counter_key(self, device: Device, pool: Pool):
+    def _counter_key(self, device: Device, pool: Pool) -> CounterKey:
         """The key of the counters a device draws from: its pool's ID; in 1.35 the pool's name alone,
         so pools of the same name from different drivers share one cache and one tally (v0.35
         checkAvailableCounters keys both by PoolID.Pool; v0.36 by PoolID); in 1.34 the device's
@@ -569,7 +579,7 @@ class _Attempt:
             return ("slice", device.slice.name)
         return pool.name if self.features.counters_keyed_by_pool_name else (pool.driver, pool.name)
 
-    def _available_counters(self, device: Device, pool: Pool) -> dict[str, dict[str, Quantity]]:
+    def _available_counters(self, device: Device, pool: Pool) -> dict[str, dict[str, Exact]]:
         # Upstream caches this per pool in the shared Allocator, computed from the first node's
         # view of the pool. We do the same to agree with it.
         key = self._counter_key(device, pool)
@@ -588,7 +598,7 @@ class _Attempt:
     def _counter_sets(self, device: Device, pool: Pool) -> dict[str, dict[str, Quantity]]:
         return dict(device.slice.shared_counters) if self.features.counters_per_slice else pool.counter_sets
 
-    def _take_counters(self, device: Device, pool: Pool) -> str | None:
+    def _take_counters(self, device: Device, pool: Pool) -> CounterShortage | None:
         available = self._available_counters(device, pool)
         consumed = self.consumed_counters.setdefault(self._counter_key(device, pool), {})
         for set_name, counters in device.counter_amounts:

@@ -4,7 +4,8 @@ and the devices chosen for them as allocation results.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..features import Features
 from ..model import Device
@@ -52,7 +53,7 @@ class RequestData:
     request: Request
     klass: dict | None = None
     num_devices: int = 0
-    all_devices: list[tuple[Device, Pool]] | None = None
+    all_devices: list[tuple[Device, Pool]] = field(default_factory=list)  # allocationMode All: every candidate
     selected_sub: int = 0
     # DRADerivedAttributes: attribute name -> CEL expression, for this request's devices only.
     derived: dict[str, str] | None = None
@@ -67,7 +68,7 @@ class ChosenDevice:
 
     def result(self, features: Features) -> dict:
         """DeviceRequestAllocationResult as the API server would store it."""
-        data = {
+        data: dict[str, Any] = {
             "request": self.request.full_name,
             "driver": self.device.id.driver,
             "pool": self.device.id.pool,

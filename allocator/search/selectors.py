@@ -18,8 +18,8 @@ class SelectorEvaluator:
         self.compiler = SelectorCompiler(consumable_capacity=True, list_attributes=features.minor >= 36,
                                          multi_allocations_visible=features.knows_consumable_capacity)
         self.list_values = features.cel_sees_list_attributes
-        self.results: dict[tuple[str, object], object] = {}
-        self.per_device: dict[tuple[str, Device], object] = {}
+        self.results: dict[tuple[str, object], bool | CelRuntimeError] = {}
+        self.per_device: dict[tuple[str, Device], bool | CelRuntimeError] = {}
         self.evaluations = 0
 
     def evaluate(self, expression: str, device: Device) -> bool:

@@ -5,9 +5,13 @@ formatted only when an explanation shows them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .. import compatibility
-from ..model import Device, DeviceID, format_amount
+from ..compatibility import GroupState
+from ..model import Device, DeviceID, Exact, format_amount
+from ..pools import Pool
+from ..quantity import Quantity
 
 from .requests import Request
 
@@ -17,7 +21,8 @@ class CounterShortage:
 
     __slots__ = ("device", "counter_sets", "set_name", "name", "left", "taken")
 
-    def __init__(self, device: Device, counter_sets: dict, set_name: str, name: str, left, taken):
+    def __init__(self, device: Device, counter_sets: dict[str, dict[str, Quantity]], set_name: str, name: str,
+                 left: Exact, taken: Exact):
         self.device, self.counter_sets, self.set_name, self.name = device, counter_sets, set_name, name
         self.left, self.taken = left, taken
 
@@ -35,7 +40,9 @@ class CompatibilityConflict:
 
     __slots__ = ("search", "device", "pool", "set_name", "current", "chosen")
 
-    def __init__(self, search, device: Device, pool, set_name: str, current, chosen: list):
+    def __init__(self, search: Any, device: Device, pool: Pool, set_name: str, current: GroupState,
+                 chosen: list[tuple[DeviceID, frozenset[str]]]):
+        # search: the _Attempt that met the conflict (search/attempt.py, which imports this module)
         self.search, self.device, self.pool, self.set_name = search, device, pool, set_name
         self.current, self.chosen = current, chosen
 
