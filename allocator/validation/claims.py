@@ -5,7 +5,7 @@ constraints, configs, CEL selectors that must compile) after strict decoding.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, TypeVar
 
 from ..features import Features
 from ..objects import RESOURCE_GROUP, RESOURCE_VERSIONS
@@ -22,14 +22,13 @@ from .names import (
 from .problems import Problems
 from .schemas import EXACT_FIELDS, claim_schema
 
-if TYPE_CHECKING:
-    from ..cel import SelectorCompiler
+_Compiled = TypeVar("_Compiled")
 
 
 class ClaimRules:
     """validation.go's validateDeviceClaim, on a decoded spec.devices of any served version."""
 
-    def __init__(self, version: str, compiler: SelectorCompiler, problems: Problems, features: Features | None = None):
+    def __init__(self, version: str, compiler: LazyCompiler, problems: Problems, features: Features | None = None):
         self.version = version
         self.compiler = compiler
         self.problems = problems
@@ -61,6 +60,7 @@ class ClaimRules:
     def request(self, request: dict, path: str) -> None:
         self._name(request.get("name"), f"{path}.name")
         subrequests = [sub or {} for sub in request.get("firstAvailable") or []]
+        exact: dict | None
         if self.version == "v1beta1":
             exact = {k: v for k, v in request.items() if k in EXACT_FIELDS and v not in (None, "", 0, False, [])}
             exact_path = path
@@ -84,7 +84,7 @@ class ClaimRules:
                 self.exact(sub, f"{path}.firstAvailable[{s}]", f"{request.get('name') or ''}/{sub.get('name') or ''}")
             self._unique([s.get("name") for s in subrequests], f"{path}.firstAvailable", "name")
         else:
-            self.exact(exact, exact_path, request.get("name") or "")
+            self.exact(exact or {}, exact_path, request.get("name") or "")  # None returned above
 
     def exact(self, exact: dict, path: str, request_name: str = "") -> None:
         class_name = exact.get("deviceClassName")
@@ -150,7 +150,7 @@ class ClaimRules:
             return
         self._cel(cel.get("expression") or "", f"{path}.cel.expression", self.compiler.compile)
 
-    def _cel(self, expression: str, epath: str, compile_with):
+    def _cel(self, expression: str, epath: str, compile_with: Callable[[str], _Compiled]) -> _Compiled | None:
         """The compiled expression, or None after noting why the API server would refuse it."""
         if not expression:
             self.problems.required(epath)

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 from ..features import Features
 
 if TYPE_CHECKING:
-    from ..cel import SelectorCompiler
+    from ..cel import CompiledSelector, SelectorCompiler
+    from ..cel.derived import CompiledDerivedAttribute
 
 
 _COMPILERS: dict[tuple[bool, bool], SelectorCompiler] = {}
@@ -25,14 +26,21 @@ def _compiler(features: Features) -> SelectorCompiler:
 
 
 class LazyCompiler:
-    """_compiler(features), made when an expression is first compiled: the CEL engine, costly to
-    load beside a command's other imports, is loaded only for objects that hold one (a slices-only
-    file never does)."""
+    """What validation asks of _compiler(features), which is made when first asked: the CEL engine,
+    costly to load beside a command's other imports, is loaded only for objects that hold an
+    expression (a slices-only file never does)."""
 
     __slots__ = ("_features",)
 
     def __init__(self, features: Features) -> None:
         self._features = features
 
-    def __getattr__(self, name: str):
-        return getattr(_compiler(self._features), name)
+    def compile(self, expression: str) -> CompiledSelector:
+        return _compiler(self._features).compile(expression)
+
+    def compile_derived(self, expression: str) -> CompiledDerivedAttribute:
+        return _compiler(self._features).compile_derived(expression)
+
+    @property
+    def list_attributes(self) -> bool:
+        return _compiler(self._features).list_attributes

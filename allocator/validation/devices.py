@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..quantity import QuantityError, parse_quantity
+from ..quantity import Quantity, QuantityError, parse_quantity
 
 from .decoding import json_type
 from .limits import MAX_COMPATIBILITY_GROUPS
@@ -116,7 +116,7 @@ def _node_allocatable_mapping(mapping: dict, capacities: dict, path: str, proble
         problems.required(f"{path}.capacityKey", "capacityKey is required when capacityMultiplier is set")
 
 
-def _quantity_or_none(value: Any, path: str, problems: Problems):
+def _quantity_or_none(value: Any, path: str, problems: Problems) -> Quantity | None:
     """The quantity, or None when unset or (reported as the decoder does) not a quantity."""
     if value is None:
         return None

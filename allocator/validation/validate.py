@@ -27,8 +27,8 @@ def validate_object(obj: Any, features: Features, prepared: dict | None = None) 
     """
     if not isinstance(obj, dict):
         return [ObjectError("<unknown>", None, None, "", f"not an object but {json_type(obj)}")]
-    kind = obj.get("kind") if isinstance(obj.get("kind"), str) else "<no kind>"
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    kind: str = obj["kind"] if isinstance(obj.get("kind"), str) else "<no kind>"
+    meta: dict = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
     namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
     name = meta.get("name") if isinstance(meta.get("name"), str) else None
     problems = Problems()
