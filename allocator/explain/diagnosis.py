@@ -4,6 +4,8 @@ usage, capacity, counters, compatibility groups, taints.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import capacity as capacity_rules
 from .. import compatibility
 from ..cel import CelCompileError, CelRuntimeError
@@ -14,7 +16,7 @@ from ..codes import (
 )
 from ..model import Device, DeviceID
 from ..nodeselector import NodeSelectorError, node_matches
-from ..pools import SkippedPool, available_counters, counter_shortage
+from ..pools import Pool, SkippedPool, available_counters, counter_shortage
 from ..search import ClaimSpec, Request, SearchTrace, SelectorEvaluator, make_request
 from ..state import AllocatedState
 from ..taints import untolerated_taints
@@ -27,7 +29,7 @@ from .results import DeviceRejection, RequestOutcome
 class Diagnoser:
     """Judges each device the node can see against one request, on its own."""
 
-    def __init__(self, explainer: Explaining, node: dict, pools, skipped: list[SkippedPool], state: AllocatedState,
+    def __init__(self, explainer: Explaining, node: dict, pools: list[Pool], skipped: list[SkippedPool], state: AllocatedState,
                  selectors: SelectorEvaluator):
         self.e = explainer
         self.features = explainer.features
@@ -36,7 +38,7 @@ class Diagnoser:
         self.skipped = skipped
         self.state = state
         self.selectors = selectors
-        self._available: dict[str, dict] = {}
+        self._available: dict[tuple, Any] = {}  # counters left, compatibility groups: by what they are of
 
     def requests(self, ci: int, spec: ClaimSpec, trace: SearchTrace, allocation: dict | None) -> list[RequestOutcome]:
         chosen_by_request: dict[str, list[DeviceID]] = {}
@@ -63,12 +65,13 @@ class Diagnoser:
         outcome = RequestOutcome(request.full_name, request.class_name, wanted, 0, list(chosen))
         searched = trace.rejected.get((ci, request.full_name), {})
         chosen_set = set(chosen)
-        for pool in self.skipped:
-            code = {"Incomplete": POOL_INCOMPLETE, "BeingReplaced": POOL_BEING_REPLACED}.get(pool.state, POOL_INVALID)
-            for device in pool.devices:
+        for skipped in self.skipped:
+            code = {"Incomplete": POOL_INCOMPLETE, "BeingReplaced": POOL_BEING_REPLACED}.get(skipped.state, POOL_INVALID)
+            for device in skipped.devices:
                 rejection = self._selectable(spec, request, klass, device)
                 if rejection is None:
-                    outcome.rejected.append(DeviceRejection(device.id, code, f"pool {pool.driver}/{pool.name}: {pool.reason}"))
+                    outcome.rejected.append(DeviceRejection(device.id, code,
+                                                            f"pool {skipped.driver}/{skipped.name}: {skipped.reason}"))
                 elif rejection.code == REQUEST_SELECTOR:
                     # Of the class, so on this node, but not what the claim asks for: said so,
                     # never "no devices of the class on this node".
@@ -116,7 +119,7 @@ class Diagnoser:
                 return DeviceRejection(device.id, NODE_MISMATCH, f"invalid device node selector: {err}")
         return None
 
-    def _standalone(self, spec: ClaimSpec, request: Request, klass: dict | None, device: Device, pool) -> DeviceRejection | None:
+    def _standalone(self, spec: ClaimSpec, request: Request, klass: dict | None, device: Device, pool: Pool) -> DeviceRejection | None:
         # Selectors first: "not of this class" says more than "in use" about a device the
         # request could never take (the search checks usage first only because it is cheaper).
         rejection = self._selectable(spec, request, klass, device)
@@ -159,7 +162,7 @@ class Diagnoser:
     def _holder(self, device: DeviceID) -> str:
         return holder_text(self.e.objs, device)
 
-    def _counter_shortage(self, device: Device, pool) -> str | None:
+    def _counter_shortage(self, device: Device, pool: Pool) -> str | None:
         if self.features.counters_per_slice:
             # 1.34: the device's own slice holds the counters it draws from.
             key = ("slice", device.slice.name)

@@ -62,11 +62,11 @@ class Explainer:
         problem = next((s.problem for s in self.slots if s.problem), "") or self._prefilter_problem()
         to_allocate = self.to_allocate = [s for s in self.slots if s.state in ("ToAllocate", "WhatIf")]
         allocated = [s for s in self.slots if s.state == "Allocated"]
-        skip = {(s.claim["metadata"]["namespace"], s.claim["metadata"]["name"]) for s in to_allocate}
+        skip = {(s.existing["metadata"]["namespace"], s.existing["metadata"]["name"]) for s in to_allocate}
         state = build_allocated_state(self.objs, self.features, skip)
         selectors = self.selectors or SelectorEvaluator(self.features)
         allocator = Allocator(self.index, self.features, state, self.objs.device_classes, selectors)
-        specs = [ClaimSpec(s.claim) for s in to_allocate]
+        specs = [ClaimSpec(s.existing) for s in to_allocate]
         if self.share and specs and not problem and len(nodes) > 1:
             self.sharing = NodeSharing.prepare(self, specs, state, selectors)
 
@@ -111,8 +111,9 @@ class Explainer:
         for slot in self.slots:
             if slot.state not in ("ToAllocate", "WhatIf"):
                 continue
-            ref = f'{slot.claim["metadata"]["namespace"]}/{slot.claim["metadata"]["name"]}'
-            for request in slot.claim["spec"]["devices"].get("requests") or []:
+            claim = slot.existing
+            ref = f'{claim["metadata"]["namespace"]}/{claim["metadata"]["name"]}'
+            for request in claim["spec"]["devices"].get("requests") or []:
                 subrequests = request.get("firstAvailable") or []
                 if subrequests and not self.features.prioritized_list:
                     return f"resource claim {ref}, request {request['name']}: has subrequests, but the DRAPrioritizedList feature is disabled"
@@ -144,7 +145,7 @@ class Explainer:
         verdict = NodeVerdict(node_name, FITS)
         unavailable = []
         for slot in allocated:
-            selector = claim_allocation(slot.claim).get("nodeSelector")
+            selector = (claim_allocation(slot.existing) or {}).get("nodeSelector")  # an Allocated slot
             outcome = self._claim_outcome(slot)
             try:
                 ok = selector is None or selector_matches(selector, node)
@@ -201,11 +202,12 @@ class Explainer:
             outcome = self._claim_outcome(slot)
             if results is not None:
                 outcome.allocation = results[ci]
-            if self.diagnose:
+            if diagnoser is not None:
                 outcome.requests = diagnoser.requests(ci, spec, trace, results[ci] if results is not None else None)
                 requests.append(outcome.requests)
             verdict.claims.append(outcome)
-        if alike is not None and search_verdict != ERROR and search_message in SHAREABLE_MESSAGES:
+        if alike is not None and self.sharing is not None and search_verdict != ERROR \
+                and search_message in SHAREABLE_MESSAGES:
             judged = self.sharing.remember(alike[1], alike[2], node_name, search_verdict, search_message, results,
                                            trace.allocate_one_calls, requests)
             if published is not None:
@@ -217,7 +219,7 @@ class Explainer:
         """A node's verdict from a search shared with an alike node, mapped to this one when read."""
         verdict.verdict, verdict.message, verdict.search_steps = judged.verdict, judged.message, judged.steps
         settle_message(verdict, unavailable, specs)
-        holder = self.sharing.holder
+        holder = self.sharing.holder if self.sharing is not None else None  # always set: the search was shared
         for ci, slot in enumerate(self.to_allocate):
             outcome = self._claim_outcome(slot)
             if judged.results is not None:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from ..model import DeviceID
 from ..objects import ObjectSet
+from ..state import Holder
 
 
 def holder_text(objs: ObjectSet, device: DeviceID) -> str:
@@ -18,7 +19,8 @@ def holder_texts(objs: ObjectSet) -> Callable[[DeviceID], str]:
     (an explanation's shared verdicts name holders when first read, after the search)."""
     texts = objs._cache.get("holder-text")
     if texts is None:
-        usage, known = _usage(objs), {}
+        usage = _usage(objs)
+        known: dict[DeviceID, str] = {}
 
         def texts(device: DeviceID) -> str:
             text = known.get(device)
@@ -36,7 +38,7 @@ def holder_texts(objs: ObjectSet) -> Callable[[DeviceID], str]:
     return texts
 
 
-def _usage(objs: ObjectSet):
+def _usage(objs: ObjectSet) -> dict[DeviceID, list[Holder]]:
     usage = objs._cache.get("usage")
     if usage is None:
         from ..state import device_usage

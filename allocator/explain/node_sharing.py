@@ -9,11 +9,13 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter, methodcaller
+from typing import Any, Literal
 
 from ..cel import CelCompileError
 from ..codes import IN_USE
-from ..model import DeviceID
+from ..model import DeviceID, Slice
 from ..objects import json_copy
+from ..pools import Pool
 from ..search import ClaimSpec, SelectorEvaluator
 from ..state import AllocatedState
 
@@ -62,7 +64,7 @@ class JudgedRequest:
 
     @classmethod
     def of(cls, outcome: RequestOutcome, holder: Callable[[DeviceID], str] | None) -> "JudgedRequest":
-        rejected = tuple((r.device, r.code, r.message, r.code == IN_USE and r.message == holder(r.device))
+        rejected = tuple((r.device, r.code, r.message, r.code == IN_USE and holder is not None and r.message == holder(r.device))
                          for r in outcome.rejected)
         return cls(outcome.name, outcome.device_class, outcome.wanted, outcome.candidates, outcome.selected,
                    tuple(outcome.chosen), rejected, outcome.reason_counts())
@@ -91,14 +93,14 @@ class NodeSharing:
         self.judged: dict[tuple, Judged] = {}
         self.list_values = list_values   # whether CEL takes list attributes (else they fail every selector)
         self._readable: dict[tuple, tuple] = {}   # a device's attribute names -> those the pod can read
-        self._pool_states: dict | None = None
+        self._pool_states: dict[tuple[str, str], tuple[set[str], dict[str, str], set[str]]] | None = None
         self._whole = True        # whether alike nodes are looked for by their whole devices first
         self._whole_misses = 0
         # find_published: judged nodes by the keys of their slices as published (and where their
         # own pools are in the order the keys give), each node's slices by pool (False: not yet
         # read; None: not usable), pools with slices on several nodes.
         self.published: dict[tuple, tuple[Judged, list[int]]] = {}
-        self._by_node: dict | None | bool = False
+        self._by_node: dict[str, dict[tuple[str, str], list[dict]]] | None | Literal[False] = False
         self._spanning: set[tuple[str, str]] = set()
         self._published_whole = True
         self._published_misses = 0
@@ -138,7 +140,7 @@ class NodeSharing:
                         names.add(value.partition("/")[2] or value)
         return cls(explainer, state, None if names is None else frozenset(names), selectors.list_values)
 
-    def find(self, node: dict, pools) -> tuple[Judged | None, list[tuple], tuple] | None:
+    def find(self, node: dict, pools: list[Pool]) -> tuple[Judged | None, list[tuple], tuple] | None:
         """(the alike node judged before or None, the keys to remember this node's outcome by, the
         node's own pools), or None where this node must be judged on its own.
 
@@ -169,7 +171,7 @@ class NodeSharing:
                 self._whole = False
         return judged, keys + [("readable", key)], local
 
-    def signature(self, node: dict, pools, project: bool) -> tuple[tuple, tuple] | None:
+    def signature(self, node: dict, pools: list[Pool], project: bool) -> tuple[tuple, tuple] | None:
         """(key, the node's own pools) or None where this node must be judged on its own; with
         `project`, the key leaves out the attributes the pod cannot read."""
         node_name = node["metadata"]["name"]
@@ -209,7 +211,7 @@ class NodeSharing:
             return None  # a pool of the node's own named like a shared one
         return tuple(parts), tuple(local)
 
-    def _whole_slice_key(self, s) -> tuple | None:
+    def _whole_slice_key(self, s: Slice) -> tuple | None:
         """_slice_key with every attribute: the same data, dumped as published (no work per device
         in Python, so cheaper than _slice_key where no attribute needs leaving out)."""
         devices = s.devices
@@ -221,7 +223,7 @@ class NodeSharing:
         lists = None if self.list_values else tuple(device.list_attribute for device in devices)
         return (_dump(s.raw["spec"].get("sharedCounters")), _dump(list(map(_RAW, devices))), taints, lists)
 
-    def _slice_key(self, s) -> tuple | None:
+    def _slice_key(self, s: Slice) -> tuple | None:
         """What the search and the diagnosis can tell about a slice of a node's own, apart from its
         node and pool names: its counter sets, and device by device the published data (without
         the attributes the pod cannot read), taints, and the list attribute that fails every
@@ -248,7 +250,7 @@ class NodeSharing:
         return (_dump(s.raw["spec"].get("sharedCounters")), _dump(published),
                 None if taints is None else tuple(taints), None if lists is None else tuple(lists))
 
-    def _readable_part(self, raw: dict):
+    def _readable_part(self, raw: dict) -> dict | tuple[dict, tuple[str, ...], list]:
         """A device's published data without the attributes the pod cannot read."""
         attributes = raw.get("attributes")
         if not attributes:
@@ -256,7 +258,7 @@ class NodeSharing:
         keys = tuple(attributes)
         readable = self._readable.get(keys)
         if readable is None:
-            names = self.names
+            names = self.names or frozenset()  # asked only where the pod's names are known
             readable = self._readable[keys] = tuple(name for name in keys if (name.partition("/")[2] or name) in names)
         rest = raw.copy()
         del rest["attributes"]
@@ -346,7 +348,7 @@ class NodeSharing:
             parts.append((pool_id[0], same_name, tuple(keys), self._whole_state_text(pool_id)))
         return tuple(parts), order
 
-    def _published_slice_key(self, spec: dict, project: bool) -> tuple | None:
+    def _published_slice_key(self, spec: dict, project: bool) -> bytes | str | None:
         if not _PUBLISHED_FIELDS.issuperset(spec):
             return None  # node selection, node operations, fields this code does not know
         devices = spec.get("devices") or []
@@ -362,25 +364,29 @@ class NodeSharing:
             for key in keys:
                 self.published[key] = (judged, positions)
 
-    def _state_by_pool(self) -> dict[tuple[str, str], tuple[set, dict, set]]:
+    def _state_by_pool(self) -> dict[tuple[str, str], tuple[set[str], dict[str, str], set[str]]]:
         """Per pool (driver, name), from the allocation state: the names of its devices allocated,
         their aggregated consumed capacity (repr, by name) and those shared; computed once."""
         by_pool = self._pool_states
         if by_pool is None:
             state = self.state
             by_pool = self._pool_states = {}
-            for which, ids in enumerate((state.devices, state.aggregated_capacity, state.shared_devices)):
-                for id_ in ids:
-                    group = by_pool.get((id_.driver, id_.pool))
-                    if group is None:
-                        group = by_pool[(id_.driver, id_.pool)] = (set(), {}, set())
-                    if which == 1:
-                        group[1][id_.device] = repr(ids[id_])
-                    else:
-                        group[which].add(id_.device)
+
+            def group_of(id_: DeviceID) -> tuple[set[str], dict[str, str], set[str]]:
+                group = by_pool.get((id_.driver, id_.pool))
+                if group is None:
+                    group = by_pool[(id_.driver, id_.pool)] = (set(), {}, set())
+                return group
+
+            for id_ in state.devices:
+                group_of(id_)[0].add(id_.device)
+            for id_, consumed in state.aggregated_capacity.items():
+                group_of(id_)[1][id_.device] = repr(consumed)
+            for id_ in state.shared_devices:
+                group_of(id_)[2].add(id_.device)
         return by_pool
 
-    def _pool_state(self, pool, slices) -> str | None:
+    def _pool_state(self, pool: Pool, slices: list[Slice]) -> str | None:
         """The allocation state of the pool's devices (those in `slices`), by device name: with the
         slices' keys naming every device, equal texts mean equal states device by device."""
         return self._state_text((pool.driver, pool.name), {device.name for s in slices for device in s.devices})
@@ -424,7 +430,7 @@ class NodeSharing:
         return judged
 
 
-def _dump(value) -> bytes | str:
+def _dump(value: Any) -> bytes | str:
     """`value` (published data: JSON values, tuples) as one string that only an equal value, of the
     same types throughout (1, 1.0 and True differ), has: marshal's version 2 (no references
     between equal objects, nothing of which strings are interned, so equal values dump alike)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import fields
+from typing import Any, ClassVar
 
 from ..model import DeviceID
 
@@ -22,18 +23,18 @@ class _AsItsDataclass:
 
     _dataclass: type
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, self._dataclass):
             return NotImplemented
         return _field_values(self) == _field_values(other)
 
-    __hash__ = None  # like the dataclass's
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]  # unhashable, like the dataclass
 
     def __repr__(self) -> str:
         return self._dataclass.__qualname__ + super().__repr__()[len(type(self).__qualname__):]
 
 
-def _field_values(outcome) -> tuple:
+def _field_values(outcome: Any) -> tuple:
     return tuple(getattr(outcome, f.name) for f in fields(outcome))
 
 
@@ -69,7 +70,7 @@ class SharedRequestOutcome(_AsItsDataclass, RequestOutcome):
             rename, holder, rejected = self._rename, self._holder, []
             for device, code, message, holds in self._judged.rejected:
                 new = rename(device)
-                if holds and new != device:
+                if holds and holder is not None and new != device:
                     message = holder(new)
                 rejected.append(DeviceRejection(new, code, message))
             self._rejected = rejected
