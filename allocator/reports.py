@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from collections.abc import Iterable, Sequence
+from typing import Any, Callable, Final, NamedTuple, TypeVar
 
 from .codes import BEING_REPLACED, COMPLETE, INCOMPLETE, INVALID
 from .features import Features
 from .gcpause import paused_gc
 from .index import ClusterIndex, cluster_index
-from .model import Device, DeviceID, Slice, Taint
+from .model import Device, DeviceID, Exact, Slice, Taint
 from .nodeselector import NodeSelectorError, describe as describe_selector, node_matches
 from .objects import ObjectSet
 from .pools import build_pool, counter_shortage, counters_left
@@ -70,7 +71,7 @@ def scope_of(selection: dict) -> NodeScope:
     return NodeScope("mixed")
 
 
-def _scope_of(slice_or_device) -> NodeScope:
+def _scope_of(slice_or_device: Slice | Device) -> NodeScope:
     raw = slice_or_device.raw
     return scope_of(raw["spec"] if "spec" in raw else raw)
 
@@ -182,7 +183,8 @@ class PoolReport:
             with _MAKING_REPORTS:
                 devices = self._devices
                 if devices is None:
-                    devices = self._devices = self._source.reports()
+                    source = self._source  # set until the reports are made: a report has one or the other
+                    devices = self._devices = source.reports() if source is not None else []
                     self._source = None
         return devices
 
@@ -203,7 +205,7 @@ _MAKING_REPORTS = threading.Lock()
 same reports (things are found by identity, e.g. RowCache)."""
 
 
-def attribute_value(attr: dict):
+def attribute_value(attr: dict) -> Any:
     for key in ("string", "int", "bool", "version", "strings", "ints", "bools", "versions"):
         if attr.get(key) is not None:
             return attr[key]
@@ -244,12 +246,11 @@ def analyze_pools(objs: ObjectSet, features: Features) -> list[PoolReport]:
     cached = objs._cache.get(key)
     if cached is None:
         with paused_gc():
-            cached = objs._cache[key] = _analyze(cluster_index(objs, features), features)
+            cached = objs._cache[key] = _analyze(objs, cluster_index(objs, features), features)
     return cached
 
 
-def _analyze(index: ClusterIndex, features: Features) -> list[PoolReport]:
-    objs = index.objs
+def _analyze(objs: ObjectSet, index: ClusterIndex, features: Features) -> list[PoolReport]:
     usage = device_usage(objs)
     allocated_state = build_allocated_state(objs, features)
     holders_by_pool = _by_pool(usage.items())
@@ -279,10 +280,10 @@ def _analyze(index: ClusterIndex, features: Features) -> list[PoolReport]:
         device_slices = [s for s in current if s.devices]
         scope = _scope_of(device_slices[0] if device_slices else current[0]) if len(scopes) <= 1 else NodeScope("mixed")
         allocated = allocated_by_pool.get(pool_id, _NOTHING)
-        available = _NOTHING
+        available: dict[str, dict[str, Exact]] = _NOTHING
         if pool.counter_sets:
             # Alike nodes whose alike devices are allocated have the same counters left.
-            taking = [d for s in current for d in s.devices if d.name in allocated and d.counter_amounts] if allocated else ()
+            taking: Sequence[Device] = [d for s in current for d in s.devices if d.name in allocated and d.counter_amounts] if allocated else ()
             available = counters_left_by_inputs.get(
                 (*pool.counter_sets, *pool.counter_sets.values(), *(d.counter_amounts for d in taking)),
                 counters_left, pool.counter_sets, taking)
@@ -290,7 +291,7 @@ def _analyze(index: ClusterIndex, features: Features) -> list[PoolReport]:
         devices = _PoolDevices(current, state == COMPLETE, holders,
                                statuses_by_pool.get(pool_id, _NOTHING), allocated, available)
         facts = devices.facts(shortage)
-        consuming = ()
+        consuming: Sequence[Device] = ()
         if holders:
             held = {name for name, held_by in holders.items() if _holds(held_by)}
             consuming = [d for s in current for d in s.devices if d.name in held]
@@ -303,16 +304,23 @@ def _analyze(index: ClusterIndex, features: Features) -> list[PoolReport]:
     return reports
 
 
-def _by_pool(items) -> dict[tuple[str, str], dict[str, object]]:
+_Value = TypeVar("_Value")
+
+
+def _by_pool(items: Iterable[tuple[DeviceID, _Value]]) -> dict[tuple[str, str], dict[str, _Value]]:
     """{DeviceID: value} items grouped as {(driver, pool): {device name: value}}: what a pool asks
     of a few allocated devices, without a lookup per device of every pool."""
-    grouped: dict[tuple[str, str], dict[str, object]] = {}
+    grouped: dict[tuple[str, str], dict[str, _Value]] = {}
     for device, value in items:
         names = grouped.get((device.driver, device.pool))
         if names is None:
             names = grouped[(device.driver, device.pool)] = {}
         names[device.device] = value
     return grouped
+
+
+_NOT_ASKED: Final = "not asked yet"
+"""_Shortages' mark of a device not asked about, told apart by identity from every answer."""
 
 
 class _Shortages:
@@ -328,7 +336,7 @@ class _Shortages:
         self._available: dict = {}
         self._left = -1
 
-    def left(self, available: dict[str, dict[str, object]]) -> None:
+    def left(self, available: dict[str, dict[str, Exact]]) -> None:
         """What the next devices' pool has left (available_counters)."""
         if available is self._available:
             return  # the same answer as the pool before (_SameInputs)
@@ -345,8 +353,8 @@ class _Shortages:
             return None  # nothing consumed: nothing can be short (counter_shortage's answer too)
         # The devices of the analysis live throughout it, so id() names one list.
         key = (id(amounts), self._left)
-        known = self._known.get(key, self)
-        if known is self:
+        known = self._known.get(key, _NOT_ASKED)
+        if known is _NOT_ASKED:
             known = self._known[key] = counter_shortage(device, self._available)
         return known
 
@@ -375,7 +383,7 @@ class _LazyDeviceReport(DeviceReport):
     Device when one of them is first read. `kubectl dra pools` and the pool counts never read them,
     which matters at a million devices."""
 
-    def __init__(self, device: Device, scope: NodeScope, holders: list, status: list, usable: bool,
+    def __init__(self, device: Device, scope: NodeScope, holders: list[Holder], status: list[dict], usable: bool,
                  consumed_capacity: dict, counters_blocked: str | None, capacity_blocked: str | None) -> None:
         s = device.slice
         self.driver, self.pool, self.name, self.slice_name = s.driver, s.pool, device.name, s.name
@@ -389,19 +397,20 @@ class _LazyDeviceReport(DeviceReport):
         self.consumed_capacity = consumed_capacity
         self.counters_blocked = counters_blocked
         self.capacity_blocked = capacity_blocked
-        self._device = device
-        self._derived: tuple | None = None
+        self._device: Device | None = device
+        self._derived: tuple[dict, dict, list[dict]] | None = None
         """(attributes, capacity, consumed_counters) once first read. Every key of the instance is
         set here: a key added later made each report's attribute dict a copy of its own instead of
         sharing the class's keys."""
 
-    def _derive(self) -> tuple:
+    def _derive(self) -> tuple[dict, dict, list[dict]]:
         # The Device is read first and let go last: a second thread reading meanwhile (the
         # dashboard's rebuild worker and its UI) derives the same values again or finds them made,
         # never neither.
         device = self._device
         derived = self._derived
         if derived is None:
+            assert device is not None  # let go only once derived, and read here before that
             driver = self.driver
             attributes = {qualified(driver, k): attribute_value(v) for k, v in sorted(device.raw_attributes.items())}
             capacity = {qualified(driver, k): str(v) for k, v in sorted(device.capacity.items())}
@@ -411,9 +420,16 @@ class _LazyDeviceReport(DeviceReport):
             self._device = None
         return derived
 
+    # Properties where DeviceReport has fields: derived when first read. A value set (nothing
+    # sets one today) replaces the derived one, as on a DeviceReport.
     @property
     def attributes(self) -> dict:
         return self._derive()[0]
+
+    @attributes.setter
+    def attributes(self, value: dict) -> None:
+        _, capacity, consumed_counters = self._derive()
+        self._derived = (value, capacity, consumed_counters)
 
     def first_attributes(self, count: int) -> list[tuple[str, object]]:
         # A table row's summary names a few: deriving (and keeping) every attribute, capacity and
@@ -445,9 +461,19 @@ class _LazyDeviceReport(DeviceReport):
     def capacity(self) -> dict:
         return self._derive()[1]
 
+    @capacity.setter
+    def capacity(self, value: dict) -> None:
+        attributes, _, consumed_counters = self._derive()
+        self._derived = (attributes, value, consumed_counters)
+
     @property
     def consumed_counters(self) -> list[dict]:
         return self._derive()[2]
+
+    @consumed_counters.setter
+    def consumed_counters(self, value: list[dict]) -> None:
+        attributes, capacity, _ = self._derive()
+        self._derived = (attributes, capacity, value)
 
 
 class DeviceFacts(NamedTuple):
@@ -467,7 +493,7 @@ class DeviceFacts(NamedTuple):
         return is_free(self)
 
 
-def is_free(device) -> bool:
+def is_free(device: DeviceReport | DeviceFacts) -> bool:
     """Free for a new claim: a DeviceReport or DeviceFacts (the same names)."""
     return bool(device.usable and not device.tainted and not device.counters_blocked and not device.capacity_blocked
                 and (not device.allocated or device.allow_multiple_allocations))
@@ -480,8 +506,8 @@ class _PoolDevices:
 
     __slots__ = ("slices", "usable", "holders", "statuses", "allocated", "available")
 
-    def __init__(self, slices: list[Slice], usable: bool, holders: dict, statuses: dict, allocated: dict,
-                 available: dict) -> None:
+    def __init__(self, slices: list[Slice], usable: bool, holders: dict[str, list[Holder]], statuses: dict[str, list[dict]],
+                 allocated: dict[str, bool], available: dict[str, dict[str, Exact]]) -> None:
         self.slices, self.usable, self.holders, self.statuses = slices, usable, holders, statuses
         self.allocated = allocated
         """Names of the pool's allocated devices (AllocatedState.is_allocated): they take their
@@ -495,17 +521,17 @@ class _PoolDevices:
         usable, holders, allocated, available = self.usable, self.holders, self.allocated, self.available
         tally: dict[tuple, int] = {}
         plain = 0  # no holders, taints, shares or counters to check: DeviceFacts(usable, False, ...)
-        any_short = False
+        any_short: object = False  # truthy once a device is short of counters
         if available:
             shortage.left(available)
         for s in self.slices:
             driver = s.driver
             for d in s.devices:
                 name = d.name
-                held = holders.get(name) if holders else None
+                held = holders.get(name, _NONE) if holders else _NONE  # a holder list is never empty
                 short = available and d.counter_amounts and name not in allocated
                 taints, multiple = d.taints, d.allow_multiple_allocations
-                if held is None and not short and not taints and not multiple:
+                if not held and not short and not taints and not multiple:
                     plain += 1
                     continue
                 counters_blocked = short and shortage(d) is not None
@@ -528,7 +554,7 @@ class _PoolDevices:
             # A fresh memo: the analysis' one is keyed by the identity of devices it no longer holds.
             shortage = _Shortages()
             shortage.left(available)
-        reports = []
+        reports: list[DeviceReport] = []
         for s in self.slices:
             driver = s.driver
             scope = None if s.per_device_node_selection else _scope_of(s)  # one per slice, shared by its devices
@@ -588,9 +614,9 @@ class _SameInputs:
     __slots__ = ("_known",)
 
     def __init__(self) -> None:
-        self._known: dict[tuple, tuple[tuple, object]] = {}
+        self._known: dict[tuple, tuple[tuple, Any]] = {}
 
-    def get(self, inputs: tuple, make: Callable, *args):
+    def get(self, inputs: tuple, make: Callable[..., _Value], *args: Any) -> _Value:
         """make(*args), or what it gave before for the same `inputs`."""
         key = tuple(map(id, inputs))
         known = self._known.get(key)
@@ -602,7 +628,7 @@ class _SameInputs:
 def _counter_usage(slices: list[Slice], consuming: list[Device]) -> dict:
     """Each counter set of the pool: every counter's value and what the devices `consuming` (held
     by a claim without admin access) consume of it."""
-    sets: dict[str, dict[str, dict[str, Quantity]]] = {}
+    sets: dict[str, dict[str, dict[str, Quantity | None]]] = {}
     for s in slices:
         for name, counters in s.shared_counters:
             sets[name] = {c: {"value": v, "consumed": None} for c, v in counters.items()}
