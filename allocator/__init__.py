@@ -46,15 +46,17 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'allocator' has no attribute {name!r}")
-    from importlib import import_module
+if not TYPE_CHECKING:  # the checker sees the names imported above, and no attribute beyond them
 
-    value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+    def __getattr__(name: str) -> object:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'allocator' has no attribute {name!r}")
+        from importlib import import_module
+
+        value = getattr(import_module(f".{module}", __name__), name)
+        globals()[name] = value
+        return value
 
 
 __all__ = [
