@@ -116,6 +116,19 @@ def test_device_details_are_derived_on_first_read_and_equal_the_slices():
         getattr(a, "no_such_field")
 
 
+def test_a_device_reports_details_set_replace_the_derived_ones_as_on_a_dataclass():
+    """The lazy report stands in for DeviceReport, whose details are plain fields: a value set is
+    the one read, and the other two stay as derived."""
+    s = resource_slice("s", [device("a", attributes={"model": "H100"}, capacity={"memory": {"value": "80Gi"}})],
+                       pool="p", node_name="n1")
+    a = reports(s)[(DRIVER, "p")].devices[0]
+    a.attributes = {"x": 1}
+    assert (a.attributes, a.capacity, a.consumed_counters) == ({"x": 1}, {f"{DRIVER}/memory": "80Gi"}, [])
+    a.capacity, a.consumed_counters = {}, [{"counterSet": "set", "counters": {}}]
+    assert (a.attributes, a.capacity, a.consumed_counters) == ({"x": 1}, {}, [{"counterSet": "set", "counters": {}}])
+    assert isinstance(a, allocator.DeviceReport) and a.to_dict()["attributes"] == {"x": 1}
+
+
 def test_a_rows_first_attributes_are_read_without_deriving_the_details():
     """A table row's summary (the first attributes by name) derives and keeps nothing: the
     Devices tab of a million devices kept every device's details for it (issue 18)."""
