@@ -288,8 +288,7 @@ class Interner:
             if value.__class__ is not dict or len(value) != 1:
                 plain = False
                 continue
-            for value_type, leaf in value.items():
-                pass
+            [(value_type, leaf)] = value.items()
             if leaf is None or value_type not in types:
                 plain = False
             leaf_type = leaf.__class__

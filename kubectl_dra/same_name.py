@@ -33,7 +33,7 @@ def without_duplicates(documents: list[Document], namespace: str,
     for index, document in enumerate(documents):
         last[_identity(document, namespace, cluster_scoped)] = index
     kept, warnings, first_seen = [], [], {}
-    for index, document in enumerate(documents):
+    for document in documents:
         key = _identity(document, namespace, cluster_scoped)
         if key in first_seen:
             continue

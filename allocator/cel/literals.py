@@ -52,7 +52,7 @@ def _heterogeneous_literals(checked: bytes) -> list[tuple[int, str, str]]:
                     elif f == 2:
                         optional.add(v)
                 first_type = None
-                for i, element in enumerate(elements):
+                for element in elements:
                     walk(element)
                 for i, element in enumerate(elements):
                     element_id = first_field(message_fields(element), 2, 0)

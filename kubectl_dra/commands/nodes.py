@@ -26,7 +26,7 @@ def nodes(ctx, output, no_headers, selector):
     model = ClusterModel.from_store(session.store)
     by_class = output in ("wide", "json", "yaml")
     records = []
-    for name, entry in model.node_reach.entries.items():
+    for entry in model.node_reach.entries.values():
         if entry.node is None or not matches_labels(labels_of(entry.node)):
             continue
         records.append(NodeRecord(entry, model.class_counts(entry.devices) if by_class else {}))

@@ -124,7 +124,7 @@ class MetricsBuilder:
         started = time.perf_counter()
         now = snapshot.connection.reference_time(now)
         model = None
-        for model in self.models.build(snapshot):
+        for model in self.models.build(snapshot):  # noqa: B007 (the loop keeps the last model built)
             pass
         assert model is not None
         families = self.families(model, now, time.monotonic() if clock is None else clock)

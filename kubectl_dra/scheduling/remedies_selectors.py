@@ -122,7 +122,7 @@ def relax_selector_remedies(search: Search) -> list[Remedy]:
                         entry = seen.setdefault(key, (editable, index, clause, {}))
                         entry[3].setdefault(value, set()).add(verdict.node)
     remedies = []
-    for (ref, request_name, index, _), (editable, _, clause, values) in sorted(seen.items(), key=lambda i: i[0]):
+    for (_ref, request_name, index, _), (editable, _, clause, values) in sorted(seen.items(), key=lambda i: i[0]):
         remedy = _relaxed(search, editable, request_name, index, clause, values)
         if remedy is not None:
             remedies.append(remedy)

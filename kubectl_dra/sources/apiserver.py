@@ -187,7 +187,7 @@ class ApiServer:
                 line = await response.content.readline()
             except asyncio.TimeoutError:
                 raise StreamIdle(f"no data from {self.target.server} for the stream's read timeout") from None
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as error:
+            except (aiohttp.ClientError, OSError, ValueError) as error:
                 raise self._unreachable(error) from None
             if not line:
                 return

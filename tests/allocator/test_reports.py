@@ -113,7 +113,7 @@ def test_device_details_are_derived_on_first_read_and_equal_the_slices():
     assert a.consumed_counters == [{"counterSet": "set", "counters": {"mem": "20Gi"}}]
     assert a.to_dict()["capacity"] == {f"{DRIVER}/memory": "80Gi"}
     with pytest.raises(AttributeError, match="no_such_field"):
-        getattr(a, "no_such_field")
+        _ = a.no_such_field
 
 
 def test_a_device_reports_details_set_replace_the_derived_ones_as_on_a_dataclass():

@@ -213,7 +213,7 @@ def reachable_verdicts(scenario: Scenario, node: str, wanted: str | None = None)
     explanation = allocator.explain_pod(objects, namespace, name, features, node=node, pool_order=first_order)
     verdicts.add(explanation.nodes[0].verdict)
     tried = 1
-    for current in orders or ():
+    for current in orders or ():  # noqa: B007 (next_order hands the loop's order to the allocator)
         if wanted in verdicts:
             return verdicts, False
         if tried >= MAX_ORDERS:

@@ -244,7 +244,8 @@ async def test_an_allocator_warning_is_one_notification():
     app = tui_app.DraApp(Store())
     async with app.run_test() as pilot:
         for _ in range(2):
-            warnings.warn(DerivedBuildMetadataWarning("derived attribute expression 'x' may lack build metadata"))
+            warnings.warn(DerivedBuildMetadataWarning("derived attribute expression 'x' may lack build metadata"),
+                          stacklevel=1)
         await pilot.pause()
         messages = [n.message for n in app._notifications]
         assert messages.count("derived attribute expression 'x' may lack build metadata") == 1

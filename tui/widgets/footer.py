@@ -40,5 +40,5 @@ class DashboardFooter(Footer):
         # _watch): {name: [(node, callback)]}; the callbacks of detached nodes are never called.
         watchers = getattr(self, "__watchers", None)
         if isinstance(watchers, dict):
-            for name, entries in watchers.items():
+            for entries in watchers.values():
                 entries[:] = [(node, callback) for node, callback in entries if node.is_attached]
