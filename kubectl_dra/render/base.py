@@ -15,8 +15,8 @@ from typing import Any, Callable, ClassVar, Iterable, Sequence, TextIO
 
 from kubectl_dra import API_VERSION
 from kubectl_dra.json_codec import write_json
-from kubectl_dra.terminal_text import has_unsafe, safe_line, safe_text
-from kubectl_dra.yaml_writer import yaml_text
+from kubectl_dra.terminal_text import safe_line, safe_text
+from kubectl_dra.yaml_writer import to_yaml
 
 FORMATS = ("table", "wide", "json", "yaml", "name")
 NONE = "<none>"
@@ -190,11 +190,3 @@ def use_color(out: TextIO) -> bool:
     if os.environ.get("NO_COLOR"):
         return False
     return hasattr(out, "isatty") and out.isatty()
-
-
-def to_yaml(document) -> str:
-    """YAML as kubectl writes it. PyYAML escapes control characters but writes bidi and other
-    format characters raw when it may write Unicode: a document holding one is written all-ASCII
-    (escapes in double-quoted strings, the same value)."""
-    text = yaml_text(document)
-    return yaml_text(document, ascii_only=True) if has_unsafe(text) else text
