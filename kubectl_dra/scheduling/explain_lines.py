@@ -225,12 +225,17 @@ def tree_text(children: Sequence[Line]) -> list[str]:
     return text
 
 
-def indented_text(lines: Iterable[Line], depth: int = 0) -> list[str]:
-    """Lines outside a node's tree: each depth at its column (INDENTS), a gap as a blank line."""
-    text = []
+def indented(lines: Iterable[Line], depth: int = 0) -> list[tuple[str, Line | None]]:
+    """Lines outside a node's tree, each at its depth's column (INDENTS), with the line it shows;
+    a gap is a blank line (None)."""
+    shown: list[tuple[str, Line | None]] = []
     for line in lines:
         if line.gap:
-            text.append("")
-        text.append(" " * INDENTS[min(depth, len(INDENTS) - 1)] + line.text)
-        text.extend(indented_text(line.children, depth + 1))
-    return text
+            shown.append(("", None))
+        shown.append((" " * INDENTS[min(depth, len(INDENTS) - 1)] + line.text, line))
+        shown.extend(indented(line.children, depth + 1))
+    return shown
+
+
+def indented_text(lines: Iterable[Line]) -> list[str]:
+    return [text for text, _ in indented(lines)]

@@ -1,7 +1,8 @@
 """`e`: the scheduler's verdict for a pod or claim, per node, as a tree.
 
-node -> the filters (each plugin's result) and claim -> request -> rejected devices grouped by
-reason, fitting nodes first, then the closest, with the devices that would be chosen. The
+The words are `kubectl dra explain`'s (kubectl_dra/scheduling/explain_lines.py): the header, claims,
+summary and remedies above, and a tree below of node -> filters and claim -> request -> rejected
+devices grouped by reason, fitting nodes first, then the closest; this screen adds colour and folding. The
 explanation runs on a worker thread (it runs the allocator on every node); the tree fills node
 branches lazily, so a 5,000-node cluster opens as fast as a small one. It opens on the first
 fitting node, or on the closest one when nothing fits.
@@ -9,7 +10,7 @@ fitting node, or on the closest one when nothing fits.
 
 from __future__ import annotations
 
-from itertools import groupby
+import re
 
 from rich.text import Text
 from textual import work
@@ -21,19 +22,21 @@ from textual.widgets.tree import TreeNode
 
 from kubectl_dra import scheduling
 from kubectl_dra.model.knowledge import explain_inputs
-from kubectl_dra.terminal_text import joined_lines
+from kubectl_dra.scheduling import explain_lines
+from kubectl_dra.scheduling.explain_lines import Line
 from tui.dashboard import Dashboard
-from tui.format import VERDICT_STYLES, plural
+from tui.format import plural
 from tui.refs import ExplainTarget
 from tui.widgets.terminal_safe import safe_label
 
 DEVICES_PER_REASON = 50
-REMEDIES_SHOWN = 3
-"""Remedies in the title; `kubectl dra explain` lists every one."""
-VERDICT_MARKS = {"Fits": "✔", "Unschedulable": "✘", "Error": "!"}
-FILTER_MARKS = {"Success": ("✔", "green"), "Skip": ("–", "dim"), "Unschedulable": ("✘", "red"),
-                "UnschedulableAndUnresolvable": ("✘", "red"), "Error": ("!", "bold red"), "NotChecked": ("?", "yellow")}
-OUTSIDE_CLASS = "ClassSelectorFalse"  # devices of other classes: never a reason, never listed
+"""Rejected devices named per reason: a tree opens and scrolls, so it names more than the CLI."""
+TONE_STYLES = {"Fits": "bold green", "Unschedulable": "bold red", "UnschedulableAndUnresolvable": "bold red",
+               "Error": "bold red", "heading": "bold", "reason": "bold yellow", "dim": "dim", "warning": "yellow",
+               "chosen": "green"}
+MARK_STYLES = {"✓": "green", "✗": "red", "!": "bold red", "–": "dim", "?": "yellow"}
+MARK_AT = r"(?:^|(?<=  )|(?<=: )){mark}(?= )"
+"""Where a verdict or filter mark stands: at the start of a line, or of a filter in the filters line."""
 
 
 def explain(dashboard: Dashboard, target: ExplainTarget):
@@ -45,107 +48,33 @@ def explain(dashboard: Dashboard, target: ExplainTarget):
     return run(dashboard.all_objects(), target.namespace, target.name, dashboard.features)
 
 
-def verdict_label(verdict: str, text: str) -> Text:
-    label = Text()
-    label.append(f"{VERDICT_MARKS.get(verdict, '?')} ", style=VERDICT_STYLES.get(verdict, ""))
-    label.append(text, style="bold")
+def styled(text: str, tone: str) -> Text:
+    """A line of the explanation (the CLI's words), coloured by its tone and its marks."""
+    label = Text(text, style=TONE_STYLES.get(tone, ""))
+    for mark, style in MARK_STYLES.items():
+        label.highlight_regex(MARK_AT.format(mark=re.escape(mark)), style)
     return label
 
 
-def node_label(node) -> Text:
-    label = verdict_label(node.verdict, node.node)
-    label.append(f"  {node.verdict}", style=VERDICT_STYLES.get(node.verdict, ""))
-    if node.message:
-        label.append(f"  {node.message}", style="dim")
-    return label
-
-
-def fill_filters(branch: TreeNode, filters) -> None:
-    failed = [s for s in filters if s.rejected or s.code.value == "Error"]
-    label = Text("filters", style="bold")
-    label.append(f"  {len(failed)} failed" if failed else "  all checked filters pass", style="red" if failed else "green")
-    group = branch.add(label, expand=bool(failed))
-    for status in filters:
-        mark, style = FILTER_MARKS.get(status.code.value, ("?", ""))
-        leaf = Text.assemble((f"{mark} ", style), (status.plugin, "bold" if status in failed else ""))
-        words = status.detail or status.message
-        if status.code.value == "NotChecked" and not words:
-            words = "not checked"
-        if words:
-            leaf.append(f"  {words}", style="dim")
-        group.add_leaf(leaf)
+def add_lines(branch: TreeNode, lines: tuple[Line, ...] | list[Line]) -> None:
+    """Lines as branches; the devices rejected for one reason stay folded until opened."""
+    for line in lines:
+        if line.children:
+            add_lines(branch.add(styled(line.text, line.tone), expand=line.tone != "reason"), line.children)
+        else:
+            branch.add_leaf(styled(line.text, line.tone))
 
 
 def fill_node(branch: TreeNode, node) -> None:
-    """node -> filters, then claims -> requests -> chosen devices and rejected devices by reason."""
-    fill_filters(branch, node.filters)
-    for claim in node.claims:
-        label = Text()
-        label.append(f"claim {claim.ref}", style="bold")
-        if claim.pod_claim_name:
-            label.append(f" (pod claim {claim.pod_claim_name})", style="dim")
-        label.append(f"  {claim.state}", style="cyan")
-        if claim.message:
-            label.append(f"  {claim.message}", style="dim")
-        claim_branch = branch.add(label, expand=True)
-        for request in claim.requests:
-            fill_request(claim_branch.add(request_label(request), expand=True), request)
-        if not claim.requests:
-            claim_branch.allow_expand = False
-    for pool in node.skipped_pools:
-        label = Text()
-        label.append("pool skipped ", style="yellow")
-        label.append(f"{pool.driver}/{pool.name}", style="bold")
-        label.append(f"  {pool.state}: {pool.reason}  ({plural(len(pool.devices), 'device')})", style="dim")
-        branch.add_leaf(label)
+    """node -> filters, score, failed filters, claims -> requests -> devices, pools not used."""
+    add_lines(branch, explain_lines.node_branches(node, DEVICES_PER_REASON))
 
 
-def request_label(request) -> Text:
-    label = Text()
-    label.append(f"request {request.name}", style="bold")
-    if request.device_class:
-        label.append(f"  class {request.device_class}", style="dim")
-    wanted = "all" if request.wanted == "All" else str(request.wanted)
-    label.append(f"  wants {wanted}, {request.candidates} usable")
-    if request.name.count("/") and request.selected:
-        label.append("  (picked)", style="green")
-    return label
-
-
-def fill_request(branch: TreeNode, request) -> None:
-    if request.chosen:
-        chosen = branch.add(Text(f"would get {plural(len(request.chosen), 'device')}", style="bold green"),
-                            expand=True)
-        for device in request.chosen:
-            chosen.add_leaf(Text(str(device), style="green"))
-    rejected = sorted((r for r in request.rejected if r.code != OUTSIDE_CLASS), key=lambda r: r.code)
-    for code, group in groupby(rejected, key=lambda r: r.code):
-        members = list(group)
-        reason = branch.add(Text.assemble((code, "bold yellow"), f"  {plural(len(members), 'device')}"))
-        for rejection in members[:DEVICES_PER_REASON]:
-            # A selector written over several lines reads as one line here (its message quotes it).
-            reason.add_leaf(Text.assemble((str(rejection.device), ""), (f"  {joined_lines(rejection.message)}", "dim")))
-        if len(members) > DEVICES_PER_REASON:
-            reason.add_leaf(Text(f"… and {plural(len(members) - DEVICES_PER_REASON, 'more device')}", style="dim"))
-    if not request.chosen and not rejected:
-        branch.allow_expand = False
-
-
-def remedies_text(remedies) -> Text:
-    """The CLI's "To make it fit:" (verified remedies, cheapest first), the first few of them."""
-    text = Text()
-    if not remedies:
-        return text
-    text.append("\nto make it fit:", style="bold green")
-    for number, remedy in enumerate(remedies[:REMEDIES_SHOWN], 1):
-        text.append(f"\n  {number}. {joined_lines(remedy.description)}")
-        selector = remedy.change.get("selector") if isinstance(remedy.change, dict) else None
-        if selector:
-            text.append(f"\n     selector #{selector['index']}: {joined_lines(selector['to'])}", style="dim")
-    if len(remedies) > REMEDIES_SHOWN:
-        text.append(f"\n  … {len(remedies) - REMEDIES_SHOWN} more (kubectl dra explain lists them)",
-                    style="dim")
-    return text
+def title_text(explanation) -> Text:
+    """The header, the claims, the summary and the remedies, laid out as the CLI lays them out."""
+    lines = [*explain_lines.header(explanation), *explain_lines.claims(explanation),
+             *explain_lines.summary(explanation), *explain_lines.remedies(getattr(explanation, "remedies", ()))]
+    return Text("\n").join(styled(text, line.tone if line else "") for text, line in explain_lines.indented(lines))
 
 
 def tree_heading(nodes: int, fits: int) -> str:
@@ -192,7 +121,7 @@ class ExplainScreen(Screen):
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back")]
 
     DEFAULT_CSS = """
-    ExplainScreen #explain-title { height: auto; background: $panel; padding: 0 1; }
+    ExplainScreen #explain-title { height: auto; max-height: 50%; overflow-y: auto; background: $panel; padding: 0 1; }
     ExplainScreen ExplainTree { height: 1fr; }
     """
 
@@ -231,18 +160,8 @@ class ExplainScreen(Screen):
         if not self.is_attached:
             return  # the user left before the allocator finished
         self.explanation = explanation
-        title = verdict_label(explanation.verdict, f"{explanation.target_kind} {explanation.namespace}/{explanation.name}")
-        title.append(f"  {explanation.verdict}", style=VERDICT_STYLES.get(explanation.verdict, ""))
         summary = explanation.summary
-        title.append(f"\n{explanation.message}")
-        for group in summary.causes:
-            title.append(f"\n  {len(group.nodes)} × {group.text}", style="dim")
-        if summary.scheduler_message:
-            title.append(f"\nscheduler: {summary.scheduler_message}", style="dim")
-        for warning in explanation.warnings:
-            title.append(f"\nwarning: {warning}", style="yellow")
-        title.append_text(remedies_text(getattr(explanation, "remedies", ())))
-        self.query_one("#explain-title", Static).update(safe_label(title, multiline=True))
+        self.query_one("#explain-title", Static).update(safe_label(title_text(explanation), multiline=True))
 
         tree = ExplainTree(Text(tree_heading(len(explanation.nodes), summary.fits), style="bold"))
         tree.show_root = True
@@ -251,7 +170,8 @@ class ExplainScreen(Screen):
         opening = summary.first_fit or (summary.closest[0] if summary.closest else None)
         opened = None
         for node in explanation.nodes:
-            branch = tree.root.add(node_label(node), data=node)
+            heading = explain_lines.node_heading(node)
+            branch = tree.root.add(styled(heading.text, heading.tone), data=node)
             self._unfilled[branch.id] = node
             branch.add_leaf("…")  # filled when expanded
             if node.node == opening:
