@@ -36,6 +36,7 @@ ROOMS = {
     "metrics": ("kubectl_dra.metrics",),
     "targets": ("kubectl_dra.targets",),
     "taint rules": ("kubectl_dra.taint_rules",),
+    "remediation": ("kubectl_dra.remediation",),
 }
 """Room -> the modules in it; a module is in the room of the longest prefix naming it. Every other
 kubectl_dra module (the package root, errors, terminal_text, documents, objects, kubeconfig, labels,
@@ -51,7 +52,7 @@ def _below(room_name: str) -> set[str]:
     return {"base", "allocator", *CORE_ORDER[:CORE_ORDER.index(room_name)]}
 
 
-CORE_ROOMS = {"base", *CORE_ORDER, "workloads", "doctor", "metrics", "targets", "taint rules"}
+CORE_ROOMS = {"base", *CORE_ORDER, "workloads", "doctor", "metrics", "targets", "taint rules", "remediation"}
 ALLOWED = {
     "allocator": set(),
     "base": {"allocator"},
@@ -66,6 +67,7 @@ ALLOWED = {
     "metrics": _below("scheduling") | {"scheduling", "workloads"},
     "targets": {"base", "allocator", "workloads"},
     "taint rules": _below("model") | {"model"},
+    "remediation": _below("model") | {"model", "taint rules"},
     "node": {"base", "allocator", "sources"},
     "node cli": {"base", "allocator", "node"},
     "cli": CORE_ROOMS | {"allocator", "tui"},
