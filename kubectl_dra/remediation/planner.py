@@ -19,6 +19,7 @@ OWNER_LABEL=<policy name> are read as the policy's: no other rule is ever change
 
 from __future__ import annotations
 
+import copy
 import datetime
 from dataclasses import dataclass, field
 
@@ -26,7 +27,7 @@ import allocator
 
 from kubectl_dra.model.health import UNHEALTHY, DeviceID, health_reports
 from kubectl_dra.remediation.policy import NEVER, OWNER_LABEL, Policy, PolicyRule
-from kubectl_dra.taint_rules import Selection, build_rule, rule_name
+from kubectl_dra.taint_rules import RulePreview, Selection, build_rule, preview, rule_name
 
 SIGNAL_ANNOTATION = "kubectl-dra.io/remediation-signal"
 """On an owned rule: the signal that created it (its clearAfter decides when it goes)."""
@@ -242,3 +243,23 @@ def _seconds(value: float) -> str:
     if value < 7200:
         return f"{value / 60:.0f}m"
     return f"{value / 3600:.1f}h"
+
+
+def written_rule(step: Step) -> dict:
+    """The rule as the step writes it (a change: the current rule with the new effect)."""
+    assert step.rule is not None
+    if step.action != "change":
+        return step.rule
+    changed = copy.deepcopy(step.rule)
+    changed["spec"]["taint"]["effect"] = step.effect
+    changed.pop("status", None)
+    return changed
+
+
+def step_previews(steps: list[Step], raw_objects: list[dict], features: allocator.Features) -> dict[int, RulePreview]:
+    """Step index -> what its rule taints (create, change) or frees (delete): `taint`'s preview."""
+    acting = [(i, written_rule(s)) for i, s in enumerate(steps) if s.acts]
+    if not acting:
+        return {}
+    found = preview(raw_objects, [rule for _, rule in acting], features, replace=True)
+    return {i: shown for (i, _), shown in zip(acting, found)}
