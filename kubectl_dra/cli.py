@@ -31,6 +31,7 @@ COMMANDS = {
     "doctor": ("kubectl_dra.commands.doctor:doctor", "What is wrong with DRA here: a checklist, problems first."),
     "fleet": ("kubectl_dra.commands.fleet:fleet", "Every cluster in one row: devices, pending pods, problems."),
     "taint": ("kubectl_dra.commands.taint:taint", "Taint devices with a DeviceTaintRule (preview; --apply writes)."),
+    "remediate": ("kubectl_dra.commands.remediate:remediate", "Apply a remediation policy: DeviceTaintRules for unhealthy devices."),
     "untaint": ("kubectl_dra.commands.taint:untaint", "Delete DeviceTaintRules by name or taint key (--apply)."),
     "explain": ("kubectl_dra.commands.explain:explain", "Why a pod or claim fits or not, node by node (what-if with -f)."),
     "fit": ("kubectl_dra.commands.fit:fit", "Will a whole workload fit? Pods placed as the scheduler would, or as a gang."),

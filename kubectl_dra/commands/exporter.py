@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import click
@@ -79,6 +80,37 @@ def parse_listen(text: str) -> tuple[str, int]:
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise InputError(f"--listen {text}: expected HOST:PORT (e.g. 0.0.0.0:9808 or :9808)")
     return host.strip("[]") or "0.0.0.0", int(port)
+
+
+async def load_store(config, unreachable: Callable[[str], None]) -> tuple[Store, Source | None]:
+    """The store of the cluster (kept trying while it cannot be listed, each failure said to
+    `unreachable` and stderr) or of the offline source, and the source that keeps it live."""
+    from kubectl_dra.errors import ClusterError
+    from kubectl_dra.session import Session
+    from kubectl_dra.sources.choice import cluster_source_for
+    from kubectl_dra.sources.cluster import Backoff
+    from kubectl_dra.store import Store
+
+    if config.offline:
+        session = Session(config)
+        return session.load(), session.source  # load prints its warnings
+    source = cluster_source_for(config)
+    backoff = Backoff()
+    while True:
+        store = Store()
+        try:
+            await source.load(store)
+            break
+        except ClusterError as error:  # unreachable for now: keep trying, say why on /readyz
+            problem = f"cannot list the cluster: {error}"
+            unreachable(problem)
+            print(f"Warning: {_safe(problem)}", file=sys.stderr, flush=True)
+            await asyncio.sleep(backoff.next_delay())
+    for kind, status in store.kind_status.items():
+        if status.state not in ("ok", "not-served"):
+            print(f"Warning: {kind}: {status.state}: {_safe(' '.join(status.message.split()))}",
+                  file=sys.stderr, flush=True)
+    return store, source
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,34 +191,11 @@ class Exporter:
             return  # SIGTERM: a clean exit
 
     async def _load(self) -> Store:
-        from kubectl_dra.errors import ClusterError
-        from kubectl_dra.session import Session
-        from kubectl_dra.sources.choice import cluster_source_for
-        from kubectl_dra.sources.cluster import Backoff
-        from kubectl_dra.store import Store
+        def unreachable(problem: str) -> None:
+            self.problem = problem
 
-        if self.config.offline:
-            session = Session(self.config)
-            self.store = session.load()  # prints its warnings
-            self.source = session.source
-            return self.store
-        source = self.source = cluster_source_for(self.config)
-        backoff = Backoff()
-        while True:
-            store = Store()
-            try:
-                await source.load(store)
-                break
-            except ClusterError as error:  # unreachable for now: keep trying, say why on /readyz
-                self.problem = f"cannot list the cluster: {error}"
-                print(f"Warning: {_safe(self.problem)}", file=sys.stderr, flush=True)
-                await asyncio.sleep(backoff.next_delay())
-        self.store = store
-        for kind, status in store.kind_status.items():
-            if status.state not in ("ok", "not-served"):
-                print(f"Warning: {kind}: {status.state}: {_safe(' '.join(status.message.split()))}",
-                      file=sys.stderr, flush=True)
-        return store
+        self.store, self.source = await load_store(self.config, unreachable)
+        return self.store
 
     async def _derive_forever(self, store: Store, changed: asyncio.Event) -> None:
         from kubectl_dra.model.incremental import take_snapshot

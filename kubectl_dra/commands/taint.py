@@ -80,7 +80,7 @@ def taint(ctx, device, driver, pool, key, value, effect, name, promote, wait, ou
                          "the cluster is not what you want)")
     session = open_session(ctx)
     store = session.store
-    api_version = _rule_api_version(store)
+    api_version = rule_api_version(store)
     minor = store.kubernetes_minor()
     taint_rules.check_taint(key, value, effect, minor)
     if cel:
@@ -100,7 +100,7 @@ def taint(ctx, device, driver, pool, key, value, effect, name, promote, wait, ou
         # A typo would otherwise write a rule that taints nothing (kubectl taint refuses a node that does not exist).
         raise InputError(f"{device or selection}: no such device ({selection} matches no device of the cluster; "
                          "kubectl dra devices lists them)")
-    previews = taint_rules.preview(_raw_objects(store), rules, store.features())
+    previews = taint_rules.preview(raw_objects(store), rules, store.features())
     if apply_:
         written = _run(_create(session, rules))
         if effect == "None":
@@ -135,7 +135,7 @@ def _promote(ctx, name, effect, wait, output, apply_):
         _refuse_offline(ctx)
     session = open_session(ctx)
     store = session.store
-    _rule_api_version(store)
+    rule_api_version(store)
     require_readable(session, "DeviceTaintRule")
     current = store.get("DeviceTaintRule", "", name)
     if current is None:
@@ -145,7 +145,7 @@ def _promote(ctx, name, effect, wait, output, apply_):
     changed = json.loads(json.dumps(current))
     changed["spec"]["taint"] = {**taint, "effect": effect}
     changed.pop("status", None)
-    [preview] = taint_rules.preview(_raw_objects(store), [changed], store.features(), replace=True)
+    [preview] = taint_rules.preview(raw_objects(store), [changed], store.features(), replace=True)
     if apply_:
         [written] = _run(_patch_effect(session, current, effect))
         if effect == "None":
@@ -177,7 +177,7 @@ def untaint(ctx, names, key, output, apply_):
         _refuse_offline(ctx)
     session = open_session(ctx)
     store = session.store
-    _rule_api_version(store)
+    rule_api_version(store)
     require_readable(session, "DeviceTaintRule")  # "not found" would be a guess
     rules = store.items("DeviceTaintRule")
     if key:
@@ -196,7 +196,7 @@ def untaint(ctx, names, key, output, apply_):
         if missing:
             raise InputError(f"DeviceTaintRule/{missing[0]} not found")
         chosen = [by_name[n] for n in dict.fromkeys(names)]
-    previews = taint_rules.preview(_raw_objects(store), chosen, store.features(), replace=True)
+    previews = taint_rules.preview(raw_objects(store), chosen, store.features(), replace=True)
     if apply_:
         _run(_delete(session, chosen))
     _show(previews, output, apply_, "deleted", removing=True)
@@ -214,7 +214,7 @@ def _refuse_offline(ctx) -> None:
         raise InputError(f"--apply writes to a cluster; {'--demo' if config.demo else '--from'} is offline")
 
 
-def _rule_api_version(store) -> str:
+def rule_api_version(store) -> str:
     """The served version DeviceTaintRules are read and written in (v1, v1beta2 or v1alpha3)."""
     from kubectl_dra.errors import InputError
 
@@ -228,7 +228,7 @@ def _rule_api_version(store) -> str:
     return version if store.kubernetes_minor() >= 35 or "alpha" in version else "resource.k8s.io/v1alpha3"
 
 
-def _raw_objects(store) -> list[dict]:
+def raw_objects(store) -> list[dict]:
     from kubectl_dra.store import KINDS
 
     return [obj for kind in KINDS for obj in store.items(kind)]
@@ -238,7 +238,7 @@ def _run(coroutine):
     return asyncio.run(coroutine)
 
 
-async def _connect(session):
+async def connect_api(session):
     from kubectl_dra.sources.apiserver import ApiServer, ConnectOptions
 
     config = session.config
@@ -253,7 +253,7 @@ async def _write(session, calls) -> list[dict]:
     from kubectl_dra.terminal_text import safe_line
 
     written = []
-    async with await _connect(session) as server:
+    async with await connect_api(session) as server:
         for what, method, path, body, content_type in calls:
             try:
                 written.append(await server.send_json(method, path, body=body, content_type=content_type))
@@ -292,7 +292,7 @@ async def _delete(session, rules: list[dict]) -> list[dict]:
 
 
 def _version_of(rule: dict, session) -> str:
-    return rule.get("apiVersion") or _rule_api_version(session.store)
+    return rule.get("apiVersion") or rule_api_version(session.store)
 
 
 async def _await_status(session, rules: list[dict], wait_s: float) -> list[dict]:
@@ -303,7 +303,7 @@ async def _await_status(session, rules: list[dict], wait_s: float) -> list[dict]
 
     deadline = time.monotonic() + wait_s
     current = list(rules)
-    async with await _connect(session) as server:
+    async with await connect_api(session) as server:
         while True:
             pending = [i for i, r in enumerate(current) if taint_rules.eviction_status(r) is None]
             if not pending or time.monotonic() >= deadline:

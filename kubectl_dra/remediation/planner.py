@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import datetime
 from dataclasses import dataclass, field
+from typing import cast
 
 import allocator
 
@@ -107,7 +108,7 @@ def active_signals(policy: Policy, objs: allocator.ObjectSet,
                 for condition in entry.get("conditions") or ():
                     signal = conditions.get((condition.get("type"), condition.get("status")))
                     if signal:
-                        add(device, signal, _timestamp(condition.get("lastTransitionTime")))  # type: ignore[arg-type]
+                        add(cast(DeviceID, device), signal, _timestamp(condition.get("lastTransitionTime")))
     keys = {r.key: r.describe() for r in rules if r.signal == "driverTaint"}
     if keys:
         for device_report in devices:
@@ -224,7 +225,7 @@ def _selected_device(rule: dict) -> DeviceID | None:
     """The one device an owned rule selects (the planner writes only such rules)."""
     selector = (rule.get("spec") or {}).get("deviceSelector") or {}
     device = (selector.get("driver"), selector.get("pool"), selector.get("device"))
-    return device if all(isinstance(part, str) and part for part in device) else None  # type: ignore[return-value]
+    return cast(DeviceID, device) if all(isinstance(part, str) and part for part in device) else None
 
 
 def _timestamp(text: str | None) -> float | None:
