@@ -90,6 +90,8 @@ def active_signals(policy: Policy, objs: allocator.ObjectSet,
     active: dict[tuple[DeviceID, str], float | None] = {}
 
     def add(device: DeviceID, signal: str, since: float | None) -> None:
+        if policy.driver is not None and device[0] != policy.driver:
+            return
         if (device, signal) not in active or (since is not None and since < (active[(device, signal)] or since + 1)):
             active[(device, signal)] = since
 

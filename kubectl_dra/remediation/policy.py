@@ -4,6 +4,7 @@ when to clear it, and how many devices it may taint at once.
 ```yaml
 name: gpu-health                     # the label value on the rules this policy owns
 taintKey: kubectl-dra.io/unhealthy   # the key of the taints its rules put (default shown)
+driver: gpu.example.com              # optional: only this driver's devices
 rules:
 - signal: kubeletUnhealthy           # a pod's allocatedResourcesStatus says Unhealthy
   after: 1m                          # unhealthy this long before the effect applies
@@ -45,7 +46,7 @@ LIMIT_SCOPES = ("pool", "driver")
 DEFAULT_TAINT_KEY = "kubectl-dra.io/unhealthy"
 OWNER_LABEL = "kubectl-dra.io/remediation"
 """The label naming the policy that owns a DeviceTaintRule: the planner changes no other rule."""
-_TOP_FIELDS = ("name", "taintKey", "rules", "limit")
+_TOP_FIELDS = ("name", "taintKey", "driver", "rules", "limit")
 _RULE_FIELDS = {"signal", "after", "effect", "clearAfter"}
 _SIGNAL_FIELDS = {"kubeletUnhealthy": set(), "driverCondition": {"conditionType", "conditionStatus"},
                   "driverTaint": {"key"}}
@@ -106,6 +107,8 @@ class Policy:
     rules: tuple[PolicyRule, ...]
     limit: Limit
     taint_key: str = DEFAULT_TAINT_KEY
+    driver: str | None = None
+    """Only this driver's devices (None: every driver's)."""
 
 
 def parse_duration(text: object, where: str) -> float:
@@ -152,12 +155,15 @@ def parse_policy(text: str, label: str = "policy.yaml") -> Policy:
         check_taint(taint_key, None, "NoSchedule", 35)
     except InputError:
         raise InputError(f"{label}: taintKey: {taint_key!r} must be a qualified name like example.com/broken") from None
+    driver = document.get("driver")
+    if driver is not None and (not isinstance(driver, str) or not driver):
+        raise InputError(f"{label}: driver: {driver!r} is not a driver name")
     raw_rules = document.get("rules")
     if not isinstance(raw_rules, list) or not raw_rules:
         raise InputError(f"{label}: rules: a list of at least one rule is required")
     rules = tuple(_rule(label, index, raw) for index, raw in enumerate(raw_rules))
     limit = _limit(label, document.get("limit"))
-    return Policy(name, rules, limit, taint_key)
+    return Policy(name, rules, limit, taint_key, driver)
 
 
 def _unknown(label: str, where: str, mapping: dict, known) -> None:

@@ -176,3 +176,8 @@ def test_never_and_none_effects():
     objects = [pool_slice("node-1", 2, "gpu.example.com/xid", (0, 1))]
     # None taints nothing, so the limit does not hold it back
     assert [(s.action, s.effect) for s in steps_of(objects, policy=preview_only)] == [("create", "None")] * 2
+
+
+def test_a_policy_for_one_driver_leaves_the_others_alone():
+    mine = POLICY.replace("name: gpu-health", "name: gpu-health\ndriver: other.example.com")
+    assert steps_of([pool_slice("node-1", 4, "gpu.example.com/xid", (0,))], policy=mine) == []
