@@ -85,3 +85,31 @@ def test_the_dashboard_has_a_cluster_variable_every_query_honours():
             assert 'cluster=~"$cluster"' in (braced or by_name), expr
     fleet = [p for p in dashboard["panels"] if "by cluster" in p["title"]]
     assert len(fleet) == 3 and all("by (cluster)" in p["targets"][0]["expr"] for p in fleet)
+
+
+def test_remediate_reads_as_the_exporter_and_writes_only_rules_events_and_its_lease():
+    rbac = list(yaml.safe_load_all((DEPLOY / "remediate-rbac.yaml").read_text()))
+    account = next(d for d in rbac if d["kind"] == "ServiceAccount")["metadata"]
+    bindings = [d for d in rbac if d["kind"] in ("ClusterRoleBinding", "RoleBinding")]
+    assert all(b["subjects"] == [{"kind": "ServiceAccount", "name": account["name"], "namespace": account["namespace"]}]
+               for b in bindings)
+    roles = {b["roleRef"]["name"] for b in bindings}
+    assert documents("rbac.yaml")["ClusterRole"]["metadata"]["name"] in roles  # the exporter's reads
+    writes = {(group, resource, verb) for d in rbac if d["kind"] in ("ClusterRole", "Role") for rule in d["rules"]
+              for group in rule["apiGroups"] for resource in rule["resources"] for verb in rule["verbs"]}
+    assert writes == {("resource.k8s.io", "devicetaintrules", verb) for verb in ("create", "patch", "delete")} | {
+        ("", "events", "create")} | {("coordination.k8s.io", "leases", verb) for verb in ("get", "create", "update")}
+    [lease_role] = [d for d in rbac if d["kind"] == "Role"]
+    manifests = {d["kind"]: d for d in yaml.safe_load_all((DEPLOY / "remediate.yaml").read_text())}
+    pod = manifests["Deployment"]["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == account["name"]
+    [container] = pod["containers"]
+    args = container["args"]
+    assert args[:1] == ["remediate"] and {"--watch", "--apply", "--leader-elect"} <= set(args)
+    assert args[args.index("--lease-namespace") + 1] == lease_role["metadata"]["namespace"]
+    assert manifests["Deployment"]["spec"]["replicas"] == 2
+    port = int(args[args.index("--listen") + 1].rsplit(":", 1)[1])
+    assert container["ports"][0]["containerPort"] == port
+    from kubectl_dra.remediation.policy import parse_policy
+
+    assert parse_policy(manifests["ConfigMap"]["data"]["policy.yaml"]).name == "device-health"

@@ -13,6 +13,7 @@ the bar "within 2 x the resync interval" (bench/RESULTS.md records the figures).
 from __future__ import annotations
 
 import datetime
+import pathlib
 import signal
 import subprocess
 import time
@@ -62,11 +63,11 @@ def start(cluster, kube, tmp_path):
     started: list[Remediate] = []
     policies: list[str] = []
 
-    def run(policy: dict, *extra: str) -> Remediate:
+    def run(policy: dict, *extra: str, kubeconfig: str | None = None) -> Remediate:
         path = tmp_path / f"{policy['name']}-{len(started)}.yaml"
         path.write_text(yaml.safe_dump(policy))
         policies.append(policy["name"])
-        process = Remediate(cluster.kubeconfig, path, _clean_env(tmp_path), *extra)
+        process = Remediate(kubeconfig or cluster.kubeconfig, path, _clean_env(tmp_path), *extra)
         started.append(process)
         return process
 
@@ -189,3 +190,53 @@ def test_two_replicas_one_leader_and_the_other_takes_over(cluster, kube, namespa
     assert took_s < 3 + 2 * INTERVAL_S + 1.0, took_s
     assert lease_holder(kube, namespace, f"heal-{suffix}") == "second"
     print(f"\nleader killed: the standby acted {took_s:.2f}s later (lease 3s, resync {INTERVAL_S}s)")
+
+
+DEPLOY = pathlib.Path(__file__).resolve().parents[2] / "deploy"
+
+
+def test_the_deploy_role_is_enough(cluster, kube, namespace, pool, start, tmp_path):
+    """deploy/remediate-rbac.yaml (moved to the test's namespace) and the exporter's ClusterRole:
+    with the ServiceAccount's token it reads, holds its Lease, writes a rule and an Event; the
+    Deployment and ConfigMap pass the apiserver's validation (server-side dry run)."""
+    suffix, driver, node = pool
+    reader = next(d for d in yaml.safe_load_all((DEPLOY / "rbac.yaml").read_text()) if d["kind"] == "ClusterRole")
+    reader["metadata"]["name"] = f"heal-read-{suffix}"
+    kube.create(reader)
+    for doc in yaml.safe_load_all((DEPLOY / "remediate-rbac.yaml").read_text()):
+        doc["metadata"]["name"] = f"{doc['metadata']['name']}-{suffix}"
+        if "namespace" in doc["metadata"]:
+            doc["metadata"]["namespace"] = namespace
+        for subject in doc.get("subjects", ()):
+            subject.update({"namespace": namespace, "name": f"kubectl-dra-remediate-{suffix}"})
+        if "roleRef" in doc:
+            doc["roleRef"]["name"] = reader["metadata"]["name"] if doc["roleRef"]["name"] == "kubectl-dra-exporter" \
+                else f"{doc['roleRef']['name']}-{suffix}"
+        kube.create(doc)
+    for obj in yaml.safe_load_all((DEPLOY / "remediate.yaml").read_text()):
+        obj["metadata"]["namespace"] = namespace
+        path = "/apis/apps/v1" if obj["kind"] == "Deployment" else "/api/v1"
+        plural = {"Deployment": "deployments", "ConfigMap": "configmaps"}[obj["kind"]]
+        kube.request("POST", f"{path}/namespaces/{namespace}/{plural}", obj, params={"dryRun": "All"})
+    token = kube.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/kubectl-dra-remediate-{suffix}/token",
+                         {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                          "spec": {"expirationSeconds": 3600}})["status"]["token"]
+    config = tmp_path / "remediate.kubeconfig"
+    config.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "sa",
+        "clusters": [{"name": "e2e", "cluster": {"server": cluster.server, "insecure-skip-tls-verify": True}}],
+        "users": [{"name": "sa", "user": {"token": token}}],
+        "contexts": [{"name": "sa", "context": {"cluster": "e2e", "user": "sa"}}]}))
+    claim = allocate(kube, claim_object("held", namespace, f"heal-{suffix}"), driver, node, "gpu-0")
+    policy = policy_for(suffix, driver)
+    policy["rules"][0]["after"] = "0s"
+    process = start(policy, "--leader-elect", "--lease-namespace", namespace, "--lease-name", "remediate",
+                    "--lease-duration", "3", kubeconfig=str(config))
+    process.wait_ready()
+    unhealthy(kube, claim, driver, node, "gpu-0", "False")
+    wait_for(lambda: len(ours(kube, f"heal-{suffix}")) == 1, 30, "a rule written with the deploy role")
+    wait_for(lambda: [e for e in kube.list("v1", "Event", namespace=namespace)["items"] if e["reason"] == "DeviceTainted"],
+             10, "an Event written with the deploy role")
+    assert lease_holder(kube, namespace, "remediate")
+    metrics = get(process.base + "/metrics")[1]
+    assert f'dra_remediation_write_errors_total{{policy="heal-{suffix}"}} 0.0' in metrics
