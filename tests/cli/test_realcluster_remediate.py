@@ -6,8 +6,8 @@ did not create is never changed; two replicas with --leader-elect: one acts, and
 killed the other acts within the lease duration.
 
 The shared control plane's kube-controller-manager does not run the device-taint-eviction
-controller (test_realcluster_taint.py starts one for itself), so nothing here waits on evictions:
-what is tested is what remediate writes. Each test prints the reaction time it measured against
+controller; the one test that waits on an eviction (NoSchedule promoted to NoExecute) uses the one
+test_realcluster_taint.py starts for itself. Each test prints the reaction time it measured against
 the bar "within 2 x the resync interval" (bench/RESULTS.md records the figures)."""
 
 from __future__ import annotations
@@ -21,12 +21,13 @@ import uuid
 
 import pytest
 import yaml
+from e2e.kubeclient import KubeError, wait_for
 
 from tests.e2e.controlplane import create_ready_node
-from e2e.kubeclient import KubeError, wait_for
 
 from .test_realcluster_alerts import unhealthy
 from .test_realcluster_exporter import CLI, RESOURCE, _clean_env, allocate, claim_object, free_port, get, slice_object
+from .test_realcluster_taint import evicted, eviction_controller, world  # noqa: F401 (the fixtures)
 
 pytestmark = pytest.mark.realcluster
 
@@ -240,3 +241,32 @@ def test_the_deploy_role_is_enough(cluster, kube, namespace, pool, start, tmp_pa
     assert lease_holder(kube, namespace, "remediate")
     metrics = get(process.base + "/metrics")[1]
     assert f'dra_remediation_write_errors_total{{policy="heal-{suffix}"}} 0.0' in metrics
+
+
+def test_no_schedule_then_no_execute_evicts_the_pod(cluster, kube, world, start):  # noqa: F811 (the fixtures)
+    """With the device-taint-eviction controller test_realcluster_taint.py starts: the policy's
+    NoSchedule rule after 0 s is promoted to NoExecute after 2 s, and the controller evicts the pod."""
+    driver, node, namespace, suffix = world["driver"], world["node"], world["namespace"], world["suffix"]
+    policy = {"name": f"evict-{suffix}", "driver": driver,
+              "rules": [{"signal": "driverCondition", "conditionType": "Ready", "conditionStatus": "False",
+                         "after": "0s", "effect": "NoSchedule"},
+                        {"signal": "driverCondition", "conditionType": "Ready", "conditionStatus": "False",
+                         "after": "3s", "effect": "NoExecute", "clearAfter": "1h"}],
+              "limit": {"maxPercent": 50}}
+    process = start(policy)
+    process.wait_ready()
+    claim = kube.get(RESOURCE, "ResourceClaim", "claim-0", namespace)
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    claim["status"]["devices"] = [{"driver": driver, "pool": node, "device": "gpu-0", "conditions": [{
+        "type": "Ready", "status": "False", "reason": "HealthCheck", "message": "", "lastTransitionTime": now}]}]
+    kube.replace(claim, subresource="status")
+    [rule] = wait_for(lambda: ours(kube, f"evict-{suffix}"), 30, "the NoSchedule rule")
+    assert rule["spec"]["taint"]["effect"] == "NoSchedule"
+    assert not evicted(kube, namespace, "user-0")
+    wait_for(lambda: [r for r in ours(kube, f"evict-{suffix}") if r["spec"]["taint"]["effect"] == "NoExecute"],
+             30, "the promotion")
+    wait_for(lambda: evicted(kube, namespace, "user-0"), 60, "the controller to evict user-0")
+    assert not evicted(kube, namespace, "user-1")
+    # the evicted pod's claim is released, its condition gone: no signal, but clearAfter keeps the rule
+    time.sleep(2 * INTERVAL_S)
+    assert [r["spec"]["taint"]["effect"] for r in ours(kube, f"evict-{suffix}")] == ["NoExecute"]
