@@ -126,14 +126,21 @@ def series(metrics, name: str, **labels) -> dict[tuple, float]:
             if all(dict(key).get(k) == v for k, v in labels.items())}
 
 
-@pytest.fixture
-def world(cluster, kube, namespace):
+def own_driver(kube, prefix: str) -> tuple[str, str, str]:
+    """A driver of the test's own: a ready node `PREFIX-SUFFIX`, a pool of four devices there, a
+    device class of the node's name; returns (suffix, driver, node)."""
     suffix = uuid.uuid4().hex[:6]
-    driver, node = f"exp-{suffix}.example.com", f"exp-{suffix}"
+    driver, node = f"{prefix}-{suffix}.example.com", f"{prefix}-{suffix}"
     create_ready_node(kube, node)
-    kube.create({"apiVersion": RESOURCE, "kind": "DeviceClass", "metadata": {"name": f"exp-{suffix}"},
+    kube.create({"apiVersion": RESOURCE, "kind": "DeviceClass", "metadata": {"name": node},
                  "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]}})
     kube.create(slice_object(f"{node}-gpus", driver, node, 4))
+    return suffix, driver, node
+
+
+@pytest.fixture
+def world(cluster, kube, namespace):
+    suffix, driver, node = own_driver(kube, "exp")
     kube.create({"apiVersion": RESOURCE, "kind": "DeviceTaintRule", "metadata": {"name": f"exp-{suffix}"},
                  "spec": {"deviceSelector": {"driver": driver, "pool": node, "device": "gpu-1"},
                           "taint": {"key": "example.com/broken", "effect": "NoSchedule"}}})

@@ -17,16 +17,14 @@ import pathlib
 import signal
 import subprocess
 import time
-import uuid
 
 import pytest
 import yaml
 from e2e.kubeclient import KubeError, wait_for
 
-from tests.e2e.controlplane import create_ready_node
 
 from .test_realcluster_alerts import unhealthy
-from .test_realcluster_exporter import CLI, RESOURCE, _clean_env, allocate, claim_object, free_port, get, slice_object
+from .test_realcluster_exporter import CLI, own_driver, RESOURCE, _clean_env, allocate, claim_object, free_port, get
 from .test_realcluster_taint import evicted, eviction_controller, world  # noqa: F401 (the fixtures)
 
 pytestmark = pytest.mark.realcluster
@@ -94,13 +92,7 @@ def lease_holder(kube, namespace: str, name: str) -> str | None:
 @pytest.fixture
 def pool(cluster, kube, namespace):
     """A driver of its own with one pool of four devices on a node, and a device class."""
-    suffix = uuid.uuid4().hex[:6]
-    driver, node = f"heal-{suffix}.example.com", f"heal-{suffix}"
-    create_ready_node(kube, node)
-    kube.create({"apiVersion": RESOURCE, "kind": "DeviceClass", "metadata": {"name": f"heal-{suffix}"},
-                 "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]}})
-    kube.create(slice_object(f"{node}-gpus", driver, node, 4))
-    return suffix, driver, node
+    return own_driver(kube, "heal")
 
 
 def policy_for(suffix: str, driver: str, **limit) -> dict:
