@@ -335,6 +335,19 @@ def test_an_identity_rbac_restricts_gets_forbidden_kinds_reported(cluster, kube,
 DEPLOY = pathlib.Path(__file__).resolve().parents[2] / "deploy"
 
 
+def service_account_kubeconfig(cluster, kube, namespace: str, account: str, path):
+    """A kubeconfig at `path` with an hour's token of the ServiceAccount: what its pod would be."""
+    token = kube.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
+                         {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                          "spec": {"expirationSeconds": 3600}})["status"]["token"]
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "sa",
+        "clusters": [{"name": "e2e", "cluster": {"server": cluster.server, "insecure-skip-tls-verify": True}}],
+        "users": [{"name": "sa", "user": {"token": token}}],
+        "contexts": [{"name": "sa", "context": {"cluster": "e2e", "user": "sa"}}]}))
+    return path
+
+
 def test_the_deploy_manifests_are_accepted_and_their_role_reads_every_kind(cluster, kube, world, start, tmp_path):
     """deploy/rbac.yaml as is: the exporter with its ServiceAccount's token reads every kind; the
     Deployment and Service pass the apiserver's validation (server-side dry run)."""
@@ -348,15 +361,8 @@ def test_the_deploy_manifests_are_accepted_and_their_role_reads_every_kind(clust
         prefix = "/apis/apps/v1" if obj["kind"] == "Deployment" else "/api/v1"
         kube.request("POST", f"{prefix}/namespaces/{namespace}/{plural}", obj, params={"dryRun": "All"})
     account = next(o for o in manifests if o["kind"] == "ServiceAccount")["metadata"]
-    token = kube.request("POST", f"/api/v1/namespaces/{account['namespace']}/serviceaccounts/{account['name']}/token",
-                         {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-                          "spec": {"expirationSeconds": 3600}})["status"]["token"]
-    config = tmp_path / "exporter.kubeconfig"
-    config.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "sa",
-        "clusters": [{"name": "e2e", "cluster": {"server": cluster.server, "insecure-skip-tls-verify": True}}],
-        "users": [{"name": "sa", "user": {"token": token}}],
-        "contexts": [{"name": "sa", "context": {"cluster": "e2e", "user": "sa"}}]}))
+    config = service_account_kubeconfig(cluster, kube, account["namespace"], account["name"],
+                                        tmp_path / "exporter.kubeconfig")
     exporter = start("--kubeconfig", str(config))
     assert exporter.wait_ready() == "ok\n"
     readable = {dict(k)["kind"]: dict(k)["state"] for k in exporter.scrape()["dra_exporter_kind_readable"]}

@@ -24,7 +24,7 @@ from e2e.kubeclient import KubeError, wait_for
 
 
 from .test_realcluster_alerts import unhealthy
-from .test_realcluster_exporter import CLI, own_driver, RESOURCE, _clean_env, allocate, claim_object, free_port, get
+from .test_realcluster_exporter import CLI, own_driver, service_account_kubeconfig, RESOURCE, _clean_env, allocate, claim_object, free_port, get
 from .test_realcluster_taint import evicted, eviction_controller, world  # noqa: F401 (the fixtures)
 
 pytestmark = pytest.mark.realcluster
@@ -211,15 +211,8 @@ def test_the_deploy_role_is_enough(cluster, kube, namespace, pool, start, tmp_pa
         path = "/apis/apps/v1" if obj["kind"] == "Deployment" else "/api/v1"
         plural = {"Deployment": "deployments", "ConfigMap": "configmaps"}[obj["kind"]]
         kube.request("POST", f"{path}/namespaces/{namespace}/{plural}", obj, params={"dryRun": "All"})
-    token = kube.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/kubectl-dra-remediate-{suffix}/token",
-                         {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-                          "spec": {"expirationSeconds": 3600}})["status"]["token"]
-    config = tmp_path / "remediate.kubeconfig"
-    config.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "sa",
-        "clusters": [{"name": "e2e", "cluster": {"server": cluster.server, "insecure-skip-tls-verify": True}}],
-        "users": [{"name": "sa", "user": {"token": token}}],
-        "contexts": [{"name": "sa", "context": {"cluster": "e2e", "user": "sa"}}]}))
+    config = service_account_kubeconfig(cluster, kube, namespace, f"kubectl-dra-remediate-{suffix}",
+                                        tmp_path / "remediate.kubeconfig")
     claim = allocate(kube, claim_object("held", namespace, f"heal-{suffix}"), driver, node, "gpu-0")
     policy = policy_for(suffix, driver)
     policy["rules"][0]["after"] = "0s"
