@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import socket
 import sys
 import threading
@@ -452,6 +451,3 @@ class Controller:
               flush=True)
         self.address = (host, server.server_port)
         return server
-
-
-os.environ.setdefault("PROMETHEUS_DISABLE_CREATED_SERIES", "True")
