@@ -91,7 +91,7 @@ def _once(ctx, policy, output: str, apply_: bool) -> None:
     steps = plan(policy, store.object_set(), store.features(), Memory(), _now(store), api_version)
     previews = step_previews(steps, raw_objects(store), store.features())
     if apply_:
-        errors = asyncio.run(_apply_once(session, store, steps, previews))
+        _, errors = asyncio.run(_apply_once(session, store, steps, previews))
         for error in errors:
             click.echo(f"error: {error}", err=True)
         _show(policy, steps, previews, output, True)
@@ -101,21 +101,21 @@ def _once(ctx, policy, output: str, apply_: bool) -> None:
     _show(policy, steps, previews, output, False)
 
 
-async def _apply_once(session, store, steps, previews) -> list[str]:
+async def _apply_once(session, store, steps, previews) -> tuple[list, list[str]]:
     from kubectl_dra.commands.taint import connect_api
 
     async with await connect_api(session) as server:
         return await apply_steps(server, store, steps, previews, COMPONENT, _identity())
 
 
-async def apply_steps(server, store, steps, previews, component: str, instance: str) -> list[str]:
+async def apply_steps(server, store, steps, previews, component: str, instance: str) -> tuple[list, list[str]]:
     """Writes each acting step (deletes first), then an Event on each claim it affects; returns the
-    refusals, one line each (a rule created or deleted meanwhile is no refusal)."""
+    steps written and the refusals, one line each (a rule created or deleted meanwhile is neither)."""
     from kubectl_dra.remediation.planner import written_rule
     from kubectl_dra.sources.apiserver import ApiStatusError
     from kubectl_dra.taint_rules import resource_path
 
-    errors = []
+    written, errors = [], []
     for index, step in enumerate(steps):
         if not step.acts:
             continue
@@ -136,6 +136,7 @@ async def apply_steps(server, store, steps, previews, component: str, instance: 
                 errors.append(f"{step.action} DeviceTaintRule/{name}: {error.reason or error.status}: "
                               f"{' '.join((error.message or str(error)).split())}")
             continue
+        written.append(step)
         preview = previews.get(index)
         for claim in preview.claims if preview else ():
             event = _event(store, step, name, claim.namespace, claim.name, component, instance)
@@ -144,7 +145,7 @@ async def apply_steps(server, store, steps, previews, component: str, instance: 
                                        content_type="application/json")
             except ApiStatusError as error:
                 errors.append(f"Event on ResourceClaim {claim.namespace}/{claim.name}: {error.reason or error.status}")
-    return errors
+    return written, errors
 
 
 def _event(store, step, rule_name: str, namespace: str, claim_name: str, component: str, instance: str) -> dict:
@@ -326,7 +327,8 @@ class Controller:
             try:
                 steps = plan(self.policy, store.object_set(), store.features(), self.memory, _now(store),
                              rule_api_version(store))
-            except Exception as error:  # a bug must not stop the controller: say it on /readyz
+                previews = step_previews(steps, raw_objects(store), store.features())
+            except Exception as error:  # a bug or a refused rule must not stop the controller: say it on /readyz
                 self.problem = f"planning failed: {type(error).__name__}: {error}"
                 print(f"error: {self.problem}", file=sys.stderr, flush=True)
                 continue
@@ -342,12 +344,11 @@ class Controller:
                       f"{step.effect or ''}: {step.reason}", file=sys.stderr, flush=True)
             if not self.apply or not leading or server is None:
                 continue
-            previews = step_previews(steps, raw_objects(store), store.features())
-            errors = await apply_steps(server, store, steps, previews, COMPONENT, self.identity)
+            written, errors = await apply_steps(server, store, steps, previews, COMPONENT, self.identity)
             for refusal in errors:
                 print(f"error: {refusal}", file=sys.stderr, flush=True)
             self.errors.labels(self.policy.name).inc(len(errors))
-            for step in acting:
+            for step in written:
                 self.applied.labels(self.policy.name, step.action).inc()
 
     async def _elect_forever(self, elector: LeaderElector, server, changed: asyncio.Event) -> None:

@@ -224,7 +224,10 @@ def test_the_deploy_role_is_enough(cluster, kube, namespace, pool, start, tmp_pa
     wait_for(lambda: [e for e in kube.list("v1", "Event", namespace=namespace)["items"] if e["reason"] == "DeviceTainted"],
              10, "an Event written with the deploy role")
     assert lease_holder(kube, namespace, "remediate")
-    metrics = get(process.base + "/metrics")[1]
+    # counted once the Events are written too
+    counted = f'dra_remediation_steps_applied_total{{action="create",policy="heal-{suffix}"}} 1.0'
+    metrics = wait_for(lambda: (lambda text: text if counted in text else None)(get(process.base + "/metrics")[1]),
+                       10, "the step counted")
     assert f'dra_remediation_write_errors_total{{policy="heal-{suffix}"}} 0.0' in metrics
 
 
