@@ -28,7 +28,24 @@ if TYPE_CHECKING:
 
 OUTPUTS = ("text", "yaml", "json")
 COMPONENT = "kubectl-dra-remediate"
+DEFAULT_INTERVAL_S = 30.0
 EVENT_REASONS = {"create": "DeviceTainted", "change": "DeviceTaintChanged", "delete": "DeviceUntainted"}
+
+
+def _interval(ctx, param, value):
+    """A duration (`30s`, `1m`) or plain seconds; None when not given."""
+    if value is None:
+        return None
+    from kubectl_dra.errors import InputError
+    from kubectl_dra.remediation.policy import parse_duration
+
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = parse_duration(value, "--interval")
+    if seconds < 0.1:
+        raise InputError(f"--interval {value}: at least 0.1s")
+    return seconds
 
 
 @click.command("remediate", epilog="""\b
@@ -36,6 +53,7 @@ Examples:
   kubectl dra remediate -f policy.yaml                 # the plan, nothing written
   kubectl dra remediate -f policy.yaml --apply         # act once
   kubectl dra remediate -f policy.yaml --watch --apply --leader-elect --listen :9809
+  kubectl dra remediate -f policy.yaml --interval 10s     # a controller showing what it would do
 \b
 The policy file is described in docs/REMEDIATION.md. Only DeviceTaintRules labelled
 kubectl-dra.io/remediation=<policy name> are the policy's: no other rule is ever changed.""")
@@ -46,8 +64,9 @@ kubectl-dra.io/remediation=<policy name> are the policy's: no other rule is ever
               help="text: the plan and what each step affects; yaml/json: the plan as data.")
 @click.option("--apply", "apply_", is_flag=True, help="Write the plan's rules (without it, only show them).")
 @click.option("--watch", is_flag=True, help="Keep reconciling from a live store (a controller).")
-@click.option("--interval", type=click.FloatRange(min=0.1), default=30.0, show_default=True, metavar="SECONDS",
-              help="With --watch: reconcile at least this often, changes or not (delays run out by time).")
+@click.option("--interval", callback=_interval, metavar="DURATION",
+              help="Reconcile at least this often, changes or not (delays run out by time): 30s, 1m, or seconds; "
+                   "implies --watch.  [default: 30s]")
 @click.option("--listen", metavar="HOST:PORT", help="With --watch: serve /healthz, /readyz and /metrics here.")
 @click.option("--leader-elect", is_flag=True, help="With --watch: act only while holding the Lease.")
 @click.option("--lease-name", default="kubectl-dra-remediate", show_default=True)
@@ -66,13 +85,14 @@ def remediate(ctx, policy_file, output, apply_, watch, interval, listen, leader_
     config = options_of(ctx)
     if apply_ and config.offline:
         raise InputError(f"--apply writes to a cluster; {'--demo' if config.demo else '--from'} is offline")
+    watch = watch or interval is not None
     if not watch and (listen or leader_elect):
         raise InputError("--listen and --leader-elect are for a controller: add --watch")
     if watch:
         from kubectl_dra.commands.exporter import parse_listen
 
         address = parse_listen(listen) if listen else None
-        controller = Controller(config, policy, apply_, interval, address, identity or _identity(),
+        controller = Controller(config, policy, apply_, interval or DEFAULT_INTERVAL_S, address, identity or _identity(),
                                 (lease_namespace, lease_name, lease_duration) if leader_elect else None)
         controller.serve()
         return

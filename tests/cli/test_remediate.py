@@ -58,6 +58,8 @@ def test_the_plan_as_data(run_cli, isolated_kubeconfig, policy, output):
     (["--apply"], "error: --apply writes to a cluster; --demo is offline"),
     (["--listen", ":0"], "error: --listen and --leader-elect are for a controller: add --watch"),
     (["--leader-elect"], "error: --listen and --leader-elect are for a controller: add --watch"),
+    (["--interval", "soon", "--watch"], "error: --interval: 'soon' is not a duration like 30s, 5m or 1h30m"),
+    (["--interval", "0s"], "error: --interval 0s: at least 0.1s"),
 ])
 def test_refusals_are_one_line(run_cli, isolated_kubeconfig, policy, args, message):
     result = run_cli("--demo", "remediate", "-f", str(policy), *args)
@@ -76,7 +78,7 @@ def test_a_bad_policy_is_refused_before_any_cluster_is_read(run_cli, isolated_ku
 
 
 def test_the_controller_serves_probes_and_metrics(isolated_kubeconfig, policy):
-    with serving(["--demo", "remediate", "-f", str(policy), "--watch"]) as base:
+    with serving(["--demo", "remediate", "-f", str(policy), "--interval", "1s"]) as base:
         status, _, text = get(base + "/readyz")
         assert status == 200 and text.startswith("ok")
         assert get(base + "/healthz")[0] == 200
