@@ -14,11 +14,22 @@ from .gcpause import paused_gc
 from .index import ClusterIndex, cluster_index, share_indexes
 from .model import Device, DeviceID, Taint
 from .nodeselector import (
-    NodeSelectorError, describe as describe_node_selector, matches as node_selector_matches, node_matches,
-    term_matches as node_selector_term_matches, validate as validate_node_selector,
+    NodeSelectorError,
+    describe as describe_node_selector,
+    matches as node_selector_matches,
+    node_matches,
+    term_matches as node_selector_term_matches,
+    validate as validate_node_selector,
 )
-from .objects import ATTRIBUTE_TYPES, GIVEN_STORES, ObjectSet, Prepared, json_copy, load_objects
-from .objects import normalise as normalise_object
+from .objects import (
+    ATTRIBUTE_TYPES,
+    GIVEN_STORES,
+    ObjectSet,
+    Prepared,
+    json_copy,
+    load_objects,
+    normalise as normalise_object,
+)
 from .pools import SkippedPool
 from .quantity import BINARY_SI, DECIMAL_SI, Quantity, QuantityError, exact_amount, parse_quantity
 from .reports import DeviceReport, NodeScope, PoolReport, analyze_pools, scope_of
@@ -29,8 +40,16 @@ from .taints import tolerates, untolerated_taints
 if TYPE_CHECKING:
     from .cel import CelCompileError, CelRuntimeError
     from .explain import (
-        ClaimOutcome, ClaimVerdicts, ExplainError, NodeVerdict, RequestOutcome, explain_claim, explain_objects,
-        explain_pod, explain_pod_object, normalise_target,
+        ClaimOutcome,
+        ClaimVerdicts,
+        ExplainError,
+        NodeVerdict,
+        RequestOutcome,
+        explain_claim,
+        explain_objects,
+        explain_pod,
+        explain_pod_object,
+        normalise_target,
     )
     from .search import SelectorEvaluator
     from .validation import validate_object

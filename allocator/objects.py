@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .errors import FieldError, ObjectError
-from .model import PLAIN_DEVICE_KEYS
 from .gcpause import paused_gc
+from .model import PLAIN_DEVICE_KEYS
 
 RESOURCE_GROUP = "resource.k8s.io"
 RESOURCE_VERSIONS = ("v1", "v1beta2", "v1beta1")

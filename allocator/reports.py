@@ -7,8 +7,8 @@ point of view: the newest generation of each pool decides; older generations are
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Callable, Final, NamedTuple, TypeVar
 
 from .codes import BEING_REPLACED, COMPLETE, INCOMPLETE, INVALID
@@ -22,6 +22,7 @@ from .pools import build_pool, counter_shortage, counters_left
 from .quantity import Quantity, parse_quantity
 from .state import Holder, build_allocated_state, device_usage
 from .taints import BLOCKING_EFFECTS
+
 
 @dataclass
 class NodeScope:

@@ -167,10 +167,11 @@ async def churn(store, rate: float, stop: asyncio.Event, counter: list[int]) -> 
 
 async def measure(slices: int, devices: int, rate: float, seconds: float, warmup: float,
                   sample: float, progress, profile: bool = False, malloc: bool = False) -> dict:
+    from textual.widgets import TabbedContent
+
     import tui.app as tui_app
     from tui.messages import DashboardReady
     from tui.screens.main import view_id
-    from textual.widgets import TabbedContent
     from tui.views import VIEWS
 
     store = fleet_store(slices, devices)

@@ -25,7 +25,6 @@ import time
 sys.path.insert(0, __file__.rsplit("/", 2)[0])
 
 import allocator  # noqa: E402
-
 from bench.allocator_bench import DRIVER, attr, gpu_class  # noqa: E402
 from kubectl_dra.scheduling import fit, fit_capacity  # noqa: E402
 from kubectl_dra.workloads import expand  # noqa: E402

@@ -29,6 +29,7 @@ sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "tests"))
 
 import cli_bench  # noqa: E402
+
 from e2e.controlplane import ControlPlane  # noqa: E402
 
 EXE = str(REPO / ".venv" / "bin" / "kubectl-dra")

@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import fleet  # noqa: E402  (bench/fleet.py: this script's folder is on the path)
+
 from tests.e2e import harness  # noqa: E402
 
 DRIVER = "gpu.example.com"

@@ -18,7 +18,6 @@ import random
 import time
 
 import allocator
-
 from kubectl_dra.remediation.planner import Memory, plan, written_rule
 from kubectl_dra.remediation.policy import parse_policy
 

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import time
-
 import os
+import resource
 import sys
+import time
 
 import allocator
 from kubectl_dra import scheduling

@@ -28,7 +28,6 @@ import tracemalloc
 sys.path.insert(0, __file__.rsplit("/", 2)[0])
 
 import allocator  # noqa: E402
-
 from bench.allocator_bench import DRIVER, attr, gpu_class  # noqa: E402
 
 FEATURES = allocator.Features.for_version(37)

@@ -15,9 +15,9 @@ import re
 import sys
 from typing import Callable, Iterator
 
+from allocator import paused_gc
 from kubectl_dra.errors import InputError, describe
 from kubectl_dra.json_codec import NOT_DECODED, decode_json_bytes
-from allocator import paused_gc
 
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
 

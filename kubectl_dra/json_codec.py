@@ -11,7 +11,6 @@ from typing import Callable, TextIO
 
 from kubectl_dra.terminal_text import json_escaped
 
-
 NOT_DECODED = object()
 """decode_json_bytes' answer for input the fast decoder does not take."""
 

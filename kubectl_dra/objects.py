@@ -18,9 +18,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from kubectl_dra.fields import dict_field
-
 from allocator import ATTRIBUTE_TYPES
+from kubectl_dra.fields import dict_field
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 

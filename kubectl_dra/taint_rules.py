@@ -21,7 +21,6 @@ import re
 from dataclasses import dataclass, field
 
 import allocator
-
 from kubectl_dra.errors import InputError
 from kubectl_dra.model.taints import RULE_PREFIX, AffectedClaim, taint_groups
 

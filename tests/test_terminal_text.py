@@ -7,12 +7,11 @@ import sys
 import unicodedata
 
 import yaml
+from hostile_text import CLEAR_SCREEN, MARKUP, MIXED, RETITLE, raw_controls
 
 from kubectl_dra.json_codec import to_json
 from kubectl_dra.render.base import to_yaml
 from kubectl_dra.terminal_text import UNSAFE, escape, has_unsafe, json_escaped, safe_line, safe_text
-
-from hostile_text import CLEAR_SCREEN, MARKUP, MIXED, RETITLE, raw_controls
 
 UNSAFE_CATEGORIES = ("Cc", "Cf", "Zl", "Zp", "Cs")
 

@@ -8,7 +8,6 @@ import warnings
 from typing import Any, Protocol
 
 from ..semver import Semver
-
 from .binds import eager_binds
 from .derived_equality import derived_renames, rename_calls
 from .errors import CelCompileError, CelRuntimeError
@@ -17,6 +16,7 @@ from .messages import cel_type_name, compile_message, runtime_message
 from .rewrites import fold_constant_calls, for_checker, rewrite_domain_lookups, rewrite_substring
 from .tokens import tokenize
 from .values import SEMVER_PREFIX, is_quantity_value, is_semver_value, keep_build_context
+
 
 class _Compiler(Protocol):
     """What derived attributes use of their SelectorCompiler (allocator/cel/selectors.py): its two

@@ -9,7 +9,13 @@ from typing import Any
 
 from .binds import eager_bind_conditions
 from .checked_types import (
-    TypeTraits, element_types, format_type, list_element, optional_depth, optional_element, type_traits,
+    TypeTraits,
+    element_types,
+    format_type,
+    list_element,
+    optional_depth,
+    optional_element,
+    type_traits,
 )
 from .exprs import ExprNode, preorder, rebuild_any, rebuild_expr, root_expr
 from .functions import DERIVED_CALLS

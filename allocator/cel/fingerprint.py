@@ -10,7 +10,6 @@ from typing import Any
 
 from ..quantity import Quantity
 from ..semver import Semver
-
 from .tokens import DomainLookup, Token, domain_lookups, string_value, tokenize
 
 # Functions and macros that cannot observe which names a map holds beyond those spelled

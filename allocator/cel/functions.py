@@ -9,12 +9,17 @@ from typing import Any
 
 from ..quantity import QuantityError, parse_quantity
 from ..semver import SemverError, parse_semver
-
 from .descriptors import QUANTITY_TYPE, SEMVER_TYPE, CelType
 from .errors import EvalError, no_overload
 from .values import (
-    is_quantity_value, is_semver_value, keep_build_context, quantity_amount, quantity_value, semver_full_value,
-    semver_of, semver_value,
+    is_quantity_value,
+    is_semver_value,
+    keep_build_context,
+    quantity_amount,
+    quantity_value,
+    semver_full_value,
+    semver_of,
+    semver_value,
 )
 
 _INT64_MIN = -(1 << 63)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from ..quantity import QuantityError, parse_quantity
 from ..semver import SemverError, parse_semver
-
 from .tokens import domain_lookups, string_value, tokenize
 from .values import quantity_value, semver_full_value, semver_value
 

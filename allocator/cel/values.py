@@ -11,7 +11,6 @@ from typing import Any
 
 from ..quantity import Quantity
 from ..semver import Semver, parse_semver
-
 from .errors import no_overload
 
 # At runtime quantities and versions are strings with a private-use prefix and a canonical

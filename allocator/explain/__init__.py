@@ -13,9 +13,9 @@ node_sharing, ownership, pod_claims, renaming, shared_outcomes, slots, summary.
 
 from __future__ import annotations
 
+from ..codes import ERROR, FITS, POOL_BEING_REPLACED, POOL_INCOMPLETE, POOL_INVALID, UNSCHEDULABLE  # noqa: F401
 from .entry_points import explain_claim, explain_objects, explain_pod, explain_pod_object, normalise_target  # noqa: F401
 from .ownership import POD_CLAIM_ANNOTATION  # noqa: F401
-from ..codes import ERROR, FITS, POOL_BEING_REPLACED, POOL_INCOMPLETE, POOL_INVALID, UNSCHEDULABLE  # noqa: F401
 from .results import ClaimOutcome, ClaimVerdicts, DeviceRejection, ExplainError, NodeVerdict, RequestOutcome  # noqa: F401
 
 __all__ = ['ClaimOutcome', 'ClaimVerdicts', 'DeviceRejection', 'ERROR', 'ExplainError', 'FITS', 'NodeVerdict', 'POD_CLAIM_ANNOTATION', 'POOL_BEING_REPLACED', 'POOL_INCOMPLETE', 'POOL_INVALID', 'RequestOutcome', 'UNSCHEDULABLE', 'explain_claim', 'explain_objects', 'explain_pod', 'explain_pod_object', 'normalise_target']

@@ -6,12 +6,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import capacity as capacity_rules
-from .. import compatibility
+from .. import capacity as capacity_rules, compatibility
 from ..cel import CelCompileError, CelRuntimeError
 from ..codes import (
-    BINDING_CONDITIONS_DISABLED, CAPACITY, CEL_ERROR, CLASS_SELECTOR, COMPATIBILITY_GROUPS, COUNTERS,
-    COUNTERS_DISABLED, IN_USE, NODE_MISMATCH, POOL_BEING_REPLACED, POOL_INCOMPLETE, POOL_INVALID, REQUEST_SELECTOR,
+    BINDING_CONDITIONS_DISABLED,
+    CAPACITY,
+    CEL_ERROR,
+    CLASS_SELECTOR,
+    COMPATIBILITY_GROUPS,
+    COUNTERS,
+    COUNTERS_DISABLED,
+    IN_USE,
+    NODE_MISMATCH,
+    POOL_BEING_REPLACED,
+    POOL_INCOMPLETE,
+    POOL_INVALID,
+    REQUEST_SELECTOR,
     TAINTED,
 )
 from ..model import Device, DeviceID
@@ -20,7 +30,6 @@ from ..pools import Pool, SkippedPool, available_counters, counter_shortage
 from ..search import ClaimSpec, Request, SearchTrace, SelectorEvaluator, make_request
 from ..state import AllocatedState
 from ..taints import untolerated_taints
-
 from .context import Explaining
 from .holders import holder_text
 from .results import DeviceRejection, RequestOutcome

@@ -10,7 +10,6 @@ from ..features import Features
 from ..objects import ObjectSet
 from ..pools import PoolOrder
 from ..search import SelectorEvaluator
-
 from .explainer import Explainer
 from .pod_claims import explain_pod_claims
 from .results import ClaimVerdicts, ExplainError
@@ -56,8 +55,8 @@ def explain_claim(objs: ObjectSet, namespace: str, name: str, features: Features
 
 def normalise_target(target: dict) -> tuple[str, dict]:
     """(kind, normalised copy with a namespace) of a what-if Pod, ResourceClaim or template."""
-    from ..objects import normalise
     from ..errors import FieldError
+    from ..objects import normalise
 
     try:
         kind, obj = normalise(target)

@@ -13,7 +13,6 @@ from ..objects import ObjectSet
 from ..pools import AllocatorError, NodeUnschedulable, PoolOrder, SkippedPool, gather_pools
 from ..search import Allocator, ClaimSpec, SearchTrace, SelectorEvaluator
 from ..state import AllocatedState, build_allocated_state
-
 from .diagnosis import Diagnoser
 from .node_sharing import SHAREABLE_MESSAGES, Judged, NodeSharing
 from .renaming import Renaming

@@ -18,7 +18,6 @@ from ..objects import json_copy
 from ..pools import Pool
 from ..search import ClaimSpec, SelectorEvaluator
 from ..state import AllocatedState
-
 from .context import Explaining
 from .holders import holder_texts
 from .results import RequestOutcome

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from ..objects import ObjectSet
 
-
 POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"  # resourceapi.PodResourceClaimAnnotation
 
 

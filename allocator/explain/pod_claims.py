@@ -10,7 +10,6 @@ from ..features import Features
 from ..objects import ObjectSet
 from ..pools import PoolOrder
 from ..search import SelectorEvaluator
-
 from .explainer import Explainer
 from .ownership import pod_group_claim
 from .results import ClaimVerdicts

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from ..model import DeviceID
 from ..objects import json_copy
-
 from .node_sharing import Judged
 
 

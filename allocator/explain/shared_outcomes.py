@@ -10,7 +10,6 @@ from dataclasses import fields
 from typing import Any, ClassVar
 
 from ..model import DeviceID
-
 from .node_sharing import JudgedRequest
 from .renaming import Renaming
 from .results import ClaimOutcome, DeviceRejection, RequestOutcome

@@ -8,7 +8,6 @@ from collections import Counter
 
 from ..codes import CAPACITY, COMPATIBILITY_GROUPS, COUNTERS, ERROR, FITS, UNSCHEDULABLE
 from ..search import ClaimSpec
-
 from .results import NodeVerdict
 
 

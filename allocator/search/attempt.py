@@ -8,13 +8,23 @@ import uuid
 from collections.abc import Callable
 from functools import partial
 
-from .. import capacity as capacity_rules
+from .. import capacity as capacity_rules, compatibility
 from ..capacity import CapacityVerdict
-from .. import compatibility
 from ..cel import CelCompileError, CelRuntimeError
 from ..codes import (
-    BINDING_CONDITIONS_DISABLED, CAPACITY, CLASS_SELECTOR, COMPATIBILITY_GROUPS, CONSTRAINT, COUNTERS,
-    COUNTERS_DISABLED, IN_USE, IN_USE_SAME_CLAIM, NODE_MISMATCH, NODE_OPERATIONS, REQUEST_SELECTOR, TAINTED,
+    BINDING_CONDITIONS_DISABLED,
+    CAPACITY,
+    CLASS_SELECTOR,
+    COMPATIBILITY_GROUPS,
+    CONSTRAINT,
+    COUNTERS,
+    COUNTERS_DISABLED,
+    IN_USE,
+    IN_USE_SAME_CLAIM,
+    NODE_MISMATCH,
+    NODE_OPERATIONS,
+    REQUEST_SELECTOR,
+    TAINTED,
 )
 from ..compatibility import GroupState
 from ..constraints import AttributeLookup, Constraint, build_constraints
@@ -26,7 +36,6 @@ from ..pools import AllocatorError, NodeUnschedulable, Pool, available_counters,
 from ..quantity import Quantity
 from ..state import AllocatedState
 from ..taints import untolerated_taints
-
 from .requests import ChosenDevice, ClaimSpec, Request, RequestData, make_request
 from .selectors import SelectorEvaluator
 from .trace import CompatibilityConflict, CounterShortage, SearchTrace

@@ -12,7 +12,6 @@ from ..compatibility import GroupState
 from ..model import Device, DeviceID, Exact, format_amount
 from ..pools import Pool
 from ..quantity import Quantity
-
 from .requests import Request
 
 

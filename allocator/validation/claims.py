@@ -9,15 +9,30 @@ from typing import Callable, TypeVar
 
 from ..features import Features
 from ..objects import RESOURCE_GROUP, RESOURCE_VERSIONS
-
 from .compilers import LazyCompiler
 from .decoding import decode, version_hint
 from .limits import (
-    ALLOCATION_MODES, MAX_CEL_LENGTH, MAX_CONFIGS, MAX_CONSTRAINTS, MAX_DERIVED_ATTRIBUTES, MAX_OPAQUE_PARAMETERS,
-    MAX_REQUESTS, MAX_SELECTORS, MAX_SUBREQUESTS, MAX_TOLERATIONS, TAINT_EFFECTS, TOLERATION_OPERATORS,
+    ALLOCATION_MODES,
+    MAX_CEL_LENGTH,
+    MAX_CONFIGS,
+    MAX_CONSTRAINTS,
+    MAX_DERIVED_ATTRIBUTES,
+    MAX_OPAQUE_PARAMETERS,
+    MAX_REQUESTS,
+    MAX_SELECTORS,
+    MAX_SUBREQUESTS,
+    MAX_TOLERATIONS,
+    TAINT_EFFECTS,
+    TOLERATION_OPERATORS,
 )
 from .names import (
-    dns_label, dns_subdomain, driver_name, fully_qualified_name, label_key, label_value, validate_metadata,
+    dns_label,
+    dns_subdomain,
+    driver_name,
+    fully_qualified_name,
+    label_key,
+    label_value,
+    validate_metadata,
 )
 from .problems import Problems
 from .schemas import EXACT_FIELDS, claim_schema

@@ -5,7 +5,6 @@ resource name).
 from __future__ import annotations
 
 from ..features import Features
-
 from .claims import ClaimRules
 from .compilers import LazyCompiler
 from .limits import MAX_CONFIGS, MAX_SELECTORS

@@ -10,7 +10,6 @@ from typing import Any, Callable
 
 from ..objects import RESOURCE_GROUP
 from ..quantity import QuantityError, parse_quantity
-
 from .problems import Problems
 from .schemas import ANY, BOOLEAN, EXACT_FIELDS, INTEGER, OBJECT, QUANTITY, STRING
 

@@ -8,7 +8,6 @@ import json
 from typing import Any
 
 from ..quantity import Quantity, QuantityError, parse_quantity
-
 from .decoding import json_type
 from .limits import MAX_COMPATIBILITY_GROUPS
 from .names import dns_label, dns_subdomain, fully_qualified_name

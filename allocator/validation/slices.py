@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from ..features import Features
 from ..model import PLAIN_DEVICE_KEYS
-
 from .devices import (
-    has_list_attribute, validate_device, validate_node_allocatable_resources, validate_partition_type_attribute,
+    has_list_attribute,
+    validate_device,
+    validate_node_allocatable_resources,
+    validate_partition_type_attribute,
 )
 from .limits import MAX_COUNTER_SETS, MAX_POOL_NAME, MAX_SLICE_DEVICES, MAX_SLICE_DEVICES_ADVANCED
 from .names import DNS_LABEL, DNS_SUBDOMAIN, dns_label, dns_subdomain, driver_name, validate_metadata

@@ -7,7 +7,6 @@ from typing import Any
 from ..errors import FieldError, ObjectError
 from ..features import Features
 from ..objects import Prepared, normalise
-
 from .claims import validate_resource_claim
 from .classes import validate_device_class
 from .decoding import json_type

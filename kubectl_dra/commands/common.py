@@ -22,9 +22,8 @@ SESSION_KEY = "kubectl_dra.session"
 
 
 def open_session(ctx: click.Context) -> Session:
-    from kubectl_dra.commands.watching import session_of
-
     from kubectl_dra.commands.fleet_state import current_member
+    from kubectl_dra.commands.watching import session_of
 
     member = current_member(ctx)
     if member is not None and member.session is not None:

@@ -2,8 +2,8 @@ import click
 
 from kubectl_dra import completers
 from kubectl_dra.commands.common import open_session, render_context, require_readable, show
-from kubectl_dra.options import global_options, output_options
 from kubectl_dra.commands.fleet_lists import across_fleet
+from kubectl_dra.options import global_options, output_options
 
 
 @click.command("devices", epilog="""\b
@@ -28,8 +28,8 @@ def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tai
     resources (what holding the device adds to a pod's cpu/memory/hugepages: DRANodeAllocatableResources)."""
     from kubectl_dra.errors import InputError
     from kubectl_dra.model import UNKNOWN, ClusterModel
-    from kubectl_dra.model.states import is_free
     from kubectl_dra.model.health import known_health
+    from kubectl_dra.model.states import is_free
     from kubectl_dra.render.devices import DevicesView
 
     session = open_session(ctx)

@@ -279,7 +279,6 @@ def _explain_manifest(plan, objs, features, node, quotas=()) -> list:
 def _refuse_invalid(plan, features) -> None:
     """One `FILE: Kind/namespace/name: field: message` line per problem, exit 2, nothing judged."""
     import allocator
-
     from kubectl_dra.errors import InputErrors
 
     problems: list[str] = []

@@ -308,7 +308,6 @@ def fetch_live(session, live: tuple[str, str], namespace: str) -> list:
 
 def refuse_invalid(documents, features) -> None:
     import allocator
-
     from kubectl_dra.errors import InputErrors
 
     problems: list[str] = []
@@ -321,7 +320,6 @@ def refuse_invalid(documents, features) -> None:
 def refuse_invalid_pods(workload, origin: str, features) -> None:
     """Each pod template once: `FILE: Kind/ns/name: TEMPLATE.FIELD: message` per problem, exit 2."""
     import allocator
-
     from kubectl_dra.errors import InputErrors
 
     problems, seen = [], set()

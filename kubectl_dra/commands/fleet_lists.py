@@ -23,6 +23,7 @@ from kubectl_dra.invocation import options_of
 from kubectl_dra.options import listing_of, refuse_unused_filters
 from kubectl_dra.terminal_text import safe_line
 
+
 def across_fleet(command: Callable) -> Callable:
     """Run a list command once per member of the fleet, and print the members' rows as one list."""
 

@@ -13,9 +13,9 @@ import re
 
 import click
 
+from kubectl_dra.commands.printing import print_view
 from kubectl_dra.errors import InputError
 from kubectl_dra.options import Listing, listing_of
-from kubectl_dra.commands.printing import print_view
 from kubectl_dra.render.base import ListView
 
 # Field selectors kubectl knows for the API kind behind a row, as paths into our JSON item. Any

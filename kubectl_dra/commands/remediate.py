@@ -15,7 +15,6 @@ import sys
 import threading
 import time
 import uuid
-
 from typing import TYPE_CHECKING
 
 import click

@@ -1,8 +1,8 @@
 import click
 
 from kubectl_dra.commands.common import open_session, render_context, require_readable, show
-from kubectl_dra.options import global_options, output_options
 from kubectl_dra.commands.fleet_lists import across_fleet
+from kubectl_dra.options import global_options, output_options
 
 
 @click.command("taints", epilog="""\b

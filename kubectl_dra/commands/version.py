@@ -17,8 +17,7 @@ from kubectl_dra.options import global_options, options_of, refuse_unused_filter
 
 def client_version() -> str:
     """`v` + the installed distribution's version (`v0.0.0+unknown` when run from a bare source tree)."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as distribution_version
+    from importlib.metadata import PackageNotFoundError, version as distribution_version
 
     try:
         return f"v{distribution_version('kubectl-dra')}"
@@ -80,7 +79,6 @@ def _server_info(config) -> dict:
     store = Store()  # its kubernetes_minor() is the one rule for which minor judges a cluster
     if config.kubernetes_version:
         from allocator import FeatureError, parse_minor
-
         from kubectl_dra.errors import InputError
 
         try:

@@ -19,7 +19,19 @@ import datetime
 from kubectl_dra.doctor.claims import CLAIMS_CHECKS
 from kubectl_dra.doctor.drivers import CHECKS as DRIVER_CHECKS
 from kubectl_dra.doctor.report import (
-    GROUPS, OK, PROBLEM, RESULTS, SHOWN_OBJECTS, UNKNOWN, WARNING, Check, Context, Finding, Outcome, Report, run,
+    GROUPS,
+    OK,
+    PROBLEM,
+    RESULTS,
+    SHOWN_OBJECTS,
+    UNKNOWN,
+    WARNING,
+    Check,
+    Context,
+    Finding,
+    Outcome,
+    Report,
+    run,
     select,
 )
 

@@ -10,8 +10,8 @@ from kubectl_dra.doctor.common import meta, nodes_by_name, plural
 from kubectl_dra.doctor.quota import quotas_near_limit
 from kubectl_dra.doctor.report import OK, PROBLEM, WARNING, Check, Context, Finding
 from kubectl_dra.model.claims import LEAK_OWNER_DELETED, LEAK_POD_DELETED, claim_leaks
-from kubectl_dra.model.nodes import node_trouble
 from kubectl_dra.model.health import UNHEALTHY, unhealthy_devices
+from kubectl_dra.model.nodes import node_trouble
 from kubectl_dra.model.states import BLOCKED_BY_COUNTERS, FREE, SHARED
 from kubectl_dra.scheduling.blocker import EXPLAIN_ERROR, QUOTA_EXCEEDED
 from kubectl_dra.scheduling.extended import backed_resources, classes_by_resource, pending_dra_pods

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 from allocator.codes import BEING_REPLACED, INCOMPLETE, INVALID
+from kubectl_dra import missing_nodes as missing_nodes_words
 from kubectl_dra.doctor.common import STUCK_AFTER, duration, meta, nodes_by_name, parse_time, plural
 from kubectl_dra.doctor.report import OK, PROBLEM, WARNING, Check, Context, Finding
-from kubectl_dra import missing_nodes as missing_nodes_words
 from kubectl_dra.model.coverage import nodes_lacking_driver
 from kubectl_dra.model.nodes import node_trouble
 from kubectl_dra.snapshot import kubernetes_minor

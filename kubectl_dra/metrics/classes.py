@@ -6,7 +6,6 @@ devices on every change would not keep up). The evaluation itself is model.class
 from __future__ import annotations
 
 import allocator
-
 from kubectl_dra.model.classes import ClassMembership
 
 

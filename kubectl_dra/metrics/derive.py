@@ -16,17 +16,23 @@ from typing import TypeVar
 
 from allocator import QuantityError, parse_quantity
 from allocator.codes import BEING_REPLACED, INCOMPLETE
-
 from kubectl_dra.metrics import catalogue as c
 from kubectl_dra.metrics.classes import ClassMembers
 from kubectl_dra.metrics.pending import PendingReasons
 from kubectl_dra.model.claims import claim_state
 from kubectl_dra.model.cluster import ClusterModel
 from kubectl_dra.model.incremental import ModelBuilder, StoreSnapshot
+from kubectl_dra.model.states import (
+    CLAIM_ALLOCATED,
+    CLAIM_PENDING,
+    CLAIM_RESERVED,
+    DEVICE_STATES,
+    FREE,
+    POOL_STATES,
+    StateCounts,
+)
 from kubectl_dra.scheduling.extended import backed_resources
 from kubectl_dra.store import KINDS
-from kubectl_dra.model.states import CLAIM_ALLOCATED, CLAIM_PENDING, CLAIM_RESERVED, DEVICE_STATES, FREE, \
-    POOL_STATES, StateCounts
 
 T = TypeVar("T")
 POOL_QUANTITIES = (c.SHARED_COUNTER_CONSUMED, c.SHARED_COUNTER_CONSUMED_BYTES, c.SHARED_COUNTER_SIZE,

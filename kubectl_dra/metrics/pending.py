@@ -15,8 +15,15 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kubectl_dra.scheduling.blocker import (EXPLAIN_ERROR, NO_NODES, NOT_TRIED, OTHER, PLUGIN_REASONS,
-                                            WAITING_FOR_SCHEDULER, blocker_of)
+from kubectl_dra.scheduling.blocker import (
+    EXPLAIN_ERROR,
+    NO_NODES,
+    NOT_TRIED,
+    OTHER,
+    PLUGIN_REASONS,
+    WAITING_FOR_SCHEDULER,
+    blocker_of,
+)
 from kubectl_dra.scheduling.extended import pending_dra_pods
 
 FITS = WAITING_FOR_SCHEDULER

@@ -5,11 +5,23 @@ See docs/ARCHITECTURE.md.
 """
 
 from kubectl_dra.model.cluster import ClusterModel
-from kubectl_dra.model.states import (
-    ALLOCATED, BLOCKED_BY_CAPACITY, BLOCKED_BY_COUNTERS, DEVICE_STATES, FREE, POOL_STATES, SHARED, TAINTED,
-    TONES, UNAVAILABLE, UNKNOWN, StateCounts, device_state, tone,
-)
 from kubectl_dra.model.knowledge import Blind, Unreadable
+from kubectl_dra.model.states import (
+    ALLOCATED,
+    BLOCKED_BY_CAPACITY,
+    BLOCKED_BY_COUNTERS,
+    DEVICE_STATES,
+    FREE,
+    POOL_STATES,
+    SHARED,
+    TAINTED,
+    TONES,
+    UNAVAILABLE,
+    UNKNOWN,
+    StateCounts,
+    device_state,
+    tone,
+)
 from kubectl_dra.model.taints import TaintGroup
 
 __all__ = [

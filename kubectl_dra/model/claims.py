@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from allocator import describe_node_selector
-
 from kubectl_dra.model.states import CLAIM_ALLOCATED, CLAIM_DELETING, CLAIM_PENDING, CLAIM_RESERVED
 
 ANY_NODE = "<any>"

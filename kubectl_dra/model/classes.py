@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 
 import allocator
-
 from kubectl_dra.fields import dict_field
 
 PoolId = tuple[str, str]

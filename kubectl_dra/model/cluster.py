@@ -14,12 +14,11 @@ from typing import Callable
 
 import allocator
 from allocator import paused_gc
-
 from kubectl_dra import heap
+from kubectl_dra.missing_nodes import pools_on_missing_nodes
 from kubectl_dra.model.classes import ClassCache, ClassMembership
 from kubectl_dra.model.health import HEALTH_INPUTS, DeviceHealth, DeviceID, device_health
 from kubectl_dra.model.knowledge import Blind, Unreadable, unreadable_kinds
-from kubectl_dra.missing_nodes import pools_on_missing_nodes
 from kubectl_dra.model.node_resources import node_resources_by_device
 from kubectl_dra.model.nodes import NodeReachIndex, ReachCache
 from kubectl_dra.model.partitions import PartitionSummary, declares_partition_types, partition_summary

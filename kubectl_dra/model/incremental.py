@@ -19,12 +19,11 @@ from typing import Callable, Iterator, cast
 
 import allocator
 from allocator import GIVEN_STORES, paused_gc
-
 from kubectl_dra import heap
 from kubectl_dra.fields import dict_field
+from kubectl_dra.missing_nodes import MissingNodesByPool
 from kubectl_dra.model.classes import ClassCache
 from kubectl_dra.model.cluster import ClusterModel
-from kubectl_dra.missing_nodes import MissingNodesByPool
 from kubectl_dra.model.nodes import ReachCache
 from kubectl_dra.store import KINDS, ConnectionInfo, KindStatus, Store, object_key
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable
 
-from kubectl_dra.store import UNREADABLE_STATES, KindStatus, Unreadable, unreadable_kinds
 from kubectl_dra.fields import dict_field
+from kubectl_dra.store import UNREADABLE_STATES, KindStatus, Unreadable, unreadable_kinds
 
 if TYPE_CHECKING:
     import allocator

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import cast
 
 import allocator
-
 from kubectl_dra.model.knowledge import SEES_ALL, Blind
 from kubectl_dra.model.states import EMPTY_COUNTS, NODE_NOT_READY, NODE_READY, NODE_UNKNOWN, StateCounts
 

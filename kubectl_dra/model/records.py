@@ -17,7 +17,6 @@ from typing import Callable
 
 import allocator
 from allocator import scope_of
-
 from kubectl_dra.model.health import DeviceHealth, DeviceID, known_health
 from kubectl_dra.model.knowledge import SEES_ALL, Blind, Unreadable
 from kubectl_dra.model.nodes import NodeEntry

@@ -16,7 +16,6 @@ from typing import Iterable, Protocol
 
 import allocator
 from allocator.codes import BEING_REPLACED, COMPLETE, INCOMPLETE, INVALID
-
 from kubectl_dra.model.knowledge import SEES_ALL, Blind
 
 # Device states, in the order their columns are shown.

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 import allocator
 from allocator import Taint, tolerates
-
 from kubectl_dra.model.claims import results
 
 RULE_KIND, SLICE_KIND = "DeviceTaintRule", "ResourceSlice"

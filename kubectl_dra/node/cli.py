@@ -7,8 +7,7 @@ import socket
 
 import click
 
-from kubectl_dra.node.defaults import (DEFAULT_CDI_ROOT, DEFAULT_DRIVER, DEFAULT_PROC_ROOT,
-                                       DEFAULT_VENDOR, NVIDIA_DRIVER)
+from kubectl_dra.node.defaults import DEFAULT_CDI_ROOT, DEFAULT_DRIVER, DEFAULT_PROC_ROOT, DEFAULT_VENDOR, NVIDIA_DRIVER
 from kubectl_dra.options import global_options, options_of
 from kubectl_dra.terminal_text import safe_line, safe_text
 

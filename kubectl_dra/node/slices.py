@@ -15,13 +15,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
+from allocator import BINARY_SI, Quantity
 from kubectl_dra.errors import CommandError
 from kubectl_dra.node.defaults import FIELD_MANAGER
 from kubectl_dra.node.nvml import Gpu, MigDevice, System
-from allocator import BINARY_SI, Quantity
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kubectl-dra"}
 PCI_BUS_ID = "resource.kubernetes.io/pciBusID"

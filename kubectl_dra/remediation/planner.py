@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import cast
 
 import allocator
-
 from kubectl_dra.model.health import UNHEALTHY, DeviceID, health_reports
 from kubectl_dra.remediation.policy import NEVER, OWNER_LABEL, Policy, PolicyRule
 from kubectl_dra.taint_rules import RulePreview, Selection, build_rule, preview, rule_name

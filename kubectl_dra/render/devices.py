@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import cast
 
 import allocator
-
 from kubectl_dra.model.columns import devices as columns
 from kubectl_dra.model.health import DeviceHealth, DeviceID, known_health
 from kubectl_dra.model.knowledge import SEES_ALL, Blind, Unreadable

@@ -386,7 +386,6 @@ def is_tabular(fmt: str) -> bool:
 def template_output(fmt: str, document: dict, *, no_headers: bool = False) -> str:
     """The text `-o FORMAT=ARGUMENT` prints for a list document (`ListView.document()`)."""
     from kubectl_dra.render.base import text_table
-
     from kubectl_dra.terminal_text import json_escaped, safe_text
 
     kind, _, argument = fmt.partition("=")

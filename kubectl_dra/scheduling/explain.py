@@ -7,8 +7,7 @@ import allocator
 from allocator import ClaimVerdicts, ExplainError, Features, NodeVerdict, ObjectSet, normalise_target, paused_gc
 from allocator.codes import ERROR, FITS, UNSCHEDULABLE
 
-from . import framework, message
-from . import node_allocatable
+from . import framework, message, node_allocatable
 from .explanation import Explanation, NodeExplanation, Summary
 from .plugins import dynamic_resources, pod_topology_spread
 from .remedies_search import Judgement, Target

@@ -17,13 +17,28 @@ from typing import Protocol, cast, runtime_checkable
 from allocator import Features, ObjectSet
 
 from .cycle import Cycle
-from .plugins import (balanced_allocation, dynamic_resources, image_locality, inter_pod_affinity, node_affinity,
-                      node_declared_features, node_name, node_ports, node_resources_fit, node_unschedulable,
-                      node_volume_limits, pod_topology_spread, taint_toleration, volume_binding,
-                      volume_restrictions, volume_zone)
+from .plugins import (
+    balanced_allocation,
+    dynamic_resources,
+    image_locality,
+    inter_pod_affinity,
+    node_affinity,
+    node_declared_features,
+    node_name,
+    node_ports,
+    node_resources_fit,
+    node_unschedulable,
+    node_volume_limits,
+    pod_topology_spread,
+    taint_toleration,
+    volume_binding,
+    volume_restrictions,
+    volume_zone,
+)
 from .resources import BoundPod, NodeInfo, node_infos
 from .scoring import NodeScore, ScorePlugin
 from .status import Code, Status
+
 
 @runtime_checkable
 class FilterPlugin(Protocol):

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass, field
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import allocator
-from allocator import (
-    Device, DeviceID, Holder, RequestOutcome, cluster_index, json_copy, normalise_object as normalise,
-)
+from allocator import Device, DeviceID, Holder, RequestOutcome, cluster_index, json_copy, normalise_object as normalise
 from allocator.codes import FITS
 
 from .explanation import Explanation, NodeExplanation

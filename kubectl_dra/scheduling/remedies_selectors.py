@@ -79,8 +79,7 @@ def clauses(expression: str) -> tuple[Clause, ...]:
 
 
 def _clause(match: re.Match, op: str, fn: str | None, literal: str) -> Clause | None:
-    from allocator import QuantityError, parse_quantity
-    from allocator import SemverError, parse_semver
+    from allocator import QuantityError, SemverError, parse_quantity, parse_semver
 
     threshold: object
     try:

@@ -15,8 +15,15 @@ from dataclasses import dataclass, field
 from allocator import NodeVerdict, RequestOutcome
 from allocator.codes import CLASS_SELECTOR, CONSTRAINT, ERROR, FITS, IN_USE
 
-from .plugins import dynamic_resources, node_affinity, node_name, node_ports, node_resources_fit, node_unschedulable, \
-    taint_toleration
+from .plugins import (
+    dynamic_resources,
+    node_affinity,
+    node_name,
+    node_ports,
+    node_resources_fit,
+    node_unschedulable,
+    taint_toleration,
+)
 from .status import Status
 
 MAX_GROUPS = 8

@@ -18,9 +18,9 @@ import ssl
 import urllib.parse
 from typing import AsyncIterator, cast
 
-from kubectl_dra.errors import ClusterError, InputError
 from allocator import paused_gc
 from kubectl_dra import kubeconfig
+from kubectl_dra.errors import ClusterError, InputError
 from kubectl_dra.kubeconfig import in_cluster, kubeconfig_paths, read_kubeconfig
 
 CONNECT_TIMEOUT_S = 30.0

@@ -6,9 +6,9 @@ import collections
 import os
 from typing import Any, cast
 
+from allocator import paused_gc
 from kubectl_dra import heap, objects, snapshot
 from kubectl_dra.documents import read_documents
-from allocator import paused_gc
 from kubectl_dra.errors import InputError, InputErrors, object_ref
 from kubectl_dra.sources.base import Source
 from kubectl_dra.store import KINDS, NAMESPACED_KINDS, ConnectionInfo, Store

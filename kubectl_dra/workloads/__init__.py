@@ -4,8 +4,16 @@ for topology spreading), `sets` groups the workloads of one input (what `fit` pl
 
 The package's public names are those of `pods`, kept importable from here."""
 
-from kubectl_dra.workloads.pods import (APPLIED_KINDS, KUBEFLOW_ROLES, RUNTIME_KINDS, SUPPORTED_KINDS,
-                                        WORKLOAD_API_KINDS, WorkloadPods, expand, split_input)
+from kubectl_dra.workloads.pods import (
+                                        APPLIED_KINDS,
+                                        KUBEFLOW_ROLES,
+                                        RUNTIME_KINDS,
+                                        SUPPORTED_KINDS,
+                                        WORKLOAD_API_KINDS,
+                                        WorkloadPods,
+                                        expand,
+                                        split_input,
+)
 
 __all__ = ["APPLIED_KINDS", "KUBEFLOW_ROLES", "RUNTIME_KINDS", "SUPPORTED_KINDS", "WORKLOAD_API_KINDS", "WorkloadPods",
            "expand", "split_input"]

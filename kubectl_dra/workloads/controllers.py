@@ -18,7 +18,6 @@ their value, only on their being shared, which the pods' template labels already
 from __future__ import annotations
 
 import copy
-
 import hashlib
 
 from kubectl_dra.fields import dict_field

@@ -20,7 +20,6 @@ from typing import Sequence
 
 from kubectl_dra.errors import InputError, describe
 from kubectl_dra.fields import dict_field
-
 from kubectl_dra.workloads import controllers
 
 # The pods of one replica of a workload are created in the order of this tuple's roles.

@@ -3,10 +3,10 @@
 import json
 
 import pytest
-
-import allocator
 from builders import DRIVER, allocation, claim, device_class, exact, gpus, node, pod, template
 from helpers import explain, node_verdict
+
+import allocator
 
 
 def cluster():

@@ -1,9 +1,9 @@
 """NodeSelector semantics (component-helpers nodeaffinity)."""
 
 import pytest
+from builders import node
 
 from allocator.nodeselector import NodeSelectorError, describe, matches, node_matches
-from builders import node
 
 
 def sel(*terms):

@@ -1,7 +1,8 @@
 """Reading every served version into one v1 shape; bad objects become errors, never tracebacks."""
 
-import allocator
 from builders import claim, device, exact, resource_slice
+
+import allocator
 
 
 def test_v1beta1_slice_basic_wrapper_is_unwrapped():

@@ -11,11 +11,12 @@ import math
 import pytest
 
 import allocator
-from allocator import index as index_module
-from allocator import objects as objects_module
-from allocator.validation import slices as validation_module  # where _plain_device is looked up
+from allocator import index as index_module, objects as objects_module
 from allocator.quantity import parse_quantity
-from allocator.validation import validate_object
+from allocator.validation import (
+    slices as validation_module,  # where _plain_device is looked up
+    validate_object,
+)
 from kubectl_dra.objects import Interner
 
 F37 = allocator.Features.for_version(37)

@@ -1,8 +1,9 @@
 """Cluster-wide pool reports: states, counts, node scope, holders, counters."""
 
-import allocator
 import pytest
 from builders import DRIVER, allocation, claim, device, exact, node, resource_slice, taint_rule
+
+import allocator
 
 
 def reports(*objs, minor=37):

@@ -1,7 +1,19 @@
 """The allocation search: one test per upstream rule (allocator_incubating.go)."""
 
-from builders import (DRIVER, allocation, claim, device, device_class, exact, first_available, node, pod,
-                      resource_slice, sub, gpus)
+from builders import (
+    DRIVER,
+    allocation,
+    claim,
+    device,
+    device_class,
+    exact,
+    first_available,
+    gpus,
+    node,
+    pod,
+    resource_slice,
+    sub,
+)
 from helpers import chosen, explain, node_verdict, request_outcome, verdicts
 
 

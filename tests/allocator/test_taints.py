@@ -1,7 +1,6 @@
 """Device taints from slices and DeviceTaintRules; tolerations; effects."""
 
 import pytest
-
 from builders import DRIVER, claim, device, device_class, exact, node, resource_slice, taint_rule
 from helpers import chosen, explain, request_outcome
 

@@ -2,9 +2,9 @@
 upstream allocator's own tests pin); draoracle is held to the same ones in tests/e2e."""
 
 import pytest
-from e2e.upstream_cases import CASES
 
 import allocator
+from e2e.upstream_cases import CASES
 
 
 def outcome(case):

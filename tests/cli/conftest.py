@@ -7,7 +7,6 @@ import pathlib
 
 import pytest
 
-
 HERE = pathlib.Path(__file__).parent
 FIXTURES = HERE / "fixtures"
 GOLDEN = HERE / "golden"

@@ -4,9 +4,9 @@ used and hard. The demo's research namespace may hold 5 gpu.nvidia.com devices a
 
 import json
 
-import allocator
 import yaml
 
+import allocator
 from kubectl_dra.scheduling.admission import Admission, refused_pods
 from kubectl_dra.sources.files import DEMO_PATH
 

@@ -7,8 +7,7 @@ import sys
 import pytest
 
 from kubectl_dra.errors import ClusterError
-from kubectl_dra.sources import cluster as cluster_module
-from kubectl_dra.sources import informer as informer_module
+from kubectl_dra.sources import cluster as cluster_module, informer as informer_module
 from kubectl_dra.sources.cluster import ClusterOptions, ClusterSource
 from kubectl_dra.store import Store
 

@@ -2,7 +2,6 @@
 by cause in a few lines."""
 
 import allocator
-
 from kubectl_dra import scheduling
 from kubectl_dra.render.explain import DETAILED_NODES, explain_text
 from kubectl_dra.scheduling.summary import MAX_GROUPS

@@ -8,8 +8,8 @@ import pytest
 
 from kubectl_dra import documents, json_codec
 from kubectl_dra.documents import read_documents
-from kubectl_dra.json_codec import NOT_DECODED, decode_json_bytes
 from kubectl_dra.errors import ClusterError, InputError
+from kubectl_dra.json_codec import NOT_DECODED, decode_json_bytes
 from kubectl_dra.sources.apiserver import decode_json
 
 LIST = {"apiVersion": "v1", "kind": "List", "items": [

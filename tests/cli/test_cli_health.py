@@ -7,9 +7,8 @@ import json
 
 import pytest
 import yaml
-from rich.console import Console
-
 from hostile_text import CLEAR_SCREEN, FORGED, raw_controls
+from rich.console import Console
 
 DRIVER = "gpu.example.com"
 NODE = "node-a"

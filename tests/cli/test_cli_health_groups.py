@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from hostile_text import CLEAR_SCREEN, raw_controls
 
 DRIVER = "chip.example.com"

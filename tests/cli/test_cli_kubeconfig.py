@@ -8,8 +8,8 @@ import yaml
 
 from kubectl_dra import kubeconfig as kubeconfig_module
 from kubectl_dra.errors import InputError
-from kubectl_dra.sources.apiserver import ApiServer, ConnectOptions
 from kubectl_dra.kubeconfig import context_names, kubeconfig_paths, read_kubeconfig
+from kubectl_dra.sources.apiserver import ApiServer, ConnectOptions
 
 
 def kubeconfig(path, contexts, current=None, token="s3cr3t-token"):

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from hostile_text import hostile_objects
+
 from kubectl_dra.missing_nodes import hint, pools_on_missing_nodes, warning
 from kubectl_dra.store import KindStatus
 

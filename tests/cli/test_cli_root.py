@@ -2,9 +2,9 @@
 
 import json
 import os
+from importlib.metadata import version as distribution_version
 
 import pytest
-from importlib.metadata import version as distribution_version
 
 
 def test_help_speaks_kubectl_dra(run_cli):

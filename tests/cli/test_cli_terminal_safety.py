@@ -7,7 +7,6 @@ import json
 
 import pytest
 import yaml
-
 from hostile_text import CLEAR_SCREEN, DRIVER, MARKUP, RETITLE, hostile_objects, raw_controls
 
 LISTS = ("pools", "slices", "devices", "nodes", "taints", "claims")

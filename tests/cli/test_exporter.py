@@ -210,8 +210,8 @@ def test_leaked_and_deleting_claims_missing_drivers_and_evicting_rules_are_count
 
 
 def test_nodes_labelled_like_a_drivers_nodes_without_its_devices_are_counted():
-    from kubectl_dra.model.coverage import nodes_lacking_driver
     from kubectl_dra.model import ClusterModel
+    from kubectl_dra.model.coverage import nodes_lacking_driver
 
     store = demo_store()
     gpu_node = next(n for n in store.items("Node") if any(s["spec"].get("nodeName") == n["metadata"]["name"]

@@ -13,8 +13,8 @@ import yaml
 from kubectl_dra.commands import common
 from kubectl_dra.errors import InputError
 from kubectl_dra.sources.base import SourceConfig
-from kubectl_dra.sources.fleet import fleet_of, split_named_file
 from kubectl_dra.sources.files import DEMO_PATH
+from kubectl_dra.sources.fleet import fleet_of, split_named_file
 
 from .conftest import FIXTURES, check_golden
 from .test_cli_golden import FROZEN_NOW

@@ -5,8 +5,19 @@ from __future__ import annotations
 
 import pytest
 
-from kubectl_dra.model.columns import ColumnSpec, Layout, cells, field, row_maker
-from kubectl_dra.model.columns import claims, devices, nodes, pools, slices, taints
+from kubectl_dra.model.columns import (
+    ColumnSpec,
+    Layout,
+    cells,
+    claims,
+    devices,
+    field,
+    nodes,
+    pools,
+    row_maker,
+    slices,
+    taints,
+)
 from kubectl_dra.model.incremental import ModelBuilder, take_snapshot
 from kubectl_dra.model.records import DeviceRecords, NodeRecord, PoolRecord
 from kubectl_dra.sources.files import demo_store

@@ -1,7 +1,13 @@
 """Device health from pods' allocatedResourcesStatus and claims' device conditions."""
 
 from kubectl_dra.model.health import (
-    HEALTHY, UNHEALTHY, UNKNOWN, condition_health, device_health, health_reports, parse_resource_id,
+    HEALTHY,
+    UNHEALTHY,
+    UNKNOWN,
+    condition_health,
+    device_health,
+    health_reports,
+    parse_resource_id,
     unhealthy_devices,
 )
 from kubectl_dra.objects import keep

@@ -1,7 +1,6 @@
 """The node-reach index: which devices reach which node, each pool once per node."""
 
 import allocator
-
 from kubectl_dra.model.nodes import NodeReachIndex
 from kubectl_dra.model.states import StateCounts
 

@@ -14,9 +14,8 @@ from allocator import DeviceReport, Holder, NodeScope
 from allocator.model import Taint
 from allocator.reports import DeviceFacts, _device_counts
 from kubectl_dra.model.knowledge import SEES_ALL, Blind, Unreadable
-from kubectl_dra.store import KindStatus
 from kubectl_dra.model.states import StateCounts, device_state, device_state_why
-
+from kubectl_dra.store import KindStatus
 from tests.cli.test_model_properties import clusters
 
 

@@ -8,7 +8,14 @@ import pytest
 
 from kubectl_dra.model import ClusterModel
 from kubectl_dra.model.states import (
-    ALLOCATED, COUNT_COLUMNS, DEVICE_STATES, FREE, TAINTED, UNAVAILABLE, UNKNOWN, device_state,
+    ALLOCATED,
+    COUNT_COLUMNS,
+    DEVICE_STATES,
+    FREE,
+    TAINTED,
+    UNAVAILABLE,
+    UNKNOWN,
+    device_state,
 )
 from kubectl_dra.sources.files import demo_store
 from kubectl_dra.store import KindStatus

@@ -15,10 +15,10 @@ import subprocess
 import sys
 import uuid
 
-import allocator
 import pytest
 import yaml
 
+import allocator
 from e2e.controlplane import create_ready_node
 from e2e.kubeclient import KubeError, scheduled_message, scheduling_outcome
 from kubectl_dra.scheduling import fit

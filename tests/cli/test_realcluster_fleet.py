@@ -14,8 +14,7 @@ import pytest
 import yaml
 
 from e2e.controlplane import FEATURE_GATES
-from e2e.fixtures import own_control_plane
-from e2e.fixtures import TrackingKubeClient
+from e2e.fixtures import TrackingKubeClient, own_control_plane
 from e2e.kubeclient import KubeClient, scheduled_message
 
 from .prometheus_server import EVERY_SECOND, scraping

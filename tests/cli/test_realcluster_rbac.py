@@ -15,7 +15,6 @@ import pytest
 import yaml
 
 from kubectl_dra.store import KINDS
-
 from tests.e2e.controlplane import create_ready_node
 
 pytestmark = pytest.mark.realcluster

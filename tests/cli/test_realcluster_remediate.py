@@ -20,11 +20,21 @@ import time
 
 import pytest
 import yaml
+
 from e2e.kubeclient import KubeError, wait_for
 
-
 from .test_realcluster_alerts import unhealthy
-from .test_realcluster_exporter import CLI, own_driver, service_account_kubeconfig, RESOURCE, _clean_env, allocate, claim_object, free_port, get
+from .test_realcluster_exporter import (
+    CLI,
+    RESOURCE,
+    _clean_env,
+    allocate,
+    claim_object,
+    free_port,
+    get,
+    own_driver,
+    service_account_kubeconfig,
+)
 from .test_realcluster_taint import evicted, eviction_controller, world  # noqa: F401 (the fixtures)
 
 pytestmark = pytest.mark.realcluster

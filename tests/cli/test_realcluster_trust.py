@@ -12,7 +12,6 @@ import uuid
 
 import pytest
 import yaml
-
 from hostile_text import CLEAR_SCREEN, create_through_api, delete_cluster_scoped, raw_controls
 
 pytestmark = pytest.mark.realcluster

@@ -10,13 +10,12 @@ import json
 import pytest
 import yaml
 
+import allocator
 from kubectl_dra import objects
 from kubectl_dra.model.knowledge import DEFAULT_SELECTOR_INPUTS, default_selector_inputs, explain_inputs
 from kubectl_dra.sources import cluster as cluster_module
 from kubectl_dra.sources.files import DEMO_PATH
 from kubectl_dra.store import KINDS, KindStatus, Store
-
-import allocator
 
 from .fakeapi import FakeApiServer
 from .test_store_scheduling_kinds import load_from as load_storage_from

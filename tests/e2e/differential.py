@@ -12,8 +12,8 @@ import argparse
 import json
 import re
 import sys
-from fractions import Fraction
 from collections.abc import Iterator
+from fractions import Fraction
 from pathlib import Path
 
 from .oracle import OracleScenario, run_batch

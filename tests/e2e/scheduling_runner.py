@@ -38,8 +38,16 @@ from dataclasses import dataclass, field
 
 from .cluster_watch import ClusterWatch
 from .kubeclient import KubeClient, KubeError
-from .scheduling_scenarios import (DEVICE_CLASS, DRIVER, NAMESPACE, OTHER_NAMESPACE, PAUSE, Scenario, reproducer,
-                                   with_token)
+from .scheduling_scenarios import (
+    DEVICE_CLASS,
+    DRIVER,
+    NAMESPACE,
+    OTHER_NAMESPACE,
+    PAUSE,
+    Scenario,
+    reproducer,
+    with_token,
+)
 
 RESOURCE = "resource.k8s.io/v1"
 SCENARIO_KEY = "e2e.kubectl-dra.io/scenario"

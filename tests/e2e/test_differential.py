@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from .differential import REGRESSIONS_DIR, deterministic, check, reproduce_command, store_regression
+from .differential import REGRESSIONS_DIR, check, deterministic, reproduce_command, store_regression
 from .oracle import OracleScenario, run_batch
-from .upstream_cases import CASES as UPSTREAM_CASES
 from .scenarios import CLASSES, Scenario, exercised, generate
+from .upstream_cases import CASES as UPSTREAM_CASES
 
 pytestmark = pytest.mark.realcluster
 

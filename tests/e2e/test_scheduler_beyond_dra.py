@@ -25,8 +25,16 @@ import pytest
 
 from .cluster_watch import ClusterWatch
 from .scheduling_runner import ScenarioResult, run_scenario
-from .scheduling_scenarios import (CLASSES, OPTIONAL_CLASSES, REGRESSIONS, Scenario, enabled_classes, exercised,
-                                   generate, load)
+from .scheduling_scenarios import (
+    CLASSES,
+    OPTIONAL_CLASSES,
+    REGRESSIONS,
+    Scenario,
+    enabled_classes,
+    exercised,
+    generate,
+    load,
+)
 
 WANTED = int(os.environ.get("KUBECTL_DRA_SCHEDULING_SCENARIOS", "100"))
 FIRST_SEED = int(os.environ.get("KUBECTL_DRA_SCHEDULING_SEED", "0"))

@@ -6,8 +6,8 @@ import json
 
 import pynvml
 import pytest
-
 from fakenvml import NODE, a100_mig, h100
+
 from kubectl_dra.node import inventory, nvml
 
 

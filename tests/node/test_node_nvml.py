@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pynvml
 import pytest
-
 from fakenvml import FakeMig, a100_mig, h100
+
 from kubectl_dra.node import nvml
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from fakenvml import NODE, a100_mig, h100
+
 from kubectl_dra.node import cdi, nvml, prepare
 
 SNAPSHOT = str(Path(__file__).parent / "fixtures" / "node-snapshot.yaml")

@@ -9,10 +9,10 @@ import re
 
 import pytest
 import yaml
-
 from fakenvml import NODE, FakeMig, a100_mig, h100
-from kubectl_dra.node import clusterio, nvml, slices
+
 from kubectl_dra.errors import CommandError
+from kubectl_dra.node import clusterio, nvml, slices
 from kubectl_dra.node.defaults import DEFAULT_DRIVER
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

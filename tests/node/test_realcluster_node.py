@@ -14,8 +14,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from fakenvml import a100_mig, h100
+
 from kubectl_dra.node import cdi
 
 pytestmark = pytest.mark.realcluster

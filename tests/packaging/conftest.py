@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from cli.conftest import isolated_kubeconfig  # noqa: F401 (a fixture: no kubeconfig of this machine leaks in)
 from packaging_gate import ROOT
 

@@ -16,7 +16,6 @@ import tarfile
 from pathlib import Path
 
 import pytest
-
 from packaging_gate import ROOT, Gate, clean_env, krew_binary, release_build
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"

@@ -7,7 +7,6 @@ import hashlib
 
 import pytest
 import yaml
-
 from packaging_gate import ROOT, release_build as build
 
 

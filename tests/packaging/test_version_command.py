@@ -10,7 +10,6 @@ from importlib.metadata import version as distribution_version
 
 import pytest
 import yaml
-
 from cli.fakeapi import FakeApiServer
 
 CLIENT = f"v{distribution_version('kubectl-dra')}"

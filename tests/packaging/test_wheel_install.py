@@ -15,7 +15,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from packaging_gate import Gate, clean_env, release_build
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"

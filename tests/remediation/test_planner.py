@@ -4,7 +4,6 @@ limit and refusal is a test."""
 from __future__ import annotations
 
 import allocator
-
 from kubectl_dra.remediation.planner import OWNER_LABEL, SIGNAL_ANNOTATION, Memory, plan
 from kubectl_dra.remediation.policy import parse_policy
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import copy
 import json
 
-import allocator
 import yaml
 
+import allocator
 from kubectl_dra import scheduling
 from kubectl_dra.metrics.pending import reason_of
 from kubectl_dra.scheduling.blocker import WAITING_FOR_SCHEDULER, blocker_of

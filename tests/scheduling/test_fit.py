@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-import allocator
 import pytest
 
+import allocator
 from kubectl_dra.errors import InputError
 from kubectl_dra.scheduling import fit, fit_capacity
 from kubectl_dra.scheduling.explain import explain_objects

@@ -5,7 +5,6 @@ gang (in gang mode none of them was ever placed)."""
 from __future__ import annotations
 
 import allocator
-
 from kubectl_dra.scheduling import fit
 from kubectl_dra.scheduling.explain import explain_objects
 from kubectl_dra.scheduling.remedies_policy import WORKLOAD_ANNOTATION

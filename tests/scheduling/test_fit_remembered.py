@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import random
 
-import allocator
 import pytest
 
+import allocator
 from kubectl_dra.scheduling import fit
-from kubectl_dra.scheduling.fit import placer as placer_module
-from kubectl_dra.scheduling.fit import sequential as sequential_module
+from kubectl_dra.scheduling.fit import placer as placer_module, sequential as sequential_module
 from kubectl_dra.workloads import expand
 
 from .objects import CLASS, DRIVER, FEATURES, claim, container, device_class, node, pod

@@ -5,7 +5,6 @@ group, preemption's RemovePod/AddPod, and the Score side (weights, symmetry, nor
 from __future__ import annotations
 
 import allocator
-
 from kubectl_dra.scheduling import framework
 from kubectl_dra.scheduling.plugins import inter_pod_affinity as ipa
 from kubectl_dra.scheduling.resources import bound_pod

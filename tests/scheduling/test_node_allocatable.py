@@ -8,8 +8,13 @@ from fractions import Fraction
 
 import allocator
 from kubectl_dra.scheduling import explain_pod
-from kubectl_dra.scheduling.node_allocatable import (ClaimFootprint, amounts_of, pod_footprints, slices_for_node,
-                                                     status_footprints)
+from kubectl_dra.scheduling.node_allocatable import (
+    ClaimFootprint,
+    amounts_of,
+    pod_footprints,
+    slices_for_node,
+    status_footprints,
+)
 from kubectl_dra.scheduling.resources import node_infos
 
 from .objects import DRIVER, FEATURES, claim, container, device_class, node, node_of, pod, recorded, uses

@@ -5,9 +5,9 @@ reasons and code of a node that does not declare what the pod needs."""
 
 from __future__ import annotations
 
-import allocator
 import pytest
 
+import allocator
 from kubectl_dra.scheduling import framework
 from kubectl_dra.scheduling.plugins import node_declared_features as ndf
 from kubectl_dra.scheduling.status import Code

@@ -20,6 +20,6 @@ def test_every_scorer_has_a_weight_and_a_score():
 
 
 def test_a_module_without_filter_is_not_a_filter_plugin():
-    from kubectl_dra.scheduling.plugins import balanced_allocation   # score only: no Filter
+    from kubectl_dra.scheduling.plugins import balanced_allocation  # score only: no Filter
 
     assert not isinstance(balanced_allocation, framework.FilterPlugin)

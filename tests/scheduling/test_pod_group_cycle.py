@@ -6,7 +6,6 @@ pods the scheduler's order places once there are at least minCount of them."""
 from __future__ import annotations
 
 import allocator
-
 from kubectl_dra.scheduling import fit
 from kubectl_dra.workloads import expand
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import allocator
-
 from kubectl_dra.scheduling import framework
 from kubectl_dra.scheduling.plugins import pod_topology_spread as pts
 from kubectl_dra.scheduling.resources import bound_pod

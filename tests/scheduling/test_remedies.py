@@ -11,10 +11,10 @@ import uuid
 
 import pytest
 import yaml
-from e2e.controlplane import create_ready_node
-from e2e.kubeclient import wait_for
 
 import allocator
+from e2e.controlplane import create_ready_node
+from e2e.kubeclient import wait_for
 from kubectl_dra import scheduling
 from kubectl_dra.scheduling.explain import judge
 from kubectl_dra.scheduling.remedies import find_remedies

@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import copy
 
-import allocator
 import pytest
 
+import allocator
 from kubectl_dra.scheduling import fit
 from kubectl_dra.scheduling.explain import explain_objects, explain_pod
 from kubectl_dra.scheduling.remedies_policy import (
-    WORKLOAD_ANNOTATION, cost_rank, for_gang, node_not_ready, same_workload, signals_failure)
+    WORKLOAD_ANNOTATION,
+    cost_rank,
+    for_gang,
+    node_not_ready,
+    same_workload,
+    signals_failure,
+)
 from kubectl_dra.workloads import expand
 
 from .objects import CLASS, FEATURES, claim, container, device_class, gpus, node

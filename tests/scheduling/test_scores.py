@@ -6,12 +6,18 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import allocator
 import pytest
 
+import allocator
 from kubectl_dra.scheduling import framework, scoring
-from kubectl_dra.scheduling.plugins import (balanced_allocation, dynamic_resources, image_locality, node_affinity,
-                                            node_resources_fit, taint_toleration)
+from kubectl_dra.scheduling.plugins import (
+    balanced_allocation,
+    dynamic_resources,
+    image_locality,
+    node_affinity,
+    node_resources_fit,
+    taint_toleration,
+)
 from kubectl_dra.scheduling.status import SKIP, SUCCESS, Code, Status
 
 from .objects import DRIVER, claim, container, node, pod, uses

@@ -4,14 +4,16 @@ directly and through explain, over real PVC, PV, StorageClass and CSI objects.""
 
 from __future__ import annotations
 
-import allocator
 import pytest
 
+import allocator
 from kubectl_dra.scheduling import framework
-from kubectl_dra.scheduling.plugins import node_volume_limits as nvl
-from kubectl_dra.scheduling.plugins import volume_binding as vb
-from kubectl_dra.scheduling.plugins import volume_restrictions as vr
-from kubectl_dra.scheduling.plugins import volume_zone as vz
+from kubectl_dra.scheduling.plugins import (
+    node_volume_limits as nvl,
+    volume_binding as vb,
+    volume_restrictions as vr,
+    volume_zone as vz,
+)
 from kubectl_dra.scheduling.status import Code, Status
 
 from .objects import FEATURES, explain, node, pod, recorded

@@ -6,11 +6,10 @@ and the scheduler's dynamicresources.go PreFilter (foreachPodResourceClaim)."""
 from __future__ import annotations
 
 import allocator
+from kubectl_dra.scheduling import explain_pod
 from kubectl_dra.scheduling.explain import judge
 from kubectl_dra.scheduling.remedies import find_remedies
 from kubectl_dra.scheduling.remedies_search import Target
-
-from kubectl_dra.scheduling import explain_pod
 
 from .objects import claim, device_class, gpus, node, node_of, pod
 

@@ -129,9 +129,9 @@ async def test_footer_keeps_no_removed_keys(store):
     bar and out, on every tab) and kept each removed key alive through a watcher of its own
     `compact` reactive (about fourteen keys per recompose, for good)."""
     from textual.widgets._footer import FooterKey
+    from tui_helpers import DEMO_SIZE, settle
 
     from tui.app import DraApp
-    from tui_helpers import DEMO_SIZE, settle
 
     def removed_keys() -> int:
         gc.collect()
@@ -156,9 +156,9 @@ async def test_footer_is_not_composed_again_for_the_same_keys(store):
     """Every table has the same keys: a tab switch leaves the footer's widgets as they are (each
     recompose removed and mounted a dozen widgets and laid the screen out again)."""
     from textual.widgets._footer import FooterKey
+    from tui_helpers import DEMO_SIZE, settle
 
     from tui.app import DraApp
-    from tui_helpers import DEMO_SIZE, settle
 
     app = DraApp(store)
     async with app.run_test(size=DEMO_SIZE) as pilot:

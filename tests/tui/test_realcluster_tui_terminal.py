@@ -7,8 +7,8 @@ from __future__ import annotations
 import uuid
 
 import pytest
-
 from hostile_text import DRIVER, FORGED, create_through_api, delete_cluster_scoped, terminal_output
+
 from kubectl_dra.sources.cluster import ClusterOptions, ClusterSource
 from kubectl_dra.store import Store
 from tui.app import DraApp

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import allocator
 import pytest
-
 from tui_helpers import item
-from kubectl_dra.store import KINDS, Store
+
+import allocator
 from kubectl_dra.model.incremental import ModelBuilder, take_snapshot
+from kubectl_dra.store import KINDS, Store
 
 
 def full_analysis(store: Store) -> list[dict]:
@@ -135,9 +135,10 @@ def test_a_big_first_load_shows_a_screenful_first():
 async def test_during_a_big_first_load_only_the_tab_on_screen_follows_the_batches():
     """Every tab built for each batch made a big cluster's load quadratic; the others come with
     the last batch, and then every tab shows every pool."""
+    from tui_helpers import DEMO_SIZE, settle, table_keys
+
     from tui.app import DraApp
     from tui.messages import DashboardReady
-    from tui_helpers import DEMO_SIZE, settle, table_keys
 
     store = fleet(ModelBuilder.FIRST_BATCH + 10)
     shown_at_ready = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 
 from rich.console import Console
+from tui_helpers import DEMO_SIZE, cells, settle, table_keys, until
 
 from kubectl_dra.doctor import diagnose
 from kubectl_dra.model import ClusterModel
@@ -13,7 +14,6 @@ from tui import app as app_module
 from tui.views import doctor as doctor_view
 from tui.views.doctor import DoctorCache, DoctorView, doctor_detail
 from tui.widgets.virtual_table import VirtualTable
-from tui_helpers import DEMO_SIZE, cells, settle, table_keys, until
 
 
 def rendered(renderable) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from textual.widgets import Static
+from tui_helpers import DEMO_SIZE, settle, until
 
 from kubectl_dra import scheduling
 from kubectl_dra.render.explain import explain_text
@@ -19,7 +20,6 @@ from tui.app import DraApp
 from tui.refs import ExplainTarget
 from tui.screens import explain as explain_screen
 from tui.screens.explain import DEVICES_PER_REASON, ExplainScreen, ExplainTree
-from tui_helpers import DEMO_SIZE, settle, until
 
 WHAT_IF = Path(__file__).resolve().parent.parent / "cli" / "fixtures" / "what-if-pod.yaml"
 GUIDES = re.compile(r"^[│├└─ ]+")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from textual.widgets import Static
+from tui_helpers import DEMO_SIZE, settle, until
 
 from tui.app import DraApp
 from tui.messages import ExplainRequested
 from tui.refs import ExplainTarget
-from tui_helpers import DEMO_SIZE, settle, until
 
 
 async def test_the_explain_view_shows_the_remedies(store):

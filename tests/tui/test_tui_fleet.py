@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+from tui_helpers import DEMO_SIZE, item, settle, table_keys, until
 
 from kubectl_dra.fleet import load_fleet
 from kubectl_dra.sources.base import SourceConfig
@@ -12,7 +13,6 @@ from kubectl_dra.sources.fleet import fleet_of
 from tui.fleet import FLEET_TABLE, FleetApp, FleetMember
 from tui.views.base import View
 from tui.widgets.virtual_table import VirtualTable
-from tui_helpers import DEMO_SIZE, item, settle, table_keys, until
 
 FILES = ("demo=kubectl_dra/data/demo.yaml", "nvidia=tests/cli/fixtures/kubectl-get-nvidia.yaml",
          "broken=tests/cli/fixtures/broken-snapshot.yaml")

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import datetime
 
+from tui_helpers import DEMO_SIZE, cells, item, settle, table_keys
+
 from kubectl_dra.store import KindStatus
 from tui.app import DraApp
-from tui.views.doctor import DoctorView
 from tui.messages import DashboardReady
+from tui.views.doctor import DoctorView
 from tui.widgets.cluster_header import ClusterHeader
 from tui.widgets.virtual_table import VirtualTable
-from tui_helpers import DEMO_SIZE, cells, item, settle, table_keys
 
 POOL = ("pool", "gpu.nvidia.com", "gpu-node-2")
 GPU_SLICE = "gpu-node-2-gpu.nvidia.com-wq8tz"

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 
 from hostile_text import hostile_objects
+from tui_helpers import DEMO_SIZE, cells, settle
+
 from kubectl_dra.sources.files import file_store
 from tui.app import DraApp
-from tui_helpers import DEMO_SIZE, cells, settle
 
 GHOST = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "ghost-slice"},
          "spec": {"driver": "gpu.example.com", "nodeName": "ghost-node",

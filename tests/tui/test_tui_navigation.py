@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from textual.command import CommandPalette
 from textual.widgets import OptionList, TabbedContent
+from tui_helpers import DEMO_SIZE, cells, settle, table_keys, until
 
 from kubectl_dra.errors import object_ref
-
 from tui.app import DashboardOptions, DraApp
 from tui.messages import ExplainRequested
+from tui.refs import ExplainTarget
 from tui.screens.explain import ExplainScreen, ExplainTree
 from tui.screens.help import HelpScreen
 from tui.screens.picker import PickerScreen
 from tui.screens.yaml_view import YamlScreen
-from tui.refs import ExplainTarget
 from tui.widgets.filter_bar import FilterBar
 from tui.widgets.virtual_table import VirtualTable
-from tui_helpers import DEMO_SIZE, cells, settle, table_keys, until
 
 
 def table(app: DraApp, table_id: str) -> VirtualTable:

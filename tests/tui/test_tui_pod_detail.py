@@ -4,10 +4,10 @@ not tried them yet); `e` tells."""
 from __future__ import annotations
 
 from rich.console import Console
+from tui_helpers import item
 
 from kubectl_dra import scheduling
 from tui.views.claims import pod_detail
-from tui_helpers import item
 
 
 def plain(renderable) -> str:

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from tui_helpers import DEMO_SIZE, settle, table_keys, until
 
 from kubectl_dra import session as session_module
 from kubectl_dra.errors import InputError
@@ -18,7 +19,6 @@ from kubectl_dra.sources.files import file_store
 from tui.app import DraApp
 from tui.widgets.cluster_header import ClusterHeader
 from tui.widgets.virtual_table import LOADING_MESSAGE, VirtualTable
-from tui_helpers import DEMO_SIZE, settle, table_keys, until
 
 FIXTURES = Path(__file__).resolve().parents[1] / "cli" / "fixtures"
 GOOD = FIXTURES / "kubectl-get-nvidia.yaml"

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import threading
 
+from tui_helpers import DEMO_SIZE, item, settle, until
+
 import tui.app as tui_app
 from tui.app import DraApp
-from tui_helpers import DEMO_SIZE, item, settle, until
 
 GPU_SLICE = "gpu-node-2-gpu.nvidia.com-wq8tz"
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import datetime
 
+from tui_helpers import DEMO_SIZE, item, settle, until
+
 from kubectl_dra.store import KindStatus
 from tui.app import DraApp
-from tui.refs import ExplainTarget
 from tui.messages import ExplainRequested
+from tui.refs import ExplainTarget
 from tui.widgets.virtual_table import VirtualTable
-from tui_helpers import DEMO_SIZE, item, settle, until
 
 NARROW = (80, 24)
 

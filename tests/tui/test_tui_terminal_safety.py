@@ -8,18 +8,17 @@ import io
 import json
 
 import pytest
+from hostile_text import CLEAR_SCREEN, DRIVER, FORGED, MARKUP, RETITLE, hostile_objects, raw_controls, terminal_output
 from rich.console import Console, Group
 from rich.text import Text
 from textual.widgets._toast import Toast
+from tui_helpers import DEMO_SIZE, settle, until
 
-from hostile_text import (CLEAR_SCREEN, DRIVER, FORGED, MARKUP, RETITLE, hostile_objects, raw_controls,
-                          terminal_output)
 from kubectl_dra.sources.files import file_store
 from tui.app import DraApp
 from tui.screens.explain import ExplainScreen, ExplainTree
 from tui.widgets.terminal_safe import TerminalSafe, safe_label
 from tui.widgets.virtual_table import Row, VirtualTable
-from tui_helpers import DEMO_SIZE, settle, until
 
 
 @pytest.fixture

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from textual.widgets import OptionList
+from tui_helpers import DEMO_SIZE, settle, until
 
 from tui.app import DraApp
 from tui.screens.whatif import WhatIfScreen
-from tui_helpers import DEMO_SIZE, settle, until
 from tui.widgets.virtual_table import VirtualTable
 
 

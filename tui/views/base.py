@@ -14,7 +14,6 @@ from tui.refs import ExplainTarget, ObjectRef
 from tui.widgets.terminal_safe import safe_label
 from tui.widgets.virtual_table import Column, Row, VirtualTable, measure_widths, widest
 
-
 Source = TypeVar("Source")
 """What a table's rows are made from: a pool report, a node entry..."""
 

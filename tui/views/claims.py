@@ -17,11 +17,11 @@ from kubectl_dra.scheduling.extended import backed_resources, concerns_dra, dra_
 from kubectl_dra.scheduling.resources import pod_requests
 from tui.dashboard import Dashboard
 from tui.format import state_style
+from tui.messages import ExplainRequested, Navigate
 from tui.refs import ExplainTarget, ObjectRef
 from tui.views.base import View, key_of
-from tui.messages import ExplainRequested, Navigate
-from tui.views.devices_common import status_lines
 from tui.views.detail import Facts, heading
+from tui.views.devices_common import status_lines
 from tui.views.table_columns import DashboardTable
 from tui.widgets.detail_pane import DetailPane
 from tui.widgets.virtual_table import Column, Row, VirtualTable

@@ -18,8 +18,16 @@ from collections.abc import Iterable, Mapping
 from allocator import NodeVerdict
 
 from .. import scoring
-from ..plugins import (balanced_allocation, dynamic_resources, image_locality, inter_pod_affinity, node_affinity,
-                       node_resources_fit, taint_toleration, volume_binding)
+from ..plugins import (
+    balanced_allocation,
+    dynamic_resources,
+    image_locality,
+    inter_pod_affinity,
+    node_affinity,
+    node_resources_fit,
+    taint_toleration,
+    volume_binding,
+)
 
 # Raw scores that read the Node object and the pod only: nothing a commit does changes them.
 _NODE_ONLY = frozenset({taint_toleration.NAME, node_affinity.NAME, image_locality.NAME})

@@ -16,7 +16,7 @@ from allocator.codes import ERROR, FITS
 from .. import node_allocatable, ownership
 from ..cycle import Cycle
 from ..extended import EXTENDED_ANNOTATION, device_requests, special_claim
-from ..resources import aggregate_containers, as_resource, container_requests, exact_amount, pod_requests, NodeInfo
+from ..resources import NodeInfo, aggregate_containers, as_resource, container_requests, exact_amount, pod_requests
 from ..scoring import ScoringError, default_normalize
 from ..status import SKIP, SUCCESS, Code, Status, unresolvable
 from .node_resources_fit import units

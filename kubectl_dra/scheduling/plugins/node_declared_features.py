@@ -42,8 +42,8 @@ list a feature can be missed; the reason is "node(s) didn't match Pod's required
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from allocator import Features
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..cycle import Cycle
-from ..resources import host_ports, port_conflict, NodeInfo
+from ..resources import NodeInfo, host_ports, port_conflict
 from ..status import SKIP, SUCCESS, Status, unschedulable
 
 NAME = "NodePorts"

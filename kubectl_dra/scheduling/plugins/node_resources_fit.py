@@ -11,11 +11,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..node_allocatable import amounts_of, status_footprints
-from ..resources import (CPU, EPHEMERAL_STORAGE, MEMORY, BoundPod, NodeInfo, Resource, as_resource, container_requests,
-                         is_scalar, pod_requests)
-from ..status import SUCCESS, Code, Status
 from ..cycle import Cycle
+from ..node_allocatable import amounts_of, status_footprints
+from ..resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    BoundPod,
+    NodeInfo,
+    Resource,
+    as_resource,
+    container_requests,
+    is_scalar,
+    pod_requests,
+)
+from ..status import SUCCESS, Code, Status
 
 NAME = "NodeResourcesFit"
 

@@ -69,10 +69,12 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 from allocator import (
-    Features, NodeSelectorError, ObjectSet, node_selector_term_matches as term_matches,
+    Features,
+    NodeSelectorError,
+    ObjectSet,
+    node_selector_term_matches as term_matches,
     validate_node_selector as validate,
 )
-
 from kubectl_dra.model.knowledge import DEFAULT_SELECTOR_INPUTS, controller_reference, default_selector_inputs
 
 from .. import selectors

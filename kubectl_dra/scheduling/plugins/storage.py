@@ -7,7 +7,9 @@ the API server's default where it has one.
 """
 
 from allocator import (
-    NodeSelectorError, describe_node_selector as describe, node_selector_term_matches as term_matches,
+    NodeSelectorError,
+    describe_node_selector as describe,
+    node_selector_term_matches as term_matches,
     validate_node_selector as validate,
 )
 
