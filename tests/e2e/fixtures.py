@@ -33,15 +33,23 @@ REAL_CLUSTER_GROUP = "realcluster"
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    """Real-cluster tests are skipped on request; otherwise they form one pytest-xdist group, so
-    they run one after another in one worker and share its control plane (a scenario's
-    FailedScheduling message counts every node, so two scenarios on one control plane at once
-    would disagree), while the other worker runs the tests that need no cluster."""
+    """Real-cluster tests are skipped on request. Otherwise those on the session's shared control
+    plane form one pytest-xdist group, so they run one after another in one worker (a scenario's
+    FailedScheduling message counts every node of the control plane: two scenarios on it at once
+    would disagree); those that need only the Go builds (draoracle, promtool) or a control plane of
+    their module's own form one group per module (its module fixtures are built once), free to run
+    in the other worker beside the tests that need no cluster. Builds are serialised by the build
+    scripts' locks."""
     skip = pytest.mark.skip(reason=f"{harness.SKIP_ENV}=1: tests against the Go harness are skipped")
-    group = pytest.mark.xdist_group(REAL_CLUSTER_GROUP)
     for item in items:
-        if item.get_closest_marker("realcluster"):
-            item.add_marker(skip if harness.skip_requested() else group)
+        if not item.get_closest_marker("realcluster"):
+            continue
+        if harness.skip_requested():
+            item.add_marker(skip)
+        elif "_control_plane" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group(REAL_CLUSTER_GROUP))
+        else:
+            item.add_marker(pytest.mark.xdist_group(f"{REAL_CLUSTER_GROUP}-{item.module.__name__}"))
 
 
 @pytest.hookimpl(hookwrapper=True)
