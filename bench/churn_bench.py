@@ -29,15 +29,8 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from process_memory import rss_mb  # noqa: E402
 from tui_bench import count_frames, fleet_store  # noqa: E402  (the same fleet as the dashboard bench)
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS in /proc/self/status")
 
 
 class _MallInfo2(ctypes.Structure):

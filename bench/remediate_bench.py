@@ -17,6 +17,8 @@ import datetime
 import random
 import time
 
+from process_memory import rss_mb  # the script's folder is on sys.path
+
 import allocator
 from kubectl_dra.remediation.planner import Memory, plan, written_rule
 from kubectl_dra.remediation.policy import parse_policy
@@ -29,14 +31,6 @@ rules:
 - {signal: driverCondition, conditionType: Ready, conditionStatus: "False", after: 0, effect: NoSchedule, clearAfter: 0}
 limit: {maxPercent: 50}
 """
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS in /proc/self/status")
 
 
 def world(pools: int) -> tuple[list[dict], dict[tuple[str, str], dict]]:
