@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import datetime
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Callable, cast
 
 import allocator
 from kubectl_dra.model.health import UNHEALTHY, DeviceID, health_reports
@@ -172,28 +172,31 @@ def plan(policy: Policy, objs: allocator.ObjectSet, features: allocator.Features
             steps.append(Step("wait", device, f"healthy for {_seconds(clear_for)}; deleted after {_seconds(clear_after)}",
                               previous=_effect(existing), rule=existing))
 
-    group_of = (lambda d: d[:2]) if policy.limit.per == "pool" else (lambda d: d[:1])
+    groups_of = _limit_groups(policy, objs, features, devices)
     sizes: dict[tuple, int] = {}
     for report in devices:
-        sizes[group_of(report.id)] = sizes.get(group_of(report.id), 0) + 1
+        for group in groups_of(report.id):
+            sizes[group] = sizes.get(group, 0) + 1
     tainted: dict[tuple, int] = {}
     for device, existing in owned.items():
         if device not in deleting and _effect(existing) in TAINTING:
-            tainted[group_of(device)] = tainted.get(group_of(device), 0) + 1
+            for group in groups_of(device):
+                tainted[group] = tainted.get(group, 0) + 1
 
     for device, (effect, rule, since) in sorted(wanted.items(), key=lambda item: (item[1][2], item[0])):
         current = owned.get(device)
         why = f"{rule.describe()} for {_seconds(now - since)} (policy rules[{rule.index}]: {effect} after {_seconds(rule.after_s)})"
         adds = effect in TAINTING and (current is None or _effect(current) not in TAINTING)
         if adds:
-            group = group_of(device)
-            allowed = policy.limit.allowed(sizes.get(group, 0))
-            if tainted.get(group, 0) >= allowed:
-                steps.append(Step("hold", device, f"limit: {policy.limit.per} {'/'.join(group)} has {tainted.get(group, 0)} "
-                                  f"of {sizes.get(group, 0)} devices tainted, {allowed} allowed ({_limit_words(policy)}); {why}",
-                                  effect, rule=current))
+            # Every group the device is in must have room: a device two classes accept counts in both.
+            full = next((g for g in groups_of(device) if tainted.get(g, 0) >= policy.limit.allowed(sizes.get(g, 0))), None)
+            if full is not None:
+                steps.append(Step("hold", device, f"limit: {policy.limit.per} {'/'.join(full)} has {tainted.get(full, 0)} "
+                                  f"of {sizes.get(full, 0)} devices tainted, {policy.limit.allowed(sizes.get(full, 0))} "
+                                  f"allowed ({_limit_words(policy)}); {why}", effect, rule=current))
                 continue
-            tainted[group] = tainted.get(group, 0) + 1
+            for group in groups_of(device):
+                tainted[group] = tainted.get(group, 0) + 1
         if current is None:
             name = rule_name(Selection(*device), policy.taint_key, policy.name, "")
             if name in others:
@@ -207,6 +210,28 @@ def plan(policy: Policy, objs: allocator.ObjectSet, features: allocator.Features
             steps.append(Step("change", device, why, effect, previous=_effect(current), rule=current))
     order = {"delete": 0, "change": 1, "create": 2, "hold": 3, "wait": 4}
     return sorted(steps, key=lambda s: (order[s.action], s.device))
+
+
+NO_CLASS = "(no class)"
+"""The limit's group of the devices no DeviceClass accepts (they still count, in a group of their own)."""
+
+
+def _limit_groups(policy: Policy, objs: allocator.ObjectSet, features: allocator.Features,
+                  devices: list) -> Callable[[DeviceID], list[tuple]]:
+    """The groups of the blast-radius limit a device counts in: its pool, its driver, or every
+    DeviceClass whose selectors accept it (model.classes, the membership the exporter counts by)."""
+    if policy.limit.per == "pool":
+        return lambda device: [tuple(device[:2])]
+    if policy.limit.per == "driver":
+        return lambda device: [tuple(device[:1])]
+    from kubectl_dra.model.classes import ClassMembership
+
+    members = ClassMembership(objs, features, {report.id for report in devices}).members
+    by_device: dict[DeviceID, list[tuple]] = {}
+    for name, accepted in sorted(members.items()):
+        for device in accepted:
+            by_device.setdefault(device, []).append((name,))
+    return lambda device: by_device.get(device) or [(NO_CLASS,)]
 
 
 def _limit_words(policy: Policy) -> str:

@@ -19,7 +19,7 @@ rules:
   key: gpu.example.com/xid
   effect: NoSchedule
 limit:                               # a disruption budget for the taints of this policy
-  per: pool                          # pool or driver
+  per: pool                          # pool, driver or class
   maxDevices: 2
   maxPercent: 25
 ```
@@ -42,7 +42,7 @@ from kubectl_dra.taint_rules import EFFECTS, check_taint
 SIGNALS = ("kubeletUnhealthy", "driverCondition", "driverTaint")
 NEVER = "never"
 POLICY_EFFECTS = (*EFFECTS, NEVER)
-LIMIT_SCOPES = ("pool", "driver")
+LIMIT_SCOPES = ("pool", "driver", "class")
 DEFAULT_TAINT_KEY = "kubectl-dra.io/unhealthy"
 OWNER_LABEL = "kubectl-dra.io/remediation"
 """The label naming the policy that owns a DeviceTaintRule: the planner changes no other rule."""
@@ -79,7 +79,7 @@ class PolicyRule:
 
 @dataclass(frozen=True)
 class Limit:
-    """At most `max_devices` and `max_percent`% of each pool (or driver) tainted at once."""
+    """At most `max_devices` and `max_percent`% of each pool (or driver, or DeviceClass) tainted at once."""
 
     per: str = "pool"
     max_devices: int | None = None

@@ -180,3 +180,33 @@ def test_never_and_none_effects():
 def test_a_policy_for_one_driver_leaves_the_others_alone():
     mine = POLICY.replace("name: gpu-health", "name: gpu-health\ndriver: other.example.com")
     assert steps_of([pool_slice("node-1", 4, "gpu.example.com/xid", (0,))], policy=mine) == []
+
+
+def device_class(name: str, expression: str) -> dict:
+    return {"apiVersion": V1, "kind": "DeviceClass", "metadata": {"name": name},
+            "spec": {"selectors": [{"cel": {"expression": expression}}]}}
+
+
+def test_the_limit_per_class_counts_every_device_the_class_accepts():
+    per_class = POLICY.replace("limit: {maxDevices: 2, maxPercent: 50}", "limit: {per: class, maxDevices: 1}")
+    objects = [device_class("gpu", f'device.driver == "{DRIVER}"'),
+               pool_slice("node-1", 4, "gpu.example.com/xid", (0,)), pool_slice("node-2", 4, "gpu.example.com/xid", (0,))]
+    steps = steps_of(objects, policy=per_class)
+    assert [s.action for s in steps] == ["create", "hold"]
+    assert "limit: class gpu has 1 of 8 devices tainted, 1 allowed (maxDevices 1)" in steps[1].reason
+    # A device two classes accept must have room in both: the narrow class is full after one.
+    for pool in objects[1:]:
+        pool["spec"]["devices"][0]["attributes"] = {"first": {"bool": True}}
+    narrow = device_class("first-gpus", f'device.attributes["{DRIVER}"].first == true')
+    wide = POLICY.replace("limit: {maxDevices: 2, maxPercent: 50}", "limit: {per: class, maxDevices: 3}")
+    steps = steps_of([*objects, narrow], policy=wide)
+    assert [s.action for s in steps] == ["create", "hold"]
+    assert "limit: class first-gpus has 1 of 2 devices tainted" in steps[1].reason
+
+
+def test_devices_no_class_accepts_count_in_a_group_of_their_own():
+    per_class = POLICY.replace("limit: {maxDevices: 2, maxPercent: 50}", "limit: {per: class, maxDevices: 1}")
+    objects = [pool_slice("node-1", 4, "gpu.example.com/xid", (0, 1))]
+    steps = steps_of(objects, policy=per_class)
+    assert [s.action for s in steps] == ["create", "hold"]
+    assert "limit: class (no class) has 1 of 4 devices tainted" in steps[1].reason

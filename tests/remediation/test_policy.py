@@ -77,7 +77,7 @@ def test_an_unknown_signal_names_the_field():
     (GOOD.replace("name: gpu-health", "name: x\ntaintKey: not a key"), "policy.yaml: taintKey:"),
     (GOOD.replace("  maxDevices: 2", "  maxDevices: -1"), "policy.yaml: limit.maxDevices:"),
     (GOOD.replace("  maxPercent: 25", "  maxPercent: 250"), "policy.yaml: limit.maxPercent:"),
-    (GOOD.replace("limit:", "limit:\n  per: class"), "policy.yaml: limit.per: 'class' is not one of pool, driver"),
+    (GOOD.replace("limit:", "limit:\n  per: zone"), "policy.yaml: limit.per: 'zone' is not one of pool, driver, class"),
     ("name: x\nrules: []\nlimit: {maxDevices: 1}\n", "policy.yaml: rules: a list"),
     ("- a\n", "policy.yaml: expected a mapping"),
     ("name: [\n", "policy.yaml: line"),
@@ -117,3 +117,15 @@ def test_load_policy_names_the_file(tmp_path):
         load_policy(str(path))
     with pytest.raises(InputError, match="missing.yaml"):
         load_policy(str(tmp_path / "missing.yaml"))
+
+
+def test_the_limit_may_be_per_class_and_nothing_else():
+    from kubectl_dra.errors import InputError
+    from kubectl_dra.remediation.policy import parse_policy
+
+    base = "name: p\nrules:\n- {signal: kubeletUnhealthy, after: 1m, effect: NoSchedule}\nlimit: {per: %s, maxDevices: 1}\n"
+    assert parse_policy(base % "class").limit.per == "class"
+    import pytest
+
+    with pytest.raises(InputError, match=r"limit.per: 'zone' is not one of pool, driver, class"):
+        parse_policy(base % "zone")
