@@ -1,7 +1,8 @@
 """Heap policy: when the cyclic garbage collector runs and what it keeps out of sight, and when
-the C allocator gives memory back. kubectl_dra and the dashboard reach the collector only through
-this module (the pauses around bulk work are allocator.gcpause's, shared with the pure allocator);
-each call says where it is made why it is made there.
+the C allocator gives memory back. The entry points choose it (the CLI's commands, the dashboard,
+the exporter, the remediation controller); the domain code below them only pauses the collector
+around bulk work (allocator.gcpause, shared with the pure allocator) and tells a build's heap
+policy where it stands (`RevisionHeap`, which model.incremental.ModelBuilder calls as a BuildHeap).
 
 A store's objects and a model's reports are plain, acyclic and live as long as the process or the
 revision that made them: walking them again for cycles they cannot have is what made collections
@@ -10,10 +11,75 @@ cost more than the work itself on a large fleet (bench/fleet_bench.py in bench/R
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import sys
 import time
-from typing import Callable, Literal
+from typing import Callable, Iterator, Literal
+
+FREEZE_ABOVE_NEW_OBJECTS = 50_000
+"""A bulk load that leaves this many new objects the collector tracks (about a 40,000-device
+cluster's store leaves 120,000, its model as many; the demo 8,000) is frozen out of its sight.
+Below, walking them costs less than what a freeze risks: a frozen object is never collected, and
+tests run many small commands in one process."""
+REFREEZE_EVERY_S = 30.0
+"""How often, under churn, a long-running process's heap is collected in full and frozen again."""
+
+
+@contextlib.contextmanager
+def long_lived() -> Iterator[None]:
+    """Bulk work whose results live as long as the process (a command's store and model): the
+    collector is paused throughout, and when the work left more than FREEZE_ABOVE_NEW_OBJECTS new
+    objects they are frozen before it is back. Otherwise its next collections would walk them all,
+    once per generation, for cycles a store's plain objects and a model's reports do not have,
+    which cost more than the work itself on a large fleet (bench/fleet_bench.py in
+    bench/RESULTS.md). Nested inside another, the outer one decides."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            # The youngest generation's count is what was allocated and is still alive since the
+            # last collection: with the collector paused, everything the work made and kept.
+            if gc.get_count()[0] >= FREEZE_ABOVE_NEW_OBJECTS:
+                freeze()
+            gc.enable()
+
+
+class RevisionHeap:
+    """The heap policy of a process that rebuilds its model revision after revision (the
+    dashboard, the exporter): ModelBuilder calls `batch_analysed` after each batch of pools and
+    `build_complete` when every pool of a revision is analysed.
+
+    A batch's typed slices and devices refer to each other: a young collection right after it
+    frees them rather than letting every batch's copy pile up until the end of the build.
+    Reports are acyclic and live until their pool changes (then reference counting frees them):
+    keeping them out of the collector's full passes spares whichever thread triggers one most of a
+    second on a big cluster, and under churn, passes every few seconds. But whatever else is alive
+    at a freeze (widgets, caches, messages) and later dies in a reference cycle is collected only
+    once unfrozen: freezing after every build kept 50-90 KB per watch event. So: frozen after the
+    first complete build, and then, when `refreeze_every_s` is given, at most that often after one
+    full collection of everything; without, the caller collects (the dashboard does when nobody is
+    typing: IdleCollector)."""
+
+    def __init__(self, refreeze_every_s: float | None = REFREEZE_EVERY_S, clock=time.monotonic) -> None:
+        self.refreeze_every_s = refreeze_every_s
+        self._clock = clock
+        self._frozen_at: float | None = None
+
+    def batch_analysed(self) -> None:
+        collect_young()
+
+    def build_complete(self) -> None:
+        now = self._clock()
+        if self._frozen_at is not None:
+            if self.refreeze_every_s is None or now - self._frozen_at < self.refreeze_every_s:
+                return
+            collect_and_freeze()
+        else:
+            freeze()
+        self._frozen_at = now
 
 
 def freeze() -> None:

@@ -104,7 +104,7 @@ class DraApp(App):
         """Keys and clicks so far (counted on the event loop)."""
         self._inputs_given_way = 0
         """The count at which the rebuild worker last gave way (see `_give_way`)."""
-        self._builder = ModelBuilder(refreeze=False)
+        self._builder = ModelBuilder(heap.RevisionHeap(refreeze_every_s=None))
         self._collector = heap.IdleCollector()
         self._rebuild_input: tuple | None = None
         """The snapshot and namespace of the next rebuild (taken on the event loop)."""
@@ -400,7 +400,7 @@ class DraApp(App):
 
     def _forget_model(self) -> None:
         """Another cluster's store is shown next: nothing built from the last one is reused."""
-        self._builder = ModelBuilder(refreeze=False)
+        self._builder = ModelBuilder(heap.RevisionHeap(refreeze_every_s=None))
         self._view_caches = {name: view.new_cache() for name, view in self._view_classes.items()}
         self._built_at, self._shown_revision = {}, {}
 

@@ -21,6 +21,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Static
 
+from kubectl_dra import heap
 from kubectl_dra.doctor.summary import ClusterSummary, summarize
 from kubectl_dra.model.columns import clusters as cluster_columns
 from kubectl_dra.model.columns.clusters import KNOWN, ClusterRow, freshness_word
@@ -57,7 +58,7 @@ class FleetMember:
     warnings: list[str] = dataclasses.field(default_factory=list)
     summary: ClusterSummary | None = None
     """The last summary made of the store (None until the first is made)."""
-    builder: ModelBuilder = dataclasses.field(default_factory=lambda: ModelBuilder(refreeze=False))
+    builder: ModelBuilder = dataclasses.field(default_factory=lambda: ModelBuilder(heap.RevisionHeap(refreeze_every_s=None)))
     """Owned by the member's summary worker (one runs at a time)."""
     summarizing: bool = False
     changed: bool = False

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import datetime
+from typing import TYPE_CHECKING
 
 import click
 
+from kubectl_dra import heap
 from kubectl_dra.errors import EXIT_SERVER_REFUSED
 from kubectl_dra.options import options_of, refuse_unused_filters
 from kubectl_dra.render.base import ListView, RenderContext
 from kubectl_dra.session import Session
+from kubectl_dra.store import Store
+
+if TYPE_CHECKING:
+    from kubectl_dra.model.cluster import ClusterModel
 from kubectl_dra.terminal_text import safe_line
 
 
@@ -32,9 +38,19 @@ def open_session(ctx: click.Context) -> Session:
     if session is None:
         refuse_unused_filters(ctx)
         session = Session(options_of(ctx))
-        session.load()
+        with heap.long_lived():  # the store lives until the command ends
+            session.load()
         ctx.find_root().meta[SESSION_KEY] = session
     return session
+
+
+def cluster_model(store: Store) -> ClusterModel:
+    """The command's model of its store, analysed once; like the store it lives until the command
+    ends (heap.long_lived)."""
+    from kubectl_dra.model.cluster import ClusterModel
+
+    with heap.long_lived():
+        return ClusterModel.from_store(store)
 
 
 def require_readable(session: Session, *kinds: str, namespace: str | None = None) -> None:

@@ -26,15 +26,16 @@ def devices(ctx, output, no_headers, driver, pool, node, device_class, free, tai
     """Devices of the newest pool generations: state, holders; -o wide adds pods, health (what pods
     and claims report), taints, capacity, status (conditions, network data), attributes and node
     resources (what holding the device adds to a pod's cpu/memory/hugepages: DRANodeAllocatableResources)."""
+    from kubectl_dra.commands.common import cluster_model
     from kubectl_dra.errors import InputError
-    from kubectl_dra.model import UNKNOWN, ClusterModel
+    from kubectl_dra.model import UNKNOWN
     from kubectl_dra.model.health import known_health
     from kubectl_dra.model.states import is_free
     from kubectl_dra.render.devices import DevicesView
 
     session = open_session(ctx)
     require_readable(session, "ResourceSlice")
-    model = ClusterModel.from_store(session.store)
+    model = cluster_model(session.store)
     records = model.devices
     if driver:
         records = [d for d in records if d.driver == driver]

@@ -33,10 +33,9 @@ Exit status: 0 nothing is a problem, 1 something is a problem,
 @click.pass_context
 def doctor(ctx, only, skip, output):
     """What is wrong with DRA in this cluster: a checklist with why it matters and what to run next."""
-    from kubectl_dra.commands.common import now, open_session
+    from kubectl_dra.commands.common import cluster_model, now, open_session
     from kubectl_dra.doctor import CHECKS, diagnose
     from kubectl_dra.doctor.report import select
-    from kubectl_dra.model import ClusterModel
 
     only, skip = _names(only), _names(skip)
     try:
@@ -45,7 +44,7 @@ def doctor(ctx, only, skip, output):
         raise click.UsageError(f"--only/--skip: {error}") from None
     session = open_session(ctx)
     store = session.store
-    model = ClusterModel.from_store(store)
+    model = cluster_model(store)
     report = diagnose(model, store.connection.reference_time(now()), only, skip)
     if model.classes.errors:
         session.report(model.classes.errors)

@@ -125,13 +125,14 @@ class Live:
 class Exporter:
     def __init__(self, config, host: str, port: int, per_device: bool = False, interval: float = 0.25,
                  explain_interval: float = 10.0, legacy_names: bool = True) -> None:
+        from kubectl_dra import heap
         from kubectl_dra.metrics.derive import MetricsBuilder
 
         self.config = config
         self.host, self.port = host, port
         self.interval = interval
         self.builder = MetricsBuilder(per_device=per_device, explain_interval=explain_interval,
-                                      legacy_names=legacy_names)
+                                      legacy_names=legacy_names, heap=heap.RevisionHeap())
         self.store: Store | None = None
         self.source: Source | None = None
         self.metrics: Metrics | None = None

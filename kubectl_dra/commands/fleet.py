@@ -33,9 +33,9 @@ def fleet(ctx, output, no_headers):
         session = open_session(ctx)
         loaded = [(_single_name(session.store.connection), session, None)]
     else:
-        from kubectl_dra.fleet import load_fleet
+        from kubectl_dra.commands.fleet_state import read_fleet
 
-        loaded = [(m.name, m.session, m.failure) for m in load_fleet(members)]
+        loaded = [(m.name, m.session, m.failure) for m in read_fleet(members)]
     rows = []
     for name, session, failure in loaded:
         if session is None:
@@ -75,9 +75,8 @@ def _single_name(connection) -> str:
 
 
 def _summary(session):
-    from kubectl_dra.commands.common import now
+    from kubectl_dra.commands.common import cluster_model, now
     from kubectl_dra.doctor.summary import summarize
-    from kubectl_dra.model import ClusterModel
 
-    model = ClusterModel.from_store(session.store)
+    model = cluster_model(session.store)
     return summarize(model, session.store.connection.reference_time(now()))

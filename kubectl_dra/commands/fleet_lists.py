@@ -36,9 +36,9 @@ def across_fleet(command: Callable) -> Callable:
         if listing_of(ctx).watch:
             raise InputError(f"-w/--watch follows one cluster; {fleet_flag(ctx)} selects several")
         refuse_unused_filters(ctx)
-        from kubectl_dra.fleet import load_fleet
+        from kubectl_dra.commands.fleet_state import read_fleet
 
-        state = FleetRun(load_fleet(members))
+        state = FleetRun(read_fleet(members))
         ctx.find_root().meta[FLEET_KEY] = state
         try:
             for member in state.loaded:

@@ -8,10 +8,19 @@ import dataclasses
 
 import click
 
-from kubectl_dra.fleet import Loaded
+from kubectl_dra import heap
+from kubectl_dra.fleet import Loaded, load_fleet
 from kubectl_dra.render.base import ListView
+from kubectl_dra.sources.fleet import Member
 
 FLEET_KEY = "kubectl_dra.fleet"
+
+
+def read_fleet(members: list[Member]) -> list[Loaded]:
+    """Every member of a fleet read (kubectl_dra.fleet.load_fleet); their stores live until the
+    command ends, like one cluster's (heap.long_lived)."""
+    with heap.long_lived():
+        return load_fleet(members)
 
 
 class MemberRefused(Exception):

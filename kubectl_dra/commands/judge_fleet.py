@@ -67,10 +67,10 @@ class ClusterVerdict:
 
 def judge_across(ctx: click.Context, members, judgement: Judgement, output: str) -> None:
     from kubectl_dra.commands.fleet_lists import print_member_warnings
-    from kubectl_dra.fleet import load_fleet
+    from kubectl_dra.commands.fleet_state import read_fleet
 
     verdicts = []
-    for index, member in enumerate(load_fleet(members)):
+    for index, member in enumerate(read_fleet(members)):
         if member.session is None:
             verdicts.append(ClusterVerdict(member.name, failure=member.failure))
             continue

@@ -16,14 +16,14 @@ Examples:
 @across_fleet
 def nodes(ctx, output, no_headers, selector):
     """Per node: the pools that reach it and its free/total devices by driver (-o wide: by class)."""
+    from kubectl_dra.commands.common import cluster_model
     from kubectl_dra.labels import labels_of, parse_selector
-    from kubectl_dra.model import ClusterModel
     from kubectl_dra.render.nodes import NodeRecord, NodesView
 
     matches_labels = parse_selector(selector)
     session = open_session(ctx)
     require_readable(session, "Node")
-    model = ClusterModel.from_store(session.store)
+    model = cluster_model(session.store)
     by_class = output in ("wide", "json", "yaml")
     records = []
     for entry in model.node_reach.entries.values():

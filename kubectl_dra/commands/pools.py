@@ -22,12 +22,12 @@ def pools(ctx, output, no_headers, driver):
     Only the newest generation of a pool counts; older slices are stale (see STALE SLICES in -o wide).
     Where slices name a partitionTypeAttribute, -o wide adds each partition type's allocatable/total.
     """
-    from kubectl_dra.model import ClusterModel
+    from kubectl_dra.commands.common import cluster_model
     from kubectl_dra.render.pools import PoolRecord, PoolsView
 
     session = open_session(ctx)
     require_readable(session, "ResourceSlice")
-    model = ClusterModel.from_store(session.store)
+    model = cluster_model(session.store)
     partitions = model.partitions
     records = [PoolRecord(p, model.pool_counts(p), tuple(model.missing_nodes.get((p.driver, p.pool), ())),
                           partitions.get((p.driver, p.pool)))

@@ -20,15 +20,15 @@ Examples:
 @across_fleet
 def slices(ctx, output, no_headers, selector, driver, pool, node):
     """ResourceSlices with their pool, generation, node scope and whether they are current or stale."""
+    from kubectl_dra.commands.common import cluster_model
     from kubectl_dra.errors import InputError
     from kubectl_dra.labels import labels_of, parse_selector
-    from kubectl_dra.model import ClusterModel
     from kubectl_dra.render.slices import SliceRecord, SlicesView
 
     matches_labels = parse_selector(selector)
     session = open_session(ctx)
     require_readable(session, "ResourceSlice")
-    model = ClusterModel.from_store(session.store)
+    model = cluster_model(session.store)
     reaching_slices = None
     if node:
         require_readable(session, "Node")

@@ -183,9 +183,9 @@ def untaint(ctx, names, key, output, apply_):
     if key:
         chosen = taint_rules.rules_with_key(rules, key)
         if not chosen:
-            from kubectl_dra.model import ClusterModel
+            from kubectl_dra.commands.common import cluster_model
 
-            sources = sorted({g.source for g in ClusterModel.from_store(store).taints if g.key == key})
+            sources = sorted({g.source for g in cluster_model(store).taints if g.key == key})
             if sources:
                 raise InputError(f"taint key {key} comes from {', '.join(sources)}: a taint a slice publishes is "
                                  "removed by its driver, not by a DeviceTaintRule")

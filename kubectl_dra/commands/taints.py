@@ -16,14 +16,14 @@ Examples:
 @across_fleet
 def taints(ctx, output, no_headers, selector):
     """Device taints from slices and DeviceTaintRules, with the devices, claims and pods each affects."""
+    from kubectl_dra.commands.common import cluster_model
     from kubectl_dra.labels import parse_selector
-    from kubectl_dra.model import ClusterModel
     from kubectl_dra.render.taints import TaintsView
 
     matches_labels = parse_selector(selector)
     session = open_session(ctx)
     require_readable(session, "ResourceSlice")
-    model = ClusterModel.from_store(session.store)
+    model = cluster_model(session.store)
     if model.features.device_taint_rules:
         require_readable(session, "DeviceTaintRule")
     records = [group for group in model.taints if matches_labels(group.labels)]

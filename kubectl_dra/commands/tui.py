@@ -76,14 +76,14 @@ def open_dashboard(ctx: click.Context) -> None:
 def _open_fleet(ctx: click.Context, members: list) -> None:
     """Every member read at once (kubectl_dra.fleet), then the dashboard on its Fleet tab; a member
     that cannot be read is a row of its own, Unknown with the reason."""
-    from kubectl_dra.fleet import load_fleet
+    from kubectl_dra.commands.fleet_state import read_fleet
     from kubectl_dra.options import options_of, refuse_unused_filters
     from tui.app import DashboardOptions
     from tui.fleet import FleetMember, run_fleet
 
     refuse_unused_filters(ctx)
     fleet = []
-    for loaded in load_fleet(members):
+    for loaded in read_fleet(members):
         session = loaded.session
         if session is None or session.store is None:
             fleet.append(FleetMember(loaded.name, None, failure=loaded.failure))

@@ -21,7 +21,7 @@ from kubectl_dra.metrics.classes import ClassMembers
 from kubectl_dra.metrics.pending import PendingReasons
 from kubectl_dra.model.claims import claim_state
 from kubectl_dra.model.cluster import ClusterModel
-from kubectl_dra.model.incremental import ModelBuilder, StoreSnapshot
+from kubectl_dra.model.incremental import BuildHeap, ModelBuilder, StoreSnapshot
 from kubectl_dra.model.states import (
     CLAIM_ALLOCATED,
     CLAIM_PENDING,
@@ -112,11 +112,12 @@ class MetricsBuilder:
     explanations that did not change. One caller (thread) at a time."""
 
     def __init__(self, per_device: bool = False, explain_interval: float = 10.0, explain_budget_s: float = 2.0,
-                 legacy_names: bool = True) -> None:
+                 legacy_names: bool = True, heap: BuildHeap | None = None) -> None:
+        """`heap`: the process's heap policy for its model builds (model.incremental.ModelBuilder)."""
         self.per_device = per_device
         self.legacy_names = legacy_names
         """Also derive the deprecated families (catalogue.DEPRECATED)."""
-        self.models = ModelBuilder()
+        self.models = ModelBuilder(heap)
         self.classes = ClassMembers()
         self.pending = PendingReasons(explain_interval, explain_budget_s)
         self._incomplete_since: dict[tuple[str, str], tuple[str, datetime.datetime]] = {}

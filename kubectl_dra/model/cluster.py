@@ -14,7 +14,6 @@ from typing import Callable
 
 import allocator
 from allocator import paused_gc
-from kubectl_dra import heap
 from kubectl_dra.missing_nodes import pools_on_missing_nodes
 from kubectl_dra.model.classes import ClassCache, ClassMembership
 from kubectl_dra.model.health import HEALTH_INPUTS, DeviceHealth, DeviceID, device_health
@@ -25,9 +24,6 @@ from kubectl_dra.model.partitions import PartitionSummary, declares_partition_ty
 from kubectl_dra.model.states import EMPTY_COUNTS, StateCounts, device_state, device_state_why, state_text
 from kubectl_dra.model.taints import TaintGroup, taint_groups
 from kubectl_dra.store import KINDS, ConnectionInfo, KindStatus, Store, unreadable_set
-
-# From this many devices a command's model leaves the collector's sight once analysed (from_store).
-FREEZE_ABOVE_DEVICES = 2_000
 
 PoolId = tuple[str, str]
 
@@ -89,14 +85,6 @@ class ClusterModel:
         features = store.features()
         with paused_gc():
             pools = allocator.analyze_pools(objs, features)
-            if sum(pool.counts.total for pool in pools) >= FREEZE_ABOVE_DEVICES:
-                # A command's model lives until the process leaves and holds no garbage worth
-                # finding: everything the analysis made (and the allocator's object set before it)
-                # would otherwise sit in the collector's youngest generation and be walked once per
-                # generation by the next collections (the first as soon as the collector is back),
-                # which cost more than the analysis itself on a large fleet (bench/fleet_bench.py). Frozen before
-                # the collector is back.
-                heap.freeze()
         return cls(store.revision, features, dict(store.kind_status), store.connection,
                    pools, lambda: objs,
                    {kind: store.items(kind) for kind in KINDS}, errors=list(objs.errors),

@@ -13,13 +13,11 @@ as last time (the store replaces an object on every change, so identity is chang
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
-from typing import Callable, Iterator, cast
+from typing import Callable, Iterator, Protocol, cast
 
 import allocator
 from allocator import GIVEN_STORES, paused_gc
-from kubectl_dra import heap
 from kubectl_dra.fields import dict_field
 from kubectl_dra.missing_nodes import MissingNodesByPool
 from kubectl_dra.model.classes import ClassCache
@@ -30,10 +28,28 @@ from kubectl_dra.store import KINDS, ConnectionInfo, KindStatus, Store, object_k
 PoolId = tuple[str, str]
 
 OTHER_KINDS = tuple(kind for kind in KINDS if kind != "ResourceSlice")
-REFREEZE_EVERY_S = 30.0
-"""How often, under churn, the heap is collected in full and frozen again (see ModelBuilder.build)."""
 CHANGES_KEPT = 64
 """Models whose changed pools ModelBuilder remembers (a tab built longer ago is built whole)."""
+
+
+class BuildHeap(Protocol):
+    """What a build tells the heap policy its process chose (kubectl_dra.heap.RevisionHeap): the
+    builder knows when bulk garbage is left and when a revision's reports are complete, the entry
+    point what to do about it."""
+
+    def batch_analysed(self) -> None: ...
+
+    def build_complete(self) -> None: ...
+
+
+class LeaveHeapToPython:
+    """A build whose process keeps Python's own collector settings (tests, one-off builds)."""
+
+    def batch_analysed(self) -> None:
+        pass
+
+    def build_complete(self) -> None:
+        pass
 
 
 @dataclass(frozen=True)
@@ -128,7 +144,8 @@ class _Membership:
 class PoolAnalysis:
     """allocator.analyze_pools, kept per pool and recomputed only where the inputs changed."""
 
-    def __init__(self) -> None:
+    def __init__(self, heap: BuildHeap) -> None:
+        self._heap = heap
         self._slices = _Membership(lambda raw: {_pool_id(raw)})
         self._claims = _Membership(_claim_pools)
         self._reports: dict[PoolId, allocator.PoolReport] = {}
@@ -182,9 +199,7 @@ class PoolAnalysis:
             if (report.driver, report.pool) in self._slices.by_pool:
                 self._reports[(report.driver, report.pool)] = report
         del objects
-        # The typed slices and devices of the allocator's index refer to each other; free them now
-        # rather than letting every batch's copy pile up until the end of the build.
-        heap.collect_young()
+        self._heap.batch_analysed()  # the allocator's typed slices and devices refer to each other
 
     @property
     def slices_by_pool(self) -> dict[PoolId, dict[tuple[str, str], dict]]:
@@ -217,12 +232,11 @@ class ModelBuilder:
     GIVE_WAY_EVERY = 4
     """Under churn, pools analysed between two calls of `build`'s `give_way`."""
 
-    def __init__(self, refreeze: bool = True) -> None:
-        """`refreeze`: collect and freeze the heap again every REFREEZE_EVERY_S under churn (see
-        `_refreeze`); without, only after the first load, and the caller collects (the dashboard
-        does when nobody is typing: tui.app.IdleCollector)."""
-        self.refreeze = refreeze
-        self.pools = PoolAnalysis()
+    def __init__(self, heap: BuildHeap | None = None) -> None:
+        """`heap`: the heap policy of the process (kubectl_dra.heap.RevisionHeap), told when a
+        batch of pools is analysed and when a revision is complete; by default Python's own."""
+        self._heap = heap if heap is not None else LeaveHeapToPython()
+        self.pools = PoolAnalysis(self._heap)
         self._counts: dict = {}
         """ClusterModel.counts_cache, shared by the revisions this builder makes."""
         self._tainted: dict = {}
@@ -233,7 +247,6 @@ class ModelBuilder:
         """ClusterModel.class_cache, likewise."""
         self._missing = MissingNodesByPool()
         self._others = OtherObjects()
-        self._frozen_at: float | None = None
         self._sequence = 0
         """The number of the last model yielded (ClusterModel.sequence)."""
         self._changes: dict[int, frozenset[PoolId] | None] = {}
@@ -267,7 +280,7 @@ class ModelBuilder:
             self._analyze(first, give_way)
         while True:
             if not rest:
-                self._refreeze()
+                self._heap.build_complete()
             reports = self.pools.reports()
             if not rest and max(len(self._counts), len(self._tainted)) > len(reports):
                 live = {(report.driver, report.pool) for report in reports}
@@ -335,23 +348,6 @@ class ModelBuilder:
             for start in range(0, len(pool_ids), self.GIVE_WAY_EVERY):
                 self.pools.analyze(pool_ids[start:start + self.GIVE_WAY_EVERY])
                 give_way()
-
-    def _refreeze(self) -> None:
-        """Reports are acyclic and live until their pool changes (then reference counting frees
-        them): keeping them out of the collector's full passes spares whichever thread triggers one
-        most of a second on a big cluster, and under churn, passes every few seconds. But whatever
-        else is alive at a freeze (widgets, caches, messages) and later dies in a reference cycle
-        is collected only once unfrozen: freezing after every build kept 50-90 KB per watch event.
-        So: frozen after the first load, and then at most every REFREEZE_EVERY_S, after one
-        full collection of everything."""
-        now = time.monotonic()
-        if self._frozen_at is not None and (not self.refreeze or now - self._frozen_at < REFREEZE_EVERY_S):
-            return
-        if self._frozen_at is not None:
-            heap.collect_and_freeze()
-        else:
-            heap.freeze()
-        self._frozen_at = now
 
     def _other_objects(self, snapshot: StoreSnapshot) -> allocator.ObjectSet:
         return self._others.update(snapshot.items)

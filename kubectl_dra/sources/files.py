@@ -7,7 +7,7 @@ import os
 from typing import Any, cast
 
 from allocator import paused_gc
-from kubectl_dra import heap, objects, snapshot
+from kubectl_dra import objects, snapshot
 from kubectl_dra.documents import read_documents
 from kubectl_dra.errors import InputError, InputErrors, object_ref
 from kubectl_dra.sources.base import Source
@@ -18,8 +18,6 @@ DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemp
 # Checked against the API server's rules; other kinds only as far as the allocator reads them.
 VALIDATED_KINDS = ("ResourceSlice", "DeviceClass")
 MAX_ERROR_LINES = 10
-FREEZE_ABOVE_OBJECTS = 2_000
-"""A file with this many objects (about 500 nodes' slices) is frozen out of the collector."""
 DEMO_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "demo.yaml")
 
 
@@ -51,13 +49,6 @@ class FileSource(Source):
                         store.replace_kind(kind, items)
                 for status in self.missing_kinds:
                     store.set_kind_status(status)
-            if sum(self.kept_kinds.values()) >= FREEZE_ABOVE_OBJECTS:
-                # Everything decoded while the collector was paused is still in its youngest
-                # generation: the next collections would walk every dict of the file, once per
-                # generation. A file's objects live as long as the process and hold no cycles, so
-                # they leave the collector's sight instead (bench/fleet_bench.py in bench/RESULTS.md). Small
-                # files (tests, manifests) are left alone: a frozen heap is never collected.
-                heap.freeze()
         return store
 
     def _collect(self, by_kind: dict[str, list[dict]], connection: dict) -> None:

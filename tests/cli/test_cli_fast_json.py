@@ -151,22 +151,6 @@ def test_odd_json_shapes_keep_their_errors_when_read_item_by_item(tmp_path, deco
         read_documents(str(path), each=lambda obj: None)
 
 
-@pytest.mark.parametrize("threshold, frozen", [(1, 1), (10_000, 0)])
-def test_a_large_file_leaves_the_collectors_sight_a_small_one_does_not(tmp_path, monkeypatch, threshold, frozen):
-    import gc
-
-    from kubectl_dra.sources import files
-
-    calls = []
-    monkeypatch.setattr(files, "FREEZE_ABOVE_OBJECTS", threshold)
-    monkeypatch.setattr(gc, "freeze", lambda: calls.append(gc.isenabled()))
-    path = tmp_path / "dump.json"
-    path.write_text(json.dumps(LIST))
-    files.file_store(str(path))
-    assert calls == [False] * frozen  # frozen while the collector was still paused
-    assert gc.isenabled()
-
-
 def test_shared_values_never_show_as_yaml_anchors():
     # Devices of one slice share values (objects.Interner); every YAML writer spells them out.
     from kubectl_dra.sources.files import demo_store

@@ -189,7 +189,7 @@ def test_class_membership_evaluated_a_few_pools_at_a_time_is_the_whole_clusters(
     store = demo_store()
     scratch = ClusterModel.from_store(store).classes
     monkeypatch.setattr(classes, "EVALUATE_POOLS_AT_ONCE", 1)
-    *_, model = ModelBuilder(refreeze=False).build(take_snapshot(store))
+    *_, model = ModelBuilder().build(take_snapshot(store))
     assert len(model.pools) > 2 and any(model.classes.members.values())
     assert (model.classes.members, model.classes.errors) == (scratch.members, scratch.errors)
 
@@ -201,7 +201,7 @@ def test_a_watch_event_remakes_only_the_changed_pools_row():
     from kubectl_dra.sources.files import demo_store
 
     store = demo_store()
-    builder, cache = ModelBuilder(refreeze=False), PoolsView.new_cache()
+    builder, cache = ModelBuilder(), PoolsView.new_cache()
     *_, model = builder.build(take_snapshot(store))
     before = PoolsView.build(model, None, cache).rows
     changed = copy.deepcopy(store.items("ResourceSlice")[0])

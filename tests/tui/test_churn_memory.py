@@ -10,7 +10,7 @@ import gc
 import sys
 import tracemalloc
 
-from kubectl_dra.model import incremental
+from kubectl_dra import heap
 from kubectl_dra.model.incremental import ModelBuilder, take_snapshot
 from tui.screens.main import view_id
 from tui.views import VIEWS
@@ -43,12 +43,11 @@ def churn(store, updates: int, builder: ModelBuilder, caches: dict) -> None:
 
 
 def test_updating_the_same_slices_again_and_again_keeps_no_history(store, monkeypatch):
-    builder = ModelBuilder()
+    builder = ModelBuilder(heap.RevisionHeap(refreeze_every_s=3600.0))
     caches = {view_id(view): view.new_cache() for view in VIEWS}
     rebuild(store, builder, caches)
     freezes: list[int] = []
     monkeypatch.setattr(gc, "freeze", lambda: freezes.append(1))
-    monkeypatch.setattr(incremental, "REFREEZE_EVERY_S", 3600.0)
     tracemalloc.start()
     try:
         # Every object is replaced once while traced, so both measures count only what is alive.
@@ -75,7 +74,6 @@ class Clock:
 
 
 def test_the_dashboard_walks_the_whole_heap_only_when_nobody_types(monkeypatch):
-    from kubectl_dra import heap
 
     clock = Clock()
     collector = heap.IdleCollector(clock)
