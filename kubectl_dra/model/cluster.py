@@ -29,6 +29,31 @@ PoolId = tuple[str, str]
 
 
 @dataclass
+class CarriedOver:
+    """The derivations one revision's model hands to the next: each kept per pool with the report
+    it came from, so a pool whose report is the very same object is not derived again."""
+
+    counts: dict[PoolId, tuple[allocator.PoolReport, Blind, StateCounts]] = field(default_factory=dict)
+    """Pool counts, with the report and blindness they were counted from."""
+    tainted: dict[PoolId, tuple[allocator.PoolReport, list[allocator.DeviceReport]]] = field(default_factory=dict)
+    """Each pool's tainted devices, with the report they were found in."""
+    classes: ClassCache | None = None
+    """Class membership per pool (only changed pools' devices are evaluated again)."""
+    reach: ReachCache | None = None
+    """NodeReachIndex's derivations (only the nodes that changed pools reach, or reached, are
+    derived again)."""
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """A model's place among the revisions its builder made: its number, and the builder's record
+    of which pools changed between two numbers (model.incremental.ModelBuilder.changes_since)."""
+
+    sequence: int
+    changes_since: Callable[[int, int], frozenset[PoolId] | None]
+
+
+@dataclass
 class ClusterModel:
     revision: int
     features: allocator.Features
@@ -46,25 +71,20 @@ class ClusterModel:
     """Slices, claims and rules the allocator could not read ([allocator.ObjectError])."""
     load_all_objects: Callable[[], allocator.ObjectSet] | None = None
     """Every kind, slices included (for CEL and explanations); by default objects + raw slices."""
-    counts_cache: dict[PoolId, tuple[allocator.PoolReport, Blind, StateCounts]] = field(default_factory=dict)
-    """Pool counts by pool, with the report and blindness they were counted from; the dashboard's
-    builder passes the same dict to every revision, so a pool whose report is the same object is
-    not counted again."""
-    tainted_cache: dict[PoolId, tuple[allocator.PoolReport, list[allocator.DeviceReport]]] = field(default_factory=dict)
-    """Each pool's tainted devices, with the report they were found in (shared like counts_cache)."""
-    class_cache: ClassCache | None = None
-    """Class membership per pool (likewise: only changed pools' devices are evaluated again)."""
-    reach_cache: ReachCache | None = None
-    """NodeReachIndex's derivations of the previous revision (the dashboard's builder passes one
-    to every revision: only the nodes that changed pools reach, or reached, are derived again)."""
+    carried: CarriedOver = field(default_factory=CarriedOver)
+    """What the previous revision derived and this one reuses where its input is the same object
+    (the dashboard's builder passes one to every revision; a command's model starts empty)."""
     pools_by_id: dict[PoolId, allocator.PoolReport] = field(default_factory=dict)
     """The pools by (driver, pool); made from `pools` unless given (the dashboard's builder keeps it)."""
     known_missing_nodes: dict[PoolId, list[str]] | None = None
     """`missing_nodes` when the caller found it already (the dashboard's builder, per changed pool)."""
-    sequence: int | None = None
-    """The dashboard builder's number of this model (None: a command's model)."""
-    changes_since: Callable[[int, int], frozenset[PoolId] | None] | None = None
-    """ModelBuilder.changes_since (see pools_changed_since)."""
+    lineage: Lineage | None = None
+    """Where this model stands among its builder's (None: a command's model)."""
+
+    @property
+    def sequence(self) -> int | None:
+        """The dashboard builder's number of this model (None: a command's model)."""
+        return self.lineage.sequence if self.lineage is not None else None
 
     def __post_init__(self) -> None:
         if not self.pools_by_id:
@@ -74,9 +94,9 @@ class ClusterModel:
         """The pools whose report or missing nodes changed since the model numbered `sequence` (of
         the same builder), or None when that is not known: a table built from that model then
         remakes only these pools' rows."""
-        if sequence is None or self.sequence is None or self.changes_since is None:
+        if sequence is None or self.lineage is None:
             return None
-        return self.changes_since(sequence, self.sequence)
+        return self.lineage.changes_since(sequence, self.lineage.sequence)
 
     @classmethod
     def from_store(cls, store: Store) -> ClusterModel:
@@ -210,11 +230,11 @@ class ClusterModel:
 
     def pool_counts(self, pool: allocator.PoolReport) -> StateCounts:
         key = (pool.driver, pool.pool)
-        cached = self.counts_cache.get(key)
+        cached = self.carried.counts.get(key)
         if cached is not None and cached[0] is pool and cached[1] == self.blind:
             return cached[2]
         counts = StateCounts.of_pool(pool, self.blind)
-        self.counts_cache[key] = (pool, self.blind, counts)
+        self.carried.counts[key] = (pool, self.blind, counts)
         return counts
 
     @cached_property
@@ -232,16 +252,16 @@ class ClusterModel:
     @cached_property
     def node_reach(self) -> NodeReachIndex:
         with paused_gc():
-            return NodeReachIndex(self.pools, self.objects.nodes, self.pool_counts, self.blind, self.reach_cache)
+            return NodeReachIndex(self.pools, self.objects.nodes, self.pool_counts, self.blind, self.carried.reach)
 
     def tainted_devices(self, pool: allocator.PoolReport) -> list[allocator.DeviceReport]:
         """The pool's devices with a taint (kept per pool report, like pool_counts)."""
         key = (pool.driver, pool.pool)
-        cached = self.tainted_cache.get(key)
+        cached = self.carried.tainted.get(key)
         if cached is not None and cached[0] is pool:
             return cached[1]
         tainted = [device for device in pool.devices if device.taints]
-        self.tainted_cache[key] = (pool, tainted)
+        self.carried.tainted[key] = (pool, tainted)
         return tainted
 
     @cached_property
@@ -275,6 +295,6 @@ class ClusterModel:
     def classes(self) -> ClassMembership:
         """DeviceClass membership of the current devices (CEL over every device: CLI only)."""
         with paused_gc():
-            if self.class_cache is not None:
-                return self.class_cache.membership(self)
+            if self.carried.classes is not None:
+                return self.carried.classes.membership(self)
             return ClassMembership(self.all_objects(), self.features, {device.id for device in self.devices})

@@ -21,7 +21,7 @@ from allocator import GIVEN_STORES, paused_gc
 from kubectl_dra.fields import dict_field
 from kubectl_dra.missing_nodes import MissingNodesByPool
 from kubectl_dra.model.classes import ClassCache
-from kubectl_dra.model.cluster import ClusterModel
+from kubectl_dra.model.cluster import CarriedOver, ClusterModel, Lineage
 from kubectl_dra.model.nodes import ReachCache
 from kubectl_dra.store import KINDS, ConnectionInfo, KindStatus, Store, object_key
 
@@ -237,14 +237,8 @@ class ModelBuilder:
         batch of pools is analysed and when a revision is complete; by default Python's own."""
         self._heap = heap if heap is not None else LeaveHeapToPython()
         self.pools = PoolAnalysis(self._heap)
-        self._counts: dict = {}
-        """ClusterModel.counts_cache, shared by the revisions this builder makes."""
-        self._tainted: dict = {}
-        """ClusterModel.tainted_cache, likewise."""
-        self._reach = ReachCache()
-        """ClusterModel.reach_cache, likewise."""
-        self._classes = ClassCache()
-        """ClusterModel.class_cache, likewise."""
+        self._carried = CarriedOver(classes=ClassCache(), reach=ReachCache())
+        """Shared by every revision this builder makes (ClusterModel.carried)."""
         self._missing = MissingNodesByPool()
         self._others = OtherObjects()
         self._sequence = 0
@@ -282,20 +276,18 @@ class ModelBuilder:
             if not rest:
                 self._heap.build_complete()
             reports = self.pools.reports()
-            if not rest and max(len(self._counts), len(self._tainted)) > len(reports):
+            if not rest and max(len(self._carried.counts), len(self._carried.tainted)) > len(reports):
                 live = {(report.driver, report.pool) for report in reports}
                 # list() copies the keys in one step: the UI thread may add a pool's counts meanwhile.
-                for cache in (self._counts, self._tainted):
+                for cache in (self._carried.counts, self._carried.tainted):
                     for pool_id in [pool_id for pool_id in list(cache) if pool_id not in live]:
                         cache.pop(pool_id, None)
             sequence = self._record_changes(changed, same_pools, len(reports), missing_nodes)
             yield ClusterModel(snapshot.revision, snapshot.features, snapshot.kind_status, snapshot.connection,
                                reports, lambda: self._other_objects(snapshot), items,
-                               pools_pending=len(rest), errors=self.pools.errors(), counts_cache=self._counts,
-                               tainted_cache=self._tainted, reach_cache=self._reach,
-                               class_cache=self._classes, pools_by_id=self.pools.reports_by_id(),
-                               known_missing_nodes=missing_nodes, sequence=sequence,
-                               changes_since=self.changes_since)
+                               pools_pending=len(rest), errors=self.pools.errors(), carried=self._carried,
+                               pools_by_id=self.pools.reports_by_id(),
+                               known_missing_nodes=missing_nodes, lineage=Lineage(sequence, self.changes_since))
             if not rest:
                 break
             batch, rest = rest[: self.BATCH], rest[self.BATCH:]

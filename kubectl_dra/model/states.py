@@ -228,7 +228,7 @@ class StateCounts:
     @cached_property
     def _columns(self) -> tuple[int | None, ...]:
         # Asked for each row's cells and again for its colours; a pool's counts are kept across
-        # the dashboard's revisions (ClusterModel.counts_cache), so they are summed once.
+        # the dashboard's revisions (ClusterModel.carried), so they are summed once.
         return tuple(_sum(*(self.known(state) for state in states)) for _, states in COUNT_COLUMNS)
 
     def to_dict(self) -> dict:
