@@ -2,7 +2,8 @@
 # Builds the Go side of the test harness into <repo>/.cache/harness/:
 #   oracle:       draoracle-1.37 and draoracle-1.36 (the upstream structured allocator as a CLI)
 #   controlplane: kube-apiserver, kube-scheduler, kube-controller-manager (k8s.io/kubernetes) and etcd
-# Each target is skipped when a stamp (hash of its inputs and the Go version) says it is up to date.
+# Each target is skipped when a stamp (hash of its inputs and the Go version) says it is up to date,
+# and taken from the user's build store (build_store.sh) when another clone built the same inputs.
 # Usage: tests/harness/build.sh [oracle|controlplane|all]   (default: all)
 # Environment: HARNESS_OUT overrides the output folder; HARNESS_MEASURE=1 reports wall time and
 # peak memory of each go build (needs /usr/bin/time).
@@ -20,6 +21,8 @@ KUBE_MAJOR="1"
 KUBE_MINOR="37"
 
 say() { printf '[harness] %s\n' "$*" >&2; }
+# shellcheck source=build_store.sh
+source "$HARNESS_DIR/build_store.sh"
 
 if ! command -v go >/dev/null 2>&1; then
     say "Go is not installed (need Go >= 1.26): cannot build the test harness"
@@ -38,7 +41,7 @@ inputs_hash() {
     local dir="$1"
     {
         go version
-        sha256sum "$HARNESS_DIR/build.sh"
+        sha256sum "$HARNESS_DIR/build.sh" "$HARNESS_DIR/build_store.sh"
         # The oracle module's folder holds the control plane module: its files are not oracle inputs.
         (cd "$dir" && find . -path ./controlplane -prune -o \( -name '*.go' -o -name '*.mod' -o -name '*.sum' \) -print | LC_ALL=C sort | xargs sha256sum)
     } | sha256sum | cut -d' ' -f1
@@ -72,8 +75,14 @@ go_build() {
 build_oracle() {
     local dir="$HARNESS_DIR" hash
     hash="$(inputs_hash "$dir")"
-    if up_to_date oracle "$hash" draoracle-1.37 draoracle-1.36 draoracle-1.35 draoracle-1.34; then
+    local binaries=(draoracle-1.37 draoracle-1.36 draoracle-1.35 draoracle-1.34)
+    if up_to_date oracle "$hash" "${binaries[@]}"; then
         say "draoracle is up to date"
+        return
+    fi
+    if take_from_store oracle "$hash" "$OUT" "${binaries[@]}"; then
+        echo "$hash" > "$OUT/oracle.stamp"
+        say "draoracle taken from $BUILD_STORE (built before for the same inputs)"
         return
     fi
     say "downloading the oracle's modules (first time only) ..."
@@ -82,14 +91,21 @@ build_oracle() {
     go_build "$dir" draoracle-1.36 ./cmd/draoracle -modfile=go-1.36.mod -tags dra136
     go_build "$dir" draoracle-1.35 ./cmd/draoracle -modfile=go-1.35.mod -tags dra135
     go_build "$dir" draoracle-1.34 ./cmd/draoracle -modfile=go-1.34.mod -tags dra134
+    put_in_store oracle "$hash" "$OUT" "${binaries[@]}"
     echo "$hash" > "$OUT/oracle.stamp"
 }
 
 build_controlplane() {
     local dir="$HARNESS_DIR/controlplane" hash
     hash="$(inputs_hash "$dir")"
-    if up_to_date controlplane "$hash" kube-apiserver kube-scheduler kube-controller-manager etcd; then
+    local binaries=(kube-apiserver kube-scheduler kube-controller-manager etcd)
+    if up_to_date controlplane "$hash" "${binaries[@]}"; then
         say "control plane binaries are up to date"
+        return
+    fi
+    if take_from_store controlplane "$hash" "$OUT" "${binaries[@]}"; then
+        echo "$hash" > "$OUT/controlplane.stamp"
+        say "control plane binaries taken from $BUILD_STORE (built before for the same inputs)"
         return
     fi
     say "building the control plane from k8s.io/kubernetes $KUBE_VERSION: about 15-25 min the first time, seconds afterwards"
@@ -106,6 +122,7 @@ build_controlplane() {
         go_build "$dir" "$cmd" "k8s.io/kubernetes/cmd/$cmd" -ldflags "$ldflags"
     done
     go_build "$dir" etcd go.etcd.io/etcd/server/v3
+    put_in_store controlplane "$hash" "$OUT" "${binaries[@]}"
     echo "$hash" > "$OUT/controlplane.stamp"
 }
 
