@@ -94,11 +94,14 @@ def node():
 
 # -- inventory ----------------------------------------------------------------------------------
 
+xid_option = click.option("--xid-seconds", type=click.FloatRange(min=0), default=0, show_default=True,
+                          metavar="SECONDS",
+                          help="Listen this long for critical XID events (NVML keeps no XID history).")
+
+
 @node.command("inventory")
 @node_option
-@click.option("--xid-seconds", type=click.FloatRange(min=0), default=0, show_default=True,
-              metavar="SECONDS",
-              help="Listen this long for critical XID events (NVML keeps no XID history).")
+@xid_option
 @_output_option(("table", "json", "yaml"), "table")
 def inventory_command(node_name, xid_seconds, output):
     """Every local NVIDIA GPU and MIG device, with health signals."""
@@ -132,17 +135,24 @@ def inventory_command(node_name, xid_seconds, output):
 @click.option("--take-over", is_flag=True,
               help="With --apply: replace the pool's slices even where another publisher (a "
                    "driver) wrote them.")
+@xid_option
 @_output_option(("yaml", "json"), "yaml")
 @click.pass_context
-def slices_command(ctx, node_name, driver, pool, counters, apply_, take_over, output):
-    """The ResourceSlices this node's devices would be published as."""
+def slices_command(ctx, node_name, driver, pool, counters, apply_, take_over, xid_seconds, output):
+    """The ResourceSlices this node's devices would be published as.
+
+    Every device carries its GPU's health as `inventory` judges it, in the attribute
+    node.kubectl-dra.io/health (Healthy or Unhealthy, with node.kubectl-dra.io/healthReason):
+    nothing is scheduled differently because of it until a `kubectl dra remediate` policy with
+    the signal nvmlHealth taints the device. Run `--apply` again when health changes: the pool
+    is republished with the new verdict."""
     from kubectl_dra.node import slices
 
     node_name = _node_name(node_name)
     pool = pool or node_name
     slices.validate_driver(driver)
     slices.validate_pool(pool)
-    found = slices.node_devices(_read_system(), counters=counters)
+    found = slices.node_devices(_read_system(xid_seconds), counters=counters)
     for line in found.skipped:
         click.echo(f"warning: not published: {safe_line(line)}", err=True)
     desired = slices.build_slices(found, node_name, driver, pool)

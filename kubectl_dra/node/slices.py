@@ -8,6 +8,12 @@ slices (at most 8 sets each) ahead of the device slices; device slices hold at m
 once a device consumes counters. Like NVIDIA's static-MIG mode the full GPU of a MIG-mode GPU is
 not published: CUDA cannot use it while MIG is on, and this tool does not create or destroy MIG
 instances.
+
+Every device carries NVML's verdict on its GPU (node/inventory.py's gpu_health) in the attribute
+`node.kubectl-dra.io/health` (kubectl_dra/nvml_attributes.py), a MIG device its parent's: Healthy,
+or Unhealthy with `node.kubectl-dra.io/healthReason`. Healthy is published rather than left out
+so that readers can tell a GPU node mode checked from a device nobody checks; a GPU that recovers
+changes the value, the slice's spec changes with it, and `--apply` republishes the pool.
 """
 
 from __future__ import annotations
@@ -21,13 +27,17 @@ from typing import Any
 from allocator import BINARY_SI, Quantity
 from kubectl_dra.errors import CommandError
 from kubectl_dra.node.defaults import FIELD_MANAGER
+from kubectl_dra.node.inventory import Health, gpu_health
 from kubectl_dra.node.nvml import Gpu, MigDevice, System
+from kubectl_dra.nvml_attributes import NVML_HEALTH_ATTRIBUTE, NVML_HEALTH_REASON_ATTRIBUTE
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kubectl-dra"}
 PCI_BUS_ID = "resource.kubernetes.io/pciBusID"
 MAX_DEVICES = 128
 MAX_DEVICES_WITH_COUNTERS = 64
 MAX_COUNTER_SETS = 8
+# DeviceAttributeMaxValueLength (k8s.io/api resource/v1 types.go): a string attribute's bytes.
+MAX_ATTRIBUTE_VALUE = 64
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -83,7 +93,18 @@ def _string(value: str) -> dict:
     return {"string": value}
 
 
-def _common_attributes(system: System, gpu: Gpu) -> dict:
+def health_attributes(health: Health) -> dict:
+    """The health verdict as device attributes; the reasons cut to what a string attribute holds."""
+    attributes = {NVML_HEALTH_ATTRIBUTE: _string(health.status)}
+    if health.reasons:
+        reason = "; ".join(health.reasons).encode()
+        if len(reason) > MAX_ATTRIBUTE_VALUE:
+            reason = reason[:MAX_ATTRIBUTE_VALUE - 3] + b"..."
+        attributes[NVML_HEALTH_REASON_ATTRIBUTE] = _string(reason.decode(errors="ignore"))
+    return attributes
+
+
+def _common_attributes(system: System, gpu: Gpu, health: Health) -> dict:
     attributes = {
         "productName": _string(gpu.name),
         "brand": _string(gpu.brand),
@@ -95,6 +116,7 @@ def _common_attributes(system: System, gpu: Gpu) -> dict:
     }
     if gpu.addressing_mode:
         attributes["addressingMode"] = _string(gpu.addressing_mode)
+    attributes.update(health_attributes(health))
     return attributes
 
 
@@ -120,19 +142,19 @@ def _counters(capacities: dict[str, int], slices: range) -> dict:
     return counters
 
 
-def _gpu_device(system: System, gpu: Gpu) -> dict:
+def _gpu_device(system: System, gpu: Gpu, health: Health) -> dict:
     attributes = {"type": _string("gpu"), "uuid": _string(gpu.uuid)}
-    attributes.update(_common_attributes(system, gpu))
+    attributes.update(_common_attributes(system, gpu, health))
     device = {"name": gpu_device_name(gpu), "attributes": attributes}
     if gpu.memory_bytes is not None:
         device["capacity"] = {"memory": {"value": binary_quantity(gpu.memory_bytes)}}
     return device
 
 
-def _mig_device(system: System, gpu: Gpu, mig: MigDevice, counters: bool) -> dict:
+def _mig_device(system: System, gpu: Gpu, mig: MigDevice, counters: bool, health: Health) -> dict:
     attributes = {"type": _string("mig"), "uuid": _string(mig.uuid),
                   "parentUUID": _string(gpu.uuid), "profile": _string(mig.profile_name)}
-    attributes.update(_common_attributes(system, gpu))
+    attributes.update(_common_attributes(system, gpu, health))
     engines = _engine_capacities(mig.profile)
     slices = range(mig.placement_start, mig.placement_start + mig.placement_size)
     capacity = {k: {"value": binary_quantity(v)} for k, v in engines.items()}
@@ -165,13 +187,14 @@ def node_devices(system: System, counters: bool = True) -> NodeDevices:
     """Devices per GPU in PCI order, names sorted within a GPU (first-fit order, like NVIDIA)."""
     devices, counter_sets, skipped = [], [], []
     for gpu in sorted(system.gpus, key=lambda g: g.pci_bus_id):
+        health = gpu_health(system, gpu)
         if not gpu.mig_current:
-            devices.append(_gpu_device(system, gpu))
+            devices.append(_gpu_device(system, gpu, health))
             continue
         usable = []
         for mig in gpu.mig_devices:
             if mig.covers_gpu_instance:
-                usable.append(_mig_device(system, gpu, mig, counters))
+                usable.append(_mig_device(system, gpu, mig, counters, health))
             else:
                 skipped.append(f"GPU {gpu.index} MIG {mig.uuid} ({mig.profile_name}): its compute "
                                "instance covers only part of its GPU instance")

@@ -7,6 +7,7 @@ import contextlib
 import copy
 import re
 
+import pynvml
 import pytest
 import yaml
 from fakenvml import NODE, FakeMig, a100_mig, h100
@@ -44,8 +45,46 @@ def test_gpu_device_follows_nvidia_attribute_names(machine):
         "driverVersion": {"version": "570.124.6"},
         "cudaDriverVersion": {"version": "12.8.0"},
         "resource.kubernetes.io/pciBusID": {"string": "0000:19:00.0"},
+        "node.kubectl-dra.io/health": {"string": "Healthy"},
     }
     assert gpu["capacity"] == {"memory": {"value": "81559Mi"}}
+
+
+def _health(device: dict) -> tuple[str | None, str | None]:
+    attributes = device["attributes"]
+    return ((attributes.get("node.kubectl-dra.io/health") or {}).get("string"),
+            (attributes.get("node.kubectl-dra.io/healthReason") or {}).get("string"))
+
+
+def test_every_device_of_an_unhealthy_gpu_says_so_and_why(machine):
+    lost = {"nvmlDeviceGetRemappedRows": pynvml.NVML_ERROR_GPU_IS_LOST}
+    published = _desired(machine, [h100(0), a100_mig(1, fail=lost)])
+    health = {d["name"]: _health(d) for s in published for d in s["spec"].get("devices", [])}
+    reason = "nvmlDeviceGetRemappedRows failed: GPU is lost"
+    assert health == {"gpu-0": ("Healthy", None),
+                      "gpu-1-mig-1g5gb-19-6": ("Unhealthy", reason),
+                      "gpu-1-mig-2g10gb-14-4": ("Unhealthy", reason),
+                      "gpu-1-mig-3g20gb-9-0": ("Unhealthy", reason)}
+
+
+def test_a_long_health_reason_is_cut_to_what_a_string_attribute_holds(machine):
+    broken = h100(0, ecc=(0, 7, 0, 7), retired=(0, 2, 1), remapped=(0, 3, 1, 1))
+    [device] = _desired(machine, [broken])[0]["spec"]["devices"]
+    status, reason = _health(device)
+    assert status == "Unhealthy"
+    assert len(reason.encode()) == 64 and reason.startswith("7 uncorrected ECC errors") and reason.endswith("...")
+
+
+def test_a_health_change_is_a_change_to_publish_and_recovery_clears_it(machine):
+    healthy = _desired(machine, [h100(0)])
+    published = slices.plan_publish(healthy, []).apply
+    broken = _desired(machine, [h100(0, ecc=(0, 1, 0, 1))])
+    plan = slices.plan_publish(broken, published)
+    assert not plan.unchanged and plan.generation == 2
+    assert _health(plan.apply[0]["spec"]["devices"][0]) == ("Unhealthy", "1 uncorrected ECC errors since the driver loaded")
+    recovered = slices.plan_publish(_desired(machine, [h100(0)]), plan.apply)
+    assert not recovered.unchanged and recovered.generation == 3
+    assert _health(recovered.apply[0]["spec"]["devices"][0]) == ("Healthy", None)
 
 
 def test_mig_gpu_publishes_its_mig_devices_against_a_counter_set(machine):
@@ -107,12 +146,14 @@ def test_64_devices_per_slice_with_counters_and_8_counter_sets_per_slice(machine
 
 
 def test_limits_of_the_api(machine):
-    for s in _desired(machine, [h100(0), a100_mig(1)]):
+    # The A100's MIG devices carry the most attributes: health and its longest reason included.
+    unhealthy = a100_mig(1, ecc=(0, 7, 0, 7), retired=(0, 2, 1), remapped=(0, 3, 1, 1))
+    for s in _desired(machine, [h100(0), unhealthy]):
         assert len(s["metadata"]["name"]) <= 253
         for device in s["spec"].get("devices", []):
             assert DNS_LABEL.match(device["name"])
             assert len(device["attributes"]) + len(device["capacity"]) <= 32
-            assert all(len(next(iter(v.values()))) <= 64 for v in device["attributes"].values())
+            assert all(len(str(next(iter(v.values()))).encode()) <= 64 for v in device["attributes"].values())
         for counter_set in s["spec"].get("sharedCounters", []):
             assert DNS_LABEL.match(counter_set["name"]) and len(counter_set["counters"]) <= 32
             assert all(DNS_LABEL.match(name) for name in counter_set["counters"])
@@ -364,3 +405,12 @@ def test_apply_refuses_offline_sources(machine, run_node):
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr == ("error: --apply publishes to a cluster: it cannot be used with --from "
                              "or --demo\n")
+
+
+def test_slices_listen_for_critical_xids_when_asked(machine, run_node):
+    machine([h100(0), h100(1)], xids=[(1, 79), (0, 13)])  # 79: fallen off the bus; 13: the application's
+    result = run_node("slices", "--node-name", NODE, "--xid-seconds", "0.1", "-o", "json")
+    assert result.exit_code == 0, result.output
+    devices = [d for s in yaml.safe_load(result.stdout)["items"] for d in s["spec"]["devices"]]
+    assert [(d["name"], *_health(d)) for d in devices] == [("gpu-0", "Healthy", None),
+                                                           ("gpu-1", "Unhealthy", "critical XID 79")]
