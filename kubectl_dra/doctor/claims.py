@@ -10,7 +10,7 @@ from kubectl_dra.doctor.common import meta, nodes_by_name, plural
 from kubectl_dra.doctor.quota import quotas_near_limit
 from kubectl_dra.doctor.report import OK, PROBLEM, WARNING, Check, Context, Finding
 from kubectl_dra.model.claims import LEAK_OWNER_DELETED, LEAK_POD_DELETED, claim_leaks
-from kubectl_dra.model.health import UNHEALTHY, unhealthy_devices
+from kubectl_dra.model.health import HEALTH_INPUTS, UNHEALTHY, unhealthy_devices
 from kubectl_dra.model.nodes import node_trouble
 from kubectl_dra.model.states import BLOCKED_BY_COUNTERS, FREE, SHARED
 from kubectl_dra.scheduling.blocker import EXPLAIN_ERROR, QUOTA_EXCEEDED
@@ -360,7 +360,7 @@ def taints_in_effect(ctx: Context) -> Finding:
 
 def unhealthy(ctx: Context) -> Finding:
     model = ctx.model
-    unwell = unhealthy_devices(model.raw.get("Pod", ()), model.raw.get("ResourceClaim", ()))
+    unwell = unhealthy_devices(model.raw.get("Pod", ()), model.raw.get("ResourceClaim", ()), model.raw.get("ResourceSlice", ()))
     if not unwell:
         return Finding(OK, "no device reported Unhealthy or Unknown by kubelets or drivers")
     objects = []
@@ -370,8 +370,11 @@ def unhealthy(ctx: Context) -> Finding:
         objects.append(f"{'/'.join(entry.device)} ({entry.health} per {report.object_ref}{note})")
     bad = sum(1 for entry in unwell if entry.health == UNHEALTHY)
     first = unwell[0].reports[0]
-    kind = "pod" if first.source == "pod" else "claim"
-    next_command = f"kubectl describe {kind} {first.name} -n {first.namespace}"
+    if first.source == "slice":
+        next_command = f"kubectl describe resourceslice {first.name}"
+    else:
+        kind = "pod" if first.source == "pod" else "claim"
+        next_command = f"kubectl describe {kind} {first.name} -n {first.namespace}"
     if bad:
         return Finding(PROBLEM, f"{plural(bad, 'device')} reported Unhealthy"
                        f"{f', {len(unwell) - bad} Unknown' if len(unwell) > bad else ''}: the pods using them may fail",
@@ -410,5 +413,5 @@ CLAIMS_CHECKS = [
     Check("failure.taints", "device taints and DeviceTaintRules in effect", "tainted devices are not allocated; "
           "NoExecute taints evict the pods using them", ("ResourceSlice", "ResourceClaim"), taints_in_effect),
     Check("failure.unhealthy-devices", "devices reported unhealthy", "kubelets (allocatedResourcesStatus) and drivers "
-          "(claim device conditions) report failing hardware before pods crash", ("Pod", "ResourceClaim"), unhealthy),
+          "(claim device conditions) report failing hardware before pods crash", HEALTH_INPUTS, unhealthy),
 ]

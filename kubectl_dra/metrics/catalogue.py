@@ -95,8 +95,9 @@ PENDING_PODS = MetricDef("dra_pending_pods", GAUGE, ("namespace", "reason"),
 TAINTED_DEVICES = MetricDef("dra_tainted_devices", GAUGE, ("driver", "key", "effect"),
                             "Devices carrying a taint, by taint key and effect (slice taints and DeviceTaintRules).")
 DEVICE_HEALTH = MetricDef("dra_device_health", GAUGE, ("driver", "pool", "health"),
-                          "Devices with a health report (a pod's allocatedResourcesStatus or a claim's device "
-                          "condition), by their worst reported health: Unhealthy, Unknown, Healthy.")
+                          "Devices with a health report (a pod's allocatedResourcesStatus, a claim's device "
+                          "condition or node mode's NVML health attribute), by their worst reported health: "
+                          "Unhealthy, Unknown, Healthy.")
 LEAKED_CLAIMS = MetricDef("dra_leaked_claims", GAUGE, ("namespace", "reason"),
                           "Allocated claims holding devices for nobody, by reason: ReservedForDeletedPod, "
                           "OwnerPodDeleted, ReservedForNobody (doctor's claims.leaked).")

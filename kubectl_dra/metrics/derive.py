@@ -343,12 +343,13 @@ class MetricsBuilder:
 
         def count_health() -> dict[tuple[str, str, str], int]:
             counts: dict[tuple[str, str, str], int] = {}
-            for entry in device_health(model.raw["Pod"], model.raw["ResourceClaim"]).values():
+            for entry in device_health(model.raw["Pod"], model.raw["ResourceClaim"], model.raw["ResourceSlice"]).values():
                 key = (entry.driver, entry.pool, entry.health)
                 counts[key] = counts.get(key, 0) + 1
             return counts
 
-        counts = self._reuse("health", (model.raw["Pod"], model.raw["ResourceClaim"]), count_health)
+        counts = self._reuse("health", (model.raw["Pod"], model.raw["ResourceClaim"], model.raw["ResourceSlice"]),
+                             count_health)
         for labels, count in sorted(counts.items()):
             out[c.DEVICE_HEALTH.name].add(labels, count)
 

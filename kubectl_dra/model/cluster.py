@@ -144,12 +144,12 @@ class ClusterModel:
     @cached_property
     def device_health(self) -> dict[DeviceID, DeviceHealth]:
         """Each reported device's health ({(driver, pool, device): DeviceHealth}, model/health.py),
-        from the pods' and claims' status; devices nobody reported on are absent."""
-        return device_health(self.raw.get("Pod", ()), self.raw.get("ResourceClaim", ()))
+        from the pods' and claims' status and node mode's slices; devices nobody reported on are absent."""
+        return device_health(self.raw.get("Pod", ()), self.raw.get("ResourceClaim", ()), self.raw.get("ResourceSlice", ()))
 
     @cached_property
     def health_unreadable(self) -> list[Unreadable]:
-        """The inputs of device health (pods, claims) that could not be read: health that depends on
+        """The inputs of device health (pods, claims, slices) that could not be read: health that depends on
         them is Unknown (model.health.known_health)."""
         return unreadable_kinds(self.kind_status, HEALTH_INPUTS)
 

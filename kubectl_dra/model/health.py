@@ -1,6 +1,7 @@
-"""Device health as the cluster reports it: the kubelet in pods, drivers in claims.
+"""Device health as the cluster reports it: the kubelet in pods, drivers in claims, node mode in
+its slices.
 
-Two places say a DRA device is unwell (plain API dicts in, plain records out; no I/O):
+Three places say a DRA device is unwell (plain API dicts in, plain records out; no I/O):
 
 * the kubelet, in a pod's `status.containerStatuses[].allocatedResourcesStatus` (and
   `initContainerStatuses`, `ephemeralContainerStatuses`); feature gate ResourceHealthStatus,
@@ -12,21 +13,27 @@ Two places say a DRA device is unwell (plain API dicts in, plain records out; no
   types are the driver's own; this module reads only the conventional ones: `Ready`/`Healthy`
   (`False` = Unhealthy, `Unknown` = Unknown, `True` = Healthy) and `Unhealthy`/`Degraded`/`Failed`
   (`True` = Unhealthy, `False` = Healthy, `Unknown` = Unknown). Any other condition says nothing
-  about health and is skipped.
+  about health and is skipped;
+* node mode (`kubectl dra node slices`), in its ResourceSlices: the device attribute
+  `node.kubectl-dra.io/health` (kubectl_dra/nvml_attributes.py), NVML's verdict on the device's
+  GPU, `Healthy` or `Unhealthy`, with `node.kubectl-dra.io/healthReason` as the message. Only
+  the current generation of a pool is read, the one the scheduler uses
+  (k8s.io/dynamic-resource-allocation/structured/pools.go): slices of a generation being
+  replaced say what the device was.
 
 API (all a caller needs):
 
 ```python
-reports = health_reports(pods, claims)    # -> [HealthReport], every report found, in object order
-by_device = device_health(pods, claims)   # -> {DeviceID: DeviceHealth}, one per device, worst first
-unwell = unhealthy_devices(pods, claims)  # -> [DeviceHealth] whose health is Unhealthy or Unknown
+reports = health_reports(pods, claims, slices)    # -> [HealthReport], every report found, in object order
+by_device = device_health(pods, claims, slices)   # -> {DeviceID: DeviceHealth}, one per device, worst first
+unwell = unhealthy_devices(pods, claims, slices)  # -> [DeviceHealth] whose health is Unhealthy or Unknown
 ```
 
 `DeviceID` is the allocator's triple `(driver, pool, device)`. A device's health is the worst of its
 reports (Unhealthy > Unknown > Healthy): one observer saying it is broken is enough to look.
 Objects that are not dicts or have the wrong shape are skipped, never raised on.
 
-Knowledge is three-valued (model/knowledge.py): with pods or claims unreadable, a report that
+Knowledge is three-valued (model/knowledge.py): with pods, claims or slices unreadable, a report that
 could not be read may be worse than the ones that were, so `known_health` is None (Unknown,
 `?` in tables) unless what was read already says Unhealthy; "" means nobody reports (known).
 """
@@ -38,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from kubectl_dra.model.states import BAD, GOOD, WARN
+from kubectl_dra.nvml_attributes import NVML_HEALTH_ATTRIBUTE, NVML_HEALTH_REASON_ATTRIBUTE
 
 if TYPE_CHECKING:
     from kubectl_dra.model.knowledge import Unreadable
@@ -62,9 +70,10 @@ DeviceID = tuple[str, str, str]
 class HealthReport:
     """One observer's word on one device.
 
-    `source` is "pod" (the kubelet's allocatedResourcesStatus) or "claim" (a driver's condition);
-    `namespace`/`name` name that Pod or ResourceClaim. `resource` is the pod's entry name
-    (`claim:gpu/req`) or the condition type; `claim` the ResourceClaim's name where known (for a
+    `source` is "pod" (the kubelet's allocatedResourcesStatus), "claim" (a driver's condition) or
+    "slice" (node mode's NVML attribute); `namespace`/`name` name that Pod, ResourceClaim or
+    ResourceSlice (cluster-scoped: no namespace). `resource` is the pod's entry name
+    (`claim:gpu/req`), the condition type or the attribute's name; `claim` the ResourceClaim's name where known (for a
     pod, resolved through spec.resourceClaims and status.resourceClaimStatuses); `container` the
     reporting container (pods only). `message` is the observer's text, unescaped (print it through
     kubectl_dra.terminal_text)."""
@@ -81,13 +90,17 @@ class HealthReport:
 
     @property
     def object_ref(self) -> str:
-        """`pod/ns/name` or `resourceclaim/ns/name`."""
+        """`pod/ns/name`, `resourceclaim/ns/name` or `resourceslice/name`."""
+        if self.source == "slice":
+            return f"resourceslice/{self.name}"
         kind = "pod" if self.source == "pod" else "resourceclaim"
         return f"{kind}/{self.namespace}/{self.name}"
 
     def to_dict(self) -> dict:
         data = {"device": "/".join(self.device), "health": self.health, "source": self.source,
                 "namespace": self.namespace, "name": self.name, "resource": self.resource}
+        if self.source == "slice":
+            del data["namespace"]
         for key, value in (("claim", self.claim), ("container", self.container), ("message", self.message)):
             if value:
                 data[key] = value
@@ -119,8 +132,8 @@ class DeviceHealth:
                 "reports": [report.to_dict() for report in self.reports]}
 
 
-HEALTH_INPUTS = ("Pod", "ResourceClaim")
-"""The kinds health is read from: if either could not be read, health may be unknown."""
+HEALTH_INPUTS = ("Pod", "ResourceClaim", "ResourceSlice")
+"""The kinds health is read from: if one could not be read, health may be unknown."""
 
 
 def known_health(entry: DeviceHealth | None, unreadable: Sequence[Unreadable] = ()) -> str | None:
@@ -151,8 +164,9 @@ def parse_resource_id(resource_id: object) -> DeviceID | None:
     return driver, pool, device
 
 
-def health_reports(pods, claims) -> list[HealthReport]:
-    """Every health report in the given Pods and ResourceClaims (any iterables of API dicts)."""
+def health_reports(pods, claims, slices=()) -> list[HealthReport]:
+    """Every health report in the given Pods, ResourceClaims and ResourceSlices (any iterables of
+    API dicts)."""
     reports: list[HealthReport] = []
     for pod in pods or ():
         if isinstance(pod, dict):
@@ -160,13 +174,14 @@ def health_reports(pods, claims) -> list[HealthReport]:
     for claim in claims or ():
         if isinstance(claim, dict):
             reports.extend(_claim_reports(claim))
+    reports.extend(slice_reports(slices))
     return reports
 
 
-def device_health(pods, claims) -> dict[DeviceID, DeviceHealth]:
+def device_health(pods, claims, slices=()) -> dict[DeviceID, DeviceHealth]:
     """Each reported device's health, the worst of its reports; devices nobody reported on are absent."""
     by_device: dict[DeviceID, DeviceHealth] = {}
-    for report in health_reports(pods, claims):
+    for report in health_reports(pods, claims, slices):
         entry = by_device.get(report.device)
         if entry is None:
             by_device[report.device] = DeviceHealth(report.device, report.health, [report])
@@ -179,9 +194,9 @@ def device_health(pods, claims) -> dict[DeviceID, DeviceHealth]:
     return by_device
 
 
-def unhealthy_devices(pods, claims) -> list[DeviceHealth]:
+def unhealthy_devices(pods, claims, slices=()) -> list[DeviceHealth]:
     """Devices whose health is Unhealthy or Unknown: Unhealthy first, then by device ID."""
-    unwell = [entry for entry in device_health(pods, claims).values() if entry.health != HEALTHY]
+    unwell = [entry for entry in device_health(pods, claims, slices).values() if entry.health != HEALTHY]
     return sorted(unwell, key=lambda e: (_RANK[e.health], e.device))
 
 
@@ -281,3 +296,45 @@ def condition_health(condition: dict) -> str | None:
     if kind in _FAULT_TYPES:
         return {"True": UNHEALTHY, "False": HEALTHY}.get(status, UNKNOWN)
     return None
+
+
+def slice_reports(slices) -> list[HealthReport]:
+    """Node mode's NVML verdicts in ResourceSlices (any served version: v1beta1 nests a device's
+    attributes under `basic`), the current generation of each pool only."""
+    placed = [(slice_, where) for slice_ in slices or () if (where := _slice_pool(slice_)) is not None]
+    current: dict[tuple[str, str], int] = {}
+    for _, (driver, pool, generation) in placed:
+        current[(driver, pool)] = max(current.get((driver, pool), generation), generation)
+    reports = []
+    for slice_, (driver, pool, generation) in placed:
+        if generation != current[(driver, pool)]:
+            continue
+        name = str((slice_.get("metadata") or {}).get("name") or "")
+        for device in slice_["spec"].get("devices") or ():
+            if not isinstance(device, dict) or not isinstance(device.get("name"), str) or not device["name"]:
+                continue
+            body = device["basic"] if isinstance(device.get("basic"), dict) else device
+            attributes = body.get("attributes")
+            if not isinstance(attributes, dict):
+                continue
+            verdict = attributes.get(NVML_HEALTH_ATTRIBUTE)
+            if not isinstance(verdict, dict):
+                continue
+            reason = attributes.get(NVML_HEALTH_REASON_ATTRIBUTE)
+            message = str(reason.get("string") or "") if isinstance(reason, dict) else ""
+            reports.append(HealthReport((driver, pool, device["name"]), _health_word(verdict.get("string")), "slice",
+                                        "", name, NVML_HEALTH_ATTRIBUTE, message=message))
+    return reports
+
+
+def _slice_pool(slice_: object) -> tuple[str, str, int] | None:
+    """(driver, pool, generation) of a slice, None when it has not the shape to say."""
+    spec = slice_.get("spec") if isinstance(slice_, dict) else None
+    if not isinstance(spec, dict) or not isinstance(spec.get("pool"), dict):
+        return None
+    pool = spec["pool"]
+    driver, name, generation = spec.get("driver"), pool.get("name"), pool.get("generation", 0)
+    if not (isinstance(driver, str) and driver and isinstance(name, str) and name) or isinstance(generation, bool) \
+            or not isinstance(generation, int):
+        return None
+    return driver, name, generation

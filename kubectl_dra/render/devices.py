@@ -60,9 +60,9 @@ UNKNOWN_FIELDS = {
 
 
 def health_item(health: DeviceHealth | None, unreadable: list[Unreadable] | None = None) -> dict | None:
-    """A device's `health` in JSON/YAML: null when nobody reports on it (and pods and claims were
-    read), else the worst word and every report, worst first (`source` pod or claim, the reporting
-    object, `resource`, `claim`?, `container`?, `message`?; the device itself is the item). When
+    """A device's `health` in JSON/YAML: null when nobody reports on it (and pods, claims and slices
+    were read), else the worst word and every report, worst first (`source` pod, claim or slice, the
+    reporting object, `resource`, `claim`?, `container`?, `message`?; the device itself is the item). When
     pods or claims could not be read and what was read does not say Unhealthy, `health` is null
     and `healthReason` says which kind is missing (the envelope's `unknown` lists it)."""
     unreadable = unreadable or []

@@ -224,3 +224,20 @@ def test_dashboard_detail_says_unknown_with_the_reason(tmp_path):
         texts[device.name] = console.export_text()
     assert "? (pods not readable)" in texts["gpu-3"] and "? (pods not readable)" in texts["gpu-2"]
     assert "? (" not in texts["gpu-1"] and "Unhealthy" in texts["gpu-1"]
+
+
+def test_node_modes_nvml_health_shows_like_the_other_reports(run_cli, tmp_path):
+    """gpu-3, which nobody else reports on, carries node mode's Unhealthy verdict in its slice."""
+    published = objects()
+    published[2]["spec"]["devices"][3]["attributes"].update({
+        "node.kubectl-dra.io/health": {"string": "Unhealthy"},
+        "node.kubectl-dra.io/healthReason": {"string": "row remapping failed"}})
+    path = tmp_path / "nvml.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": published}))
+    rows = wide_rows(run_cli("--from", str(path), "devices", "-o", "wide").stdout)
+    assert rows["gpu-3"]["HEALTH"] == "Unhealthy"
+    document = json.loads(run_cli("--from", str(path), "devices", "-o", "json").stdout)
+    health = {item["name"]: item["health"] for item in document["items"]}
+    assert health["gpu-3"] == {"health": "Unhealthy", "reports": [
+        {"health": "Unhealthy", "source": "slice", "name": f"{NODE}-gpus", "resource": "node.kubectl-dra.io/health",
+         "message": "row remapping failed"}]}

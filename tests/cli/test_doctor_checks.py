@@ -350,6 +350,17 @@ def test_unhealthy_devices_from_the_kubelet_and_from_a_driver_condition():
                                                           "PluginGone)"])
 
 
+def test_unhealthy_devices_from_node_modes_nvml_health_in_its_slice():
+    objects = healthy()
+    objects[3] = slice_for("node-0", [gpu("gpu-0", attributes={
+        "node.kubectl-dra.io/health": {"string": "Unhealthy"},
+        "node.kubectl-dra.io/healthReason": {"string": "critical XID 79"}}), gpu("gpu-1")])
+    finding = result(objects, "failure.unhealthy-devices")
+    assert (finding.result, finding.objects) == (
+        PROBLEM, [f"{DRIVER}/node-0/gpu-0 (Unhealthy per resourceslice/node-0-{DRIVER}-a: critical XID 79)"])
+    assert finding.next == f"kubectl describe resourceslice node-0-{DRIVER}-a"
+
+
 def test_a_gpu_labelled_node_is_found_even_when_every_node_has_gpus():
     labels = {"nvidia.com/gpu.present": "true", "team": "ml"}
     objects = healthy()

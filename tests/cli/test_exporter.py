@@ -86,6 +86,18 @@ def test_device_states_equal_the_devices_command(run_cli, isolated_kubeconfig):
     assert info == listed
 
 
+def test_device_health_counts_node_modes_nvml_verdicts(tmp_path):
+    slice_ = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "node-a-gpus"},
+              "spec": {"driver": "node.kubectl-dra.io", "nodeName": "node-a",
+                       "pool": {"name": "node-a", "generation": 1, "resourceSliceCount": 1},
+                       "devices": [{"name": f"gpu-{i}", "attributes": {"node.kubectl-dra.io/health": {"string": word}}}
+                                   for i, word in enumerate(("Healthy", "Unhealthy", "Healthy"))]}}
+    path = tmp_path / "nvml.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [slice_]}))
+    assert samples(derive(file_store(str(path))), "dra_device_health") == {
+        ("node.kubectl-dra.io", "node-a", "Healthy"): 2, ("node.kubectl-dra.io", "node-a", "Unhealthy"): 1}
+
+
 def test_claims_by_state_equal_the_claims_command(run_cli, isolated_kubeconfig):
     metrics = derive(demo_store())
     listed = Counter((c["namespace"], c["state"]) for c in cli_json(run_cli, "--demo", "claims", "-A")["items"])

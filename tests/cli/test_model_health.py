@@ -136,3 +136,49 @@ def test_the_store_keeps_device_health_of_pods_and_nothing_else_of_container_sta
     assert keep("Pod", plain)["status"]["containerStatuses"] == kept["status"]["containerStatuses"]
     without = keep("Pod", pod("idle", {"name": "main", "ready": True}))
     assert "containerStatuses" not in without["status"]
+
+
+def nvml_slice(name: str, generation: int, *devices: tuple[str, str | None, str | None], version: str = "v1") -> dict:
+    """A slice as node mode publishes it: each device (name, health word or None for no attribute, reason)."""
+    published = []
+    for device, word, reason in devices:
+        attributes: dict = {"type": {"string": "gpu"}}
+        if word is not None:
+            attributes["node.kubectl-dra.io/health"] = {"string": word}
+        if reason is not None:
+            attributes["node.kubectl-dra.io/healthReason"] = {"string": reason}
+        published.append({"name": device, "basic": {"attributes": attributes}} if version == "v1beta1"
+                         else {"name": device, "attributes": attributes})
+    return {"apiVersion": f"resource.k8s.io/{version}", "kind": "ResourceSlice", "metadata": {"name": name},
+            "spec": {"driver": "gpu.example.com", "nodeName": "node-a",
+                     "pool": {"name": "node-a", "generation": generation, "resourceSliceCount": 1},
+                     "devices": published}}
+
+
+def test_node_mode_reports_nvml_health_from_the_current_generation_of_its_slices():
+    stale = nvml_slice("old", 1, ("gpu-0", "Unhealthy", "critical XID 79"), ("gpu-1", "Unhealthy", "row remapping failed"))
+    current = nvml_slice("new", 2, ("gpu-0", "Healthy", None), ("gpu-1", "Unhealthy", "critical XID 79"),
+                         ("gpu-2", None, None), ("gpu-3", "Sick", None))
+    reports = health_reports([], [], [stale, current])
+    assert [(r.device[2], r.health, r.source, r.name, r.resource, r.message) for r in reports] == [
+        ("gpu-0", HEALTHY, "slice", "new", "node.kubectl-dra.io/health", ""),
+        ("gpu-1", UNHEALTHY, "slice", "new", "node.kubectl-dra.io/health", "critical XID 79"),
+        ("gpu-3", UNKNOWN, "slice", "new", "node.kubectl-dra.io/health", "")]
+    assert reports[1].object_ref == "resourceslice/new"
+    assert reports[1].to_dict() == {"device": "gpu.example.com/node-a/gpu-1", "health": UNHEALTHY, "source": "slice",
+                                    "name": "new", "resource": "node.kubectl-dra.io/health", "message": "critical XID 79"}
+    # v1beta1 nests attributes under `basic`; the verdict is read all the same
+    [beta] = health_reports([], [], [nvml_slice("beta", 1, ("gpu-0", "Unhealthy", None), version="v1beta1")])
+    assert (beta.device, beta.health) == (GPU0, UNHEALTHY)
+
+
+def test_node_modes_verdict_joins_the_kubelets_and_the_worst_wins():
+    pods = [pod("train", container("main", health("gpu.example.com/node-a/gpu-0", "Healthy")))]
+    slices = [nvml_slice("s", 1, ("gpu-0", "Unhealthy", "page retirement pending: GPU reset required"))]
+    [entry] = unhealthy_devices(pods, [], slices)
+    assert (entry.device, entry.health, [r.source for r in entry.reports]) == (GPU0, UNHEALTHY, ["slice", "pod"])
+    assert health_reports([], [], [None, {"spec": "x"}, {"spec": {"pool": {"name": "p"}}},
+                                   {"spec": {"driver": "d", "pool": {"name": "p", "generation": 1},
+                                             "devices": ["x", {"name": ""}, {"name": "a", "attributes": "y"},
+                                                         {"name": "b", "attributes": {
+                                                             "node.kubectl-dra.io/health": "Unhealthy"}}]}}]) == []
