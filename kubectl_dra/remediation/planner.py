@@ -7,7 +7,10 @@ Signals per device (each a policy rule's `describe()` with the time it began, wh
   the kubelet stamps no time, so it begins when first seen;
 * driverCondition: a claim's status.devices[].conditions entry of the rule's type and status
   (its lastTransitionTime);
-* driverTaint: a taint of the rule's key the driver publishes on the device (its timeAdded).
+* driverTaint: a taint of the rule's key the driver publishes on the device (its timeAdded);
+* nvmlHealth: node mode's NVML verdict in the device attribute node.kubectl-dra.io/health of its
+  slice says Unhealthy (model.health, source "slice"); no time is published with it, so it
+  begins when first seen. Unlike a claim's condition it outlives the pod a NoExecute rule evicts.
 
 A device's wanted effect is the strongest (NoExecute > NoSchedule > None) of the policy rules whose
 signal has lasted `after`; `never` wants nothing. Steps: create a rule for a device that has none,
@@ -32,6 +35,9 @@ from kubectl_dra.taint_rules import RulePreview, Selection, build_rule, preview,
 SIGNAL_ANNOTATION = "kubectl-dra.io/remediation-signal"
 """On an owned rule: the signal that created it (its clearAfter decides when it goes)."""
 TAINTING = ("NoSchedule", "NoExecute")
+_REPORT_SIGNALS = {"pod": "kubeletUnhealthy", "slice": "nvmlHealth"}
+"""The health model's report sources that are policy signals of their own (claims' conditions are
+read per condition type below)."""
 _STRENGTH = {"None": 0, "NoSchedule": 1, "NoExecute": 2}
 
 
@@ -95,10 +101,13 @@ def active_signals(policy: Policy, objs: allocator.ObjectSet,
             active[(device, signal)] = since
 
     rules = policy.rules
-    if any(r.signal == "kubeletUnhealthy" for r in rules):
-        for report in health_reports(objs.pods.values(), ()):
+    watched = {signal for signal in _REPORT_SIGNALS.values() if any(r.signal == signal for r in rules)}
+    if watched:
+        pods = objs.pods.values() if "kubeletUnhealthy" in watched else ()
+        slices = objs.slices if "nvmlHealth" in watched else ()
+        for report in health_reports(pods, (), slices):
             if report.health == UNHEALTHY:
-                add(report.device, "kubeletUnhealthy", None)
+                add(report.device, _REPORT_SIGNALS[report.source], None)
     conditions = {(r.condition_type, r.condition_status): r.describe() for r in rules if r.signal == "driverCondition"}
     if conditions:
         for claim in objs.claims.values():

@@ -18,6 +18,10 @@ rules:
 - signal: driverTaint                # a taint the driver publishes on the device in its slice
   key: gpu.example.com/xid
   effect: NoSchedule
+- signal: nvmlHealth                 # node mode's NVML verdict in its slice says Unhealthy
+  after: 0s
+  effect: NoSchedule
+  clearAfter: 5m
 limit:                               # a disruption budget for the taints of this policy
   per: pool                          # pool, driver or class
   maxDevices: 2
@@ -39,7 +43,7 @@ import yaml
 from kubectl_dra.errors import InputError
 from kubectl_dra.taint_rules import EFFECTS, check_taint
 
-SIGNALS = ("kubeletUnhealthy", "driverCondition", "driverTaint")
+SIGNALS = ("kubeletUnhealthy", "driverCondition", "driverTaint", "nvmlHealth")
 NEVER = "never"
 POLICY_EFFECTS = (*EFFECTS, NEVER)
 LIMIT_SCOPES = ("pool", "driver", "class")
@@ -49,7 +53,7 @@ OWNER_LABEL = "kubectl-dra.io/remediation"
 _TOP_FIELDS = ("name", "taintKey", "driver", "rules", "limit")
 _RULE_FIELDS = {"signal", "after", "effect", "clearAfter"}
 _SIGNAL_FIELDS = {"kubeletUnhealthy": set(), "driverCondition": {"conditionType", "conditionStatus"},
-                  "driverTaint": {"key"}}
+                  "driverTaint": {"key"}, "nvmlHealth": set()}
 _LIMIT_FIELDS = ("per", "maxDevices", "maxPercent")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}

@@ -210,3 +210,55 @@ def test_devices_no_class_accepts_count_in_a_group_of_their_own():
     steps = steps_of(objects, policy=per_class)
     assert [s.action for s in steps] == ["create", "hold"]
     assert "limit: class (no class) has 1 of 4 devices tainted" in steps[1].reason
+
+
+NVML_POLICY = """
+name: nvml
+rules:
+- {signal: nvmlHealth, after: 30s, effect: NoSchedule, clearAfter: 1m}
+limit: {maxDevices: 2, maxPercent: 50}
+"""
+
+
+def nvml_slice(pool: str, verdicts: dict[str, str], generation: int = 1) -> dict:
+    """Node mode's slice of a GPU in MIG mode (three MIG devices) and a whole GPU: device -> its NVML verdict."""
+    devices = [{"name": name, "attributes": {"node.kubectl-dra.io/health": {"string": word}}}
+               for name, word in verdicts.items()]
+    return {"apiVersion": V1, "kind": "ResourceSlice", "metadata": {"name": f"{pool}-{generation}"},
+            "spec": {"driver": DRIVER, "nodeName": pool,
+                     "pool": {"name": pool, "generation": generation, "resourceSliceCount": 1}, "devices": devices}}
+
+
+MIG = ("gpu-1-mig-1g5gb-19-6", "gpu-1-mig-2g10gb-14-4", "gpu-1-mig-3g20gb-9-0")
+
+
+def test_nvml_health_taints_every_device_of_the_unhealthy_gpu_after_its_delay_and_clears_when_healthy():
+    unhealthy = nvml_slice("node-1", {"gpu-0": "Healthy", **{m: "Unhealthy" for m in MIG}})
+    policy = NVML_POLICY.replace("maxDevices: 2, maxPercent: 50", "maxPercent: 75")
+    memory = Memory()
+    assert brief(steps_of([unhealthy], memory, policy=policy)) == [("wait", f"node-1/{m}", "NoSchedule") for m in MIG]
+    creates = steps_of([unhealthy], memory, NOW + 30, policy=policy)
+    assert brief(creates) == [("create", f"node-1/{m}", "NoSchedule") for m in MIG]
+    assert creates[0].reason == "nvmlHealth for 30s (policy rules[0]: NoSchedule after 30s)"
+    rule = creates[0].rule
+    assert rule["metadata"]["labels"][OWNER_LABEL] == "nvml"
+    assert rule["metadata"]["annotations"][SIGNAL_ANNOTATION] == "nvmlHealth"
+    assert rule["spec"]["taint"] == {"key": "kubectl-dra.io/unhealthy", "effect": "NoSchedule", "value": "nvmlHealth"}
+
+    # republished healthy: a new generation; the stale one still in the list says nothing any more
+    rules = [step.rule for step in creates]
+    healthy = nvml_slice("node-1", {"gpu-0": "Healthy", **{m: "Healthy" for m in MIG}}, generation=2)
+    waits = steps_of([unhealthy, healthy, *rules], memory, NOW + 40, policy=policy)
+    assert [(s.action, s.reason) for s in waits] == [("wait", "healthy for 0s; deleted after 60s")] * 3
+    deletes = steps_of([unhealthy, healthy, *rules], memory, NOW + 100, policy=policy)
+    assert [(s.action, s.rule_name) for s in deletes] == [("delete", r["metadata"]["name"]) for r in rules]
+
+
+def test_nvml_health_keeps_to_the_limit_and_the_policys_driver():
+    every = nvml_slice("node-1", {f"gpu-{i}": "Unhealthy" for i in range(4)})
+    assert [s.action for s in steps_of([every], now=NOW, policy=NVML_POLICY.replace("30s", "0s"))] == \
+        ["create", "create", "hold", "hold"]
+    elsewhere = NVML_POLICY.replace("name: nvml", "name: nvml\ndriver: other.example.com")
+    assert steps_of([every], policy=elsewhere.replace("30s", "0s")) == []
+    # a policy without the signal does not read it
+    assert steps_of([every]) == []

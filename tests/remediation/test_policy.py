@@ -25,6 +25,10 @@ rules:
 - signal: driverTaint
   key: gpu.example.com/xid
   effect: never
+- signal: nvmlHealth
+  after: 0s
+  effect: NoSchedule
+  clearAfter: 2m
 limit:
   maxDevices: 2
   maxPercent: 25
@@ -45,7 +49,8 @@ def test_a_good_policy_parses_typed():
     assert policy.taint_key == "kubectl-dra.io/unhealthy"
     assert [(r.signal, r.effect, r.after_s, r.clear_after_s) for r in policy.rules] == [
         ("kubeletUnhealthy", "NoSchedule", 60, 300), ("kubeletUnhealthy", "NoExecute", 600, 0),
-        ("driverCondition", "NoSchedule", 30, 0), ("driverTaint", "never", 0, 0)]
+        ("driverCondition", "NoSchedule", 30, 0), ("driverTaint", "never", 0, 0), ("nvmlHealth", "NoSchedule", 0, 120)]
+    assert policy.rules[4].describe() == "nvmlHealth"
     assert policy.rules[2].condition_type == "Ready" and policy.rules[2].condition_status == "False"
     assert policy.rules[3].key == "gpu.example.com/xid"
     assert policy.limit == Limit("pool", 2, 25.0)
@@ -59,7 +64,7 @@ def test_an_unknown_effect_names_file_and_field():
 
 def test_an_unknown_signal_names_the_field():
     assert _error(GOOD.replace("signal: driverTaint", "signal: nvml")).startswith(
-        "policy.yaml: rules[3].signal: 'nvml' is not one of kubeletUnhealthy, driverCondition, driverTaint")
+        "policy.yaml: rules[3].signal: 'nvml' is not one of kubeletUnhealthy, driverCondition, driverTaint, nvmlHealth")
 
 
 @pytest.mark.parametrize("text, where", [
@@ -68,6 +73,11 @@ def test_an_unknown_signal_names_the_field():
     (GOOD.replace("  key: gpu.example.com/xid", "  key: gpu.example.com/xid\n  conditionType: Ready"),
      "policy.yaml: rules[3].conditionType: unknown field"),
     (GOOD.replace("  maxPercent: 25", "  maxPercent: 25\n  maxPods: 1"), "policy.yaml: limit.maxPods: unknown field"),
+    (GOOD.replace("  clearAfter: 2m", "  clearAfter: 2m\n  key: gpu.example.com/xid"),
+     "policy.yaml: rules[4].key: unknown field"),
+    (GOOD.replace("  after: 0s", "  after: at once"), "policy.yaml: rules[4].after: 'at once' is not a duration"),
+    (GOOD.replace("  after: 0s\n  effect: NoSchedule", "  after: 0s\n  effect: Cordon"),
+     'policy.yaml: rules[4].effect: "Cordon" is not one of'),
     (GOOD.replace("after: 1m", "after: soon"), "policy.yaml: rules[0].after: 'soon' is not a duration"),
     (GOOD.replace("clearAfter: 5m", "clearAfter: 5"), "policy.yaml: rules[0].clearAfter: 5 is not a duration"),
     (GOOD.replace('conditionStatus: "False"', "conditionStatus: false"), "policy.yaml: rules[2].conditionStatus:"),
