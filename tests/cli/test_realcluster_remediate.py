@@ -3,7 +3,8 @@ driver reports Unhealthy (a claim's device condition Ready=False) gets a NoSched
 DeviceTaintRule labelled as the policy's after the policy's delay, and loses it when healthy again
 (an Event on the claim each time); many devices failing at once stay within the limit; a rule it
 did not create is never changed; two replicas with --leader-elect: one acts, and when the leader is
-killed the other acts within the lease duration.
+killed the other acts within the lease duration; node mode's NVML verdict, published by
+`node slices --apply`, is tainted by an nvmlHealth policy and untainted once republished healthy.
 
 The shared control plane's kube-controller-manager does not run the device-taint-eviction
 controller; the one test that waits on an eviction (NoSchedule promoted to NoExecute) uses the one
@@ -13,14 +14,18 @@ the bar "within 2 x the resync interval" (bench/RESULTS.md records the figures).
 from __future__ import annotations
 
 import datetime
+import json
 import pathlib
 import signal
 import subprocess
+import sys
 import time
+import uuid
 
 import pytest
 import yaml
 
+from e2e.controlplane import create_ready_node
 from e2e.kubeclient import KubeError, wait_for
 
 from .test_realcluster_alerts import unhealthy
@@ -193,6 +198,64 @@ def test_two_replicas_one_leader_and_the_other_takes_over(cluster, kube, namespa
     assert took_s < 3 + 2 * INTERVAL_S + 1.0, took_s
     assert lease_holder(kube, namespace, f"heal-{suffix}") == "second"
     print(f"\nleader killed: the standby acted {took_s:.2f}s later (lease 3s, resync {INTERVAL_S}s)")
+
+
+def test_node_modes_nvml_verdict_is_tainted_by_the_policy_and_untainted_once_republished_healthy(
+        cluster, kube, start, run_cli, monkeypatch, tmp_path):
+    """`node slices --apply` on a fake NVML machine whose A100 (MIG mode, three MIG devices) failed
+    a row remapping: `remediate` previews, then --apply writes one rule per MIG device and none
+    for the healthy H100; republished healthy, the controller deletes them after clearAfter."""
+    # node mode's fake NVML lives beside its tests, which are not a package
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "node"))
+    from fakenvml import FakeNvml, a100_mig, h100
+
+    suffix = uuid.uuid4().hex[:6]
+    node, driver, name = f"nvml-{suffix}", f"nvml-{suffix}.kubectl-dra.io", f"nvml-{suffix}"
+    create_ready_node(kube, node)
+
+    def publish(*gpus) -> None:
+        FakeNvml(list(gpus)).install(monkeypatch)
+        result = run_cli("node", "slices", "--apply", "--driver", driver, "--kubeconfig", cluster.kubeconfig,
+                         "--node-name", node)
+        assert result.status == 0, result
+
+    policy = {"name": name, "driver": driver,
+              "rules": [{"signal": "nvmlHealth", "after": "0s", "effect": "NoSchedule", "clearAfter": "1s"}],
+              "limit": {"maxPercent": 75}}  # three of the pool's four devices
+    path = tmp_path / "nvml.yaml"
+    path.write_text(yaml.safe_dump(policy))
+    remediate = ("--kubeconfig", cluster.kubeconfig, "remediate", "-f", str(path), "-o", "json")
+    mig = {"gpu-1-mig-1g5gb-19-6", "gpu-1-mig-2g10gb-14-4", "gpu-1-mig-3g20gb-9-0"}
+    try:
+        publish(h100(0), a100_mig(1, remapped=(0, 3, 0, 1)))
+        preview = run_cli(*remediate)
+        assert preview.status == 0, preview
+        planned = json.loads(preview.stdout)
+        assert not planned["applied"] and {s["action"] for s in planned["steps"]} == {"create"}
+        assert {s["device"] for s in planned["steps"]} == {f"{driver}/{node}/{device}" for device in mig}
+        assert all(s["reason"].startswith("nvmlHealth for ") for s in planned["steps"])
+        assert ours(kube, name) == []  # a preview writes nothing
+
+        applied = run_cli(*remediate, "--apply")
+        assert applied.status == 0, applied
+        rules = ours(kube, name)
+        assert {(r["spec"]["deviceSelector"]["pool"], r["spec"]["deviceSelector"]["device"]) for r in rules} == {
+            (node, device) for device in mig}
+        assert {(r["spec"]["taint"]["effect"], r["spec"]["taint"]["value"]) for r in rules} == {("NoSchedule", "nvmlHealth")}
+
+        process = start(policy)
+        process.wait_ready()
+        assert len(ours(kube, name)) == 3  # still unhealthy: the controller keeps the rules
+        publish(h100(0), a100_mig(1))
+        republished_at = time.monotonic()
+        wait_for(lambda: not ours(kube, name), 30, "the rules deleted")
+        deleted_s = time.monotonic() - republished_at
+        assert deleted_s < 1.0 + 2 * INTERVAL_S + 1.0, deleted_s  # clearAfter 1s, then the next pass
+        print(f"\nnvmlHealth: rules deleted {deleted_s:.2f}s after the healthy pool was republished "
+              f"(clearAfter 1s, resync {INTERVAL_S}s)")
+    finally:
+        for item in kube.list(RESOURCE, "ResourceSlice", fieldSelector=f"spec.driver={driver}")["items"]:
+            kube.delete(RESOURCE, "ResourceSlice", item["metadata"]["name"])
 
 
 DEPLOY = pathlib.Path(__file__).resolve().parents[2] / "deploy"
