@@ -1,6 +1,6 @@
 """A realistic GPU fleet as a snapshot file (issue 18): the node of the issue, N times.
 
-    .venv/bin/python bench/fleet.py --nodes 500 [--out .cache/bench/fleet-500.json]
+    .venv/bin/python bench/fleet.py --nodes 500 [--shape partitioned|whole] [--out .cache/bench/fleet-500.json]
 
 One node: 8 partitionable GPUs, each published as the whole GPU plus 8 MIG partitions (2x 3g.40gb,
 2x 2g.20gb, 4x 1g.10gb) that draw on the GPU's counters (memory, multiprocessors, 8 memory
@@ -13,7 +13,9 @@ whole gpu-0 and a 1g.10gb partition of gpu-3), so the search has something to st
 The pod bench/bench asks for 2 GPUs with at least 40Gi of memory and a NIC, all under one PCIe
 root (matchAttribute resource.kubernetes.io/pcieRoot).
 
-500 nodes is 40,000 devices (about 18 MB of JSON); 12,500 nodes is 1,000,000 devices. The file is
+500 nodes is 40,000 devices (about 18 MB of JSON); 12,500 nodes is 1,000,000 devices. `--shape whole`
+is the lighter cluster of 8 whole GPUs per node (no partitions, no counters, no NICs; one slice per
+node, 4,000 devices at 500 nodes), where reading a cluster costs more waiting than decoding. The file is
 written as it is generated (a `kind: List` with the DRASnapshot header first), so the generator
 never holds the fleet in memory. Files go to .cache/bench/ (ignored by git).
 """
@@ -42,6 +44,8 @@ MIG = (
     ("1g.10gb", "10Gi", "16", (6,)), ("1g.10gb", "10Gi", "16", (7,)),
 )
 DEVICES_PER_NODE = GPUS * (1 + len(MIG)) + NICS
+SHAPES = {"partitioned": DEVICES_PER_NODE, "whole": GPUS}
+"""Each shape of node and its devices."""
 KUBERNETES_VERSION = "v1.37.0"
 SEPARATORS = (",", ":")
 
@@ -68,7 +72,9 @@ def _gpu_attributes(node: int, gpu: int, product: str, profile: str | None) -> d
     return attributes
 
 
-def node_objects(n: int) -> list[dict]:
+def node_objects(n: int, shape: str = "partitioned") -> list[dict]:
+    if shape == "whole":
+        return whole_gpu_node_objects(n)
     node = f"gpu-node-{n:05d}"
     pool = {"name": node, "generation": 1, "resourceSliceCount": 3}
     counter_sets, devices = [], []
@@ -96,9 +102,7 @@ def node_objects(n: int) -> list[dict]:
                                  "controller": True}]}
     per_half = GPUS * (1 + len(MIG)) // 2  # at most 64 devices with counters per slice
     objects = [
-        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": {
-            "kubernetes.io/hostname": node, "topology.kubernetes.io/zone": f"zone-{n % 4}"}},
-         "status": {"allocatable": {"cpu": "192", "memory": "2Ti", "pods": "110"}}},
+        _node(node, n),
         {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
          "metadata": {"name": f"{node}-counters", "uid": f"slice-c-{n}", **meta},
          "spec": {"driver": GPU_DRIVER, "nodeName": node, "pool": pool, "sharedCounters": counter_sets}},
@@ -111,15 +115,42 @@ def node_objects(n: int) -> list[dict]:
          "spec": {"driver": NIC_DRIVER, "nodeName": node,
                   "pool": {"name": node, "generation": 1, "resourceSliceCount": 1}, "devices": devices[-NICS:]}},
     ]
-    results = [{"request": "gpu", "driver": GPU_DRIVER, "pool": node, "device": d} for d in ("gpu-0", "gpu-3-mig-4")]
-    objects.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                    "metadata": {"name": f"held-{n:05d}", "namespace": NAMESPACE, "uid": f"uid-held-{n}"},
-                    "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
-                        "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 2}}]}},
-                    "status": {"allocation": {"devices": {"results": results}, "nodeSelector": {
-                        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
-                                                                "values": [node]}]}]}}}})
+    objects.append(_held_claim(n, node, ("gpu-0", "gpu-3-mig-4")))
     return objects
+
+
+def whole_gpu_node_objects(n: int) -> list[dict]:
+    """The lighter node: 8 whole GPUs in one slice, and the same held claim (two of its GPUs)."""
+    node = f"gpu-node-{n:05d}"
+    devices = [{"name": f"gpu-{g}", "attributes": _gpu_attributes(n, g, "NVIDIA H100 80GB HBM3", None),
+                "capacity": {"memory": {"value": "80Gi"}, "multiprocessors": {"value": "132"}}}
+               for g in range(GPUS)]
+    return [
+        _node(node, n),
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+         "metadata": {"name": f"{node}-gpus", "uid": f"slice-g-{n}", "resourceVersion": str(1000 + n),
+                      "creationTimestamp": "2026-11-30T08:00:00Z"},
+         "spec": {"driver": GPU_DRIVER, "nodeName": node,
+                  "pool": {"name": node, "generation": 1, "resourceSliceCount": 1}, "devices": devices}},
+        _held_claim(n, node, ("gpu-0", "gpu-3")),
+    ]
+
+
+def _node(node: str, n: int) -> dict:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": {
+        "kubernetes.io/hostname": node, "topology.kubernetes.io/zone": f"zone-{n % 4}"}},
+        "status": {"allocatable": {"cpu": "192", "memory": "2Ti", "pods": "110"}}}
+
+
+def _held_claim(n: int, node: str, held: tuple[str, ...]) -> dict:
+    results = [{"request": "gpu", "driver": GPU_DRIVER, "pool": node, "device": d} for d in held]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": f"held-{n:05d}", "namespace": NAMESPACE, "uid": f"uid-held-{n}"},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": len(held)}}]}},
+            "status": {"allocation": {"devices": {"results": results}, "nodeSelector": {
+                "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                                                        "values": [node]}]}]}}}}
 
 
 def cluster_objects() -> list[dict]:
@@ -152,7 +183,7 @@ def header() -> dict:
             "kubernetesVersion": KUBERNETES_VERSION, "resourceAPIVersion": "resource.k8s.io/v1"}
 
 
-def write(nodes: int, path: Path) -> Path:
+def write(nodes: int, path: Path, shape: str = "partitioned") -> Path:
     """Write the fleet of `nodes` nodes to `path` (JSON, one item per line), streaming."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
@@ -162,28 +193,33 @@ def write(nodes: int, path: Path) -> Path:
         for obj in cluster_objects():
             out.write(",\n" + json.dumps(obj, separators=SEPARATORS))
         for n in range(nodes):
-            for obj in node_objects(n):
+            for obj in node_objects(n, shape):
                 out.write(",\n" + json.dumps(obj, separators=SEPARATORS))
         out.write("\n]}\n")
     os.replace(tmp, path)
     return path
 
 
-def fleet_file(nodes: int) -> Path:
+def cached_path(nodes: int, shape: str = "partitioned") -> Path:
+    return CACHE / (f"fleet-{nodes}.json" if shape == "partitioned" else f"fleet-{shape}-{nodes}.json")
+
+
+def fleet_file(nodes: int, shape: str = "partitioned") -> Path:
     """The cached file for `nodes` nodes, written on first use."""
-    path = CACHE / f"fleet-{nodes}.json"
+    path = cached_path(nodes, shape)
     if not path.exists():
-        write(nodes, path)
+        write(nodes, path, shape)
     return path
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=500)
+    parser.add_argument("--shape", choices=tuple(SHAPES), default="partitioned")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    path = write(args.nodes, args.out or CACHE / f"fleet-{args.nodes}.json")
-    print(f"{path}: {args.nodes} nodes, {args.nodes * DEVICES_PER_NODE} devices, "
+    path = write(args.nodes, args.out or cached_path(args.nodes, args.shape), args.shape)
+    print(f"{path}: {args.nodes} nodes, {args.nodes * SHAPES[args.shape]} devices, "
           f"{path.stat().st_size / 1e6:.1f} MB")
 
 

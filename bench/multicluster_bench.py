@@ -1,12 +1,20 @@
-"""A fleet of clusters from files: `pools` over 10 snapshot files of 500 nodes each (bench/fleet.py's
-cluster: 40,000 devices, about 18 MB each) in one invocation, against the 10 single-cluster runs a
-loop over contexts does today; and `fit -f` of a 16-pod job across the 10 clusters.
+"""A fleet of clusters, from files or live: `pools` over 10 clusters of 500 nodes each (bench/fleet.py's
+cluster: 40,000 devices each) in one invocation, against the 10 single-cluster runs a loop over
+contexts does today; and `fit -f` of a 16-pod job across the 10 clusters.
 
     nice .venv/bin/python bench/multicluster_bench.py [--clusters 10] [--nodes 500] [--runs 3]
+        [--shape partitioned|whole] [--live]
+
+From files, each cluster is a snapshot file. With --live, one etcd and one kube-apiserver per
+cluster run here (bench/live_fleet.py: the Go harness's binaries, each apiserver its own
+--etcd-prefix), filled over the API (not timed), with one kubeconfig of contexts c0..c9; every
+process is stopped at the end, on an error or on Ctrl-C. `--shape whole` is the lighter cluster
+(8 whole GPUs per node, no partitions).
 
 Every command is a child process with output to /dev/null; wall seconds, best of `--runs`, and the
-child's peak RSS. Targets: the fleet's `pools` <= 1.1x the sum of the single runs (files are read
-on one core: no overlap to gain, and nothing may be lost either); fit across the fleet <= 3 s.
+child's peak RSS. Targets: the fleet's `pools` <= 1.1x the sum of the single runs from files (read
+on the cores there are: nothing may be lost), <= 1.5x the slowest single cluster live (the reads
+overlap); fit across the fleet <= 3 s.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -24,7 +33,8 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import fleet  # noqa: E402
 
-EXE = str(REPO / ".venv" / "bin" / "kubectl-dra")
+EXE = str(Path(sys.executable).parent / "kubectl-dra")
+"""The kubectl-dra of the interpreter running the bench (PYTHONPATH picks the checkout)."""
 
 
 def run_child(argv: list[str], expect: tuple[int, ...] = (0,)) -> tuple[float, float]:
@@ -72,35 +82,61 @@ spec:
     return path
 
 
+def measure(runs: int, singles: list[list[str]], together: list[str], manifest: Path) -> None:
+    """`pools -o json` per cluster and over the fleet, then `fit -f` in the first cluster and across
+    the fleet; `singles` and `together` are the source flags of each."""
+    single = [best(runs, [EXE, *flags, "pools", "-o", "json"]) for flags in singles]
+    fleet_wall, fleet_rss = best(runs, [EXE, *together, "pools", "-o", "json"])
+    total, slowest = sum(wall for wall, _ in single), max(wall for wall, _ in single)
+    print(f"pools, {len(singles)} clusters:")
+    print(f"  single runs: sum {total:.2f} s (fastest {min(w for w, _ in single):.2f} s, slowest {slowest:.2f} s, "
+          f"peak RSS {max(r for _, r in single):.0f} MB)")
+    print(f"  one fleet run: {fleet_wall:.2f} s, peak RSS {fleet_rss:.0f} MB; {fleet_wall / total:.2f}x the sum "
+          f"(target from files <= 1.1x), {fleet_wall / slowest:.2f}x the slowest (target live <= 1.5x)")
+    single_fit, _ = best(runs, [EXE, *singles[0], "fit", "-f", str(manifest)], (0, 1))
+    fleet_fit, fit_rss = best(runs, [EXE, *together, "fit", "-f", str(manifest)], (0, 1))
+    print(f"fit -f (16 pods), one cluster: {single_fit:.2f} s; across {len(singles)} clusters: {fleet_fit:.2f} s "
+          f"(target <= 3 s), peak RSS {fit_rss:.0f} MB", flush=True)
+
+
+def from_files(args: argparse.Namespace, manifest: Path) -> None:
+    source = fleet.fleet_file(args.nodes, args.shape)
+    files = []
+    for index in range(args.clusters):  # one file per cluster: each is read on its own
+        path = source.with_name(f"{source.stem}-c{index}.json")
+        if not path.exists():
+            os.link(source, path)
+        files.append(path)
+    print(f"{args.clusters} clusters x {args.nodes} nodes ({args.shape}) from files")
+    measure(args.runs, [["--from", str(path)] for path in files],
+            [flag for index, path in enumerate(files) for flag in ("--from", f"c{index}={path}")], manifest)
+
+
+def live(args: argparse.Namespace, manifest: Path) -> None:
+    from live_fleet import LiveFleet
+
+    # Ctrl-C and a plain kill both end in LiveFleet.__exit__, which stops every process it started.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    with LiveFleet(args.clusters, args.nodes, args.shape) as clusters:
+        written, seconds = clusters.fill()
+        print(f"{args.clusters} live clusters x {args.nodes} nodes ({args.shape}): {written} objects written "
+              f"in {seconds:.0f} s", flush=True)
+        kubeconfig = ["--kubeconfig", str(clusters.kubeconfig)]
+        measure(args.runs, [[*kubeconfig, "--context", name] for name in clusters.contexts()],
+                [*kubeconfig, "--context", ",".join(clusters.contexts())], manifest)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clusters", type=int, default=10)
     parser.add_argument("--nodes", type=int, default=500)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--shape", choices=tuple(fleet.SHAPES), default="partitioned")
+    parser.add_argument("--live", action="store_true", help="local kube-apiservers instead of snapshot files")
     args = parser.parse_args()
-    source = fleet.fleet_file(args.nodes)
-    files = []
-    for index in range(args.clusters):  # one file per cluster: each is read on its own
-        path = fleet.CACHE / f"fleet-{args.nodes}-c{index}.json"
-        if not path.exists():
-            os.link(source, path)
-        files.append(path)
-    fleet_flags = [flag for index, path in enumerate(files) for flag in ("--from", f"c{index}={path}")]
-
-    singles = [best(args.runs, [EXE, "--from", str(path), "pools", "-o", "json"]) for path in files]
-    together, together_rss = best(args.runs, [EXE, *fleet_flags, "pools", "-o", "json"])
-    total = sum(wall for wall, _ in singles)
-    print(f"pools, {args.clusters} clusters x {args.nodes} nodes from files:")
-    print(f"  single runs: sum {total:.2f} s (slowest {max(w for w, _ in singles):.2f} s, "
-          f"peak RSS {max(r for _, r in singles):.0f} MB)")
-    print(f"  one fleet run: {together:.2f} s, peak RSS {together_rss:.0f} MB; ratio {together / total:.2f}x "
-          f"the sum (target <= 1.1x)")
-
+    fleet.CACHE.mkdir(parents=True, exist_ok=True)
     manifest = job(fleet.CACHE / "fleet-job-16.yaml")
-    single_fit, _ = best(args.runs, [EXE, "--from", str(files[0]), "fit", "-f", str(manifest)], (0, 1))
-    fleet_fit, fit_rss = best(args.runs, [EXE, *fleet_flags, "fit", "-f", str(manifest)], (0, 1))
-    print(f"fit -f (16 pods), one cluster: {single_fit:.2f} s; across {args.clusters} clusters: {fleet_fit:.2f} s "
-          f"(target <= 3 s), peak RSS {fit_rss:.0f} MB")
+    (live if args.live else from_files)(args, manifest)
 
 
 if __name__ == "__main__":
