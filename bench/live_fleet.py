@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO / "tests"))
 import fleet  # noqa: E402  (bench/fleet.py: this script's folder is on the path)
 
 from e2e import harness  # noqa: E402
-from e2e.controlplane import RUNTIME_CONFIG, Component, free_port  # noqa: E402
+from e2e.controlplane import Component, apiserver_args, free_port  # noqa: E402
 
 READY_TIMEOUT_S = 120.0
 FILL_CONNECTIONS = 6
@@ -82,17 +82,9 @@ class LiveFleet:
         for index in range(self.clusters):
             port = free_port()
             self.ports.append(port)
-            self.components.append(Component(f"kube-apiserver-c{index}", [
-                str(harness.binary("kube-apiserver")), f"--etcd-servers={etcd_url}",
-                f"--etcd-prefix=/fleet/c{index}", "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-                f"--secure-port={port}", f"--cert-dir={self.workdir / f'certs-c{index}'}",
-                f"--token-auth-file={self.workdir / 'tokens.csv'}", "--authorization-mode=RBAC",
-                "--service-account-issuer=https://kubernetes.default.svc",
-                f"--service-account-key-file={self.workdir / 'sa.pub'}",
-                f"--service-account-signing-key-file={self.workdir / 'sa.key'}",
-                "--service-cluster-ip-range=10.0.0.0/24", "--endpoint-reconciler-type=none",
-                "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority",
-                f"--runtime-config={RUNTIME_CONFIG}"],
+            args = apiserver_args(self.workdir, etcd_url, port, self.workdir / f"certs-c{index}",
+                                  etcd_prefix=f"/fleet/c{index}")
+            self.components.append(Component(f"kube-apiserver-c{index}", args,
                 self.workdir / f"kube-apiserver-c{index}.log", f"https://127.0.0.1:{port}/readyz"))
         for component in self.components[1:]:
             component.start()  # all at once: each takes seconds of CPU to come up

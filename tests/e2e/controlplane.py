@@ -229,21 +229,8 @@ class ControlPlane:
                 f"--initial-cluster=e2e={peer}", "--unsafe-no-fsync", "--log-level=warn"]
 
     def _apiserver_args(self) -> list[str]:
-        args = [str(harness.binary("kube-apiserver")),
-                f"--etcd-servers={self.etcd_url}", "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-                f"--secure-port={self.apiserver_port}", f"--cert-dir={self.workdir / 'certs'}",
-                f"--token-auth-file={self.workdir / 'tokens.csv'}", "--authorization-mode=RBAC",
-                "--service-account-issuer=https://kubernetes.default.svc",
-                f"--service-account-key-file={self.workdir / 'sa.pub'}",
-                f"--service-account-signing-key-file={self.workdir / 'sa.key'}",
-                "--service-cluster-ip-range=10.0.0.0/24", "--endpoint-reconciler-type=none",
-                # No service-account, node-lifecycle or priority controllers run: these plugins
-                # would reject pods or taint the fake nodes forever.
-                "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority",
-                f"--runtime-config={self.runtime_config}"]
-        if self.feature_gates:
-            args.append(f"--feature-gates={self.feature_gates}")
-        return args
+        return apiserver_args(self.workdir, self.etcd_url, self.apiserver_port, self.workdir / "certs",
+                              self.runtime_config, self.feature_gates)
 
     def _scheduler_args(self, port: int) -> list[str]:
         args = [str(harness.binary("kube-scheduler")), f"--kubeconfig={self.kubeconfig}",
@@ -269,6 +256,30 @@ class ControlPlane:
                      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                                  "name": "e2e-restricted"},
                      "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "restricted"}]})
+
+
+def apiserver_args(workdir: Path, etcd_url: str, port: int, cert_dir: Path, runtime_config: str = RUNTIME_CONFIG,
+                   feature_gates: str = FEATURE_GATES, etcd_prefix: str | None = None) -> list[str]:
+    """kube-apiserver on 127.0.0.1:`port` over etcd at `etcd_url`, with the tokens and service
+    account keys in `workdir` (tokens.csv, sa.key, sa.pub); `etcd_prefix` keeps several apiservers
+    apart on one etcd."""
+    args = [str(harness.binary("kube-apiserver")),
+            f"--etcd-servers={etcd_url}", "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+            f"--secure-port={port}", f"--cert-dir={cert_dir}",
+            f"--token-auth-file={workdir / 'tokens.csv'}", "--authorization-mode=RBAC",
+            "--service-account-issuer=https://kubernetes.default.svc",
+            f"--service-account-key-file={workdir / 'sa.pub'}",
+            f"--service-account-signing-key-file={workdir / 'sa.key'}",
+            "--service-cluster-ip-range=10.0.0.0/24", "--endpoint-reconciler-type=none",
+            # No service-account, node-lifecycle or priority controllers run: these plugins
+            # would reject pods or taint the fake nodes forever.
+            "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority",
+            f"--runtime-config={runtime_config}"]
+    if etcd_prefix:
+        args.append(f"--etcd-prefix={etcd_prefix}")
+    if feature_gates:
+        args.append(f"--feature-gates={feature_gates}")
+    return args
 
 
 def make_node(name: str, labels: dict | None = None) -> dict:
