@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import os
+import sys
+from multiprocessing.connection import Connection
+from typing import Callable, TypeVar, cast
 
 from kubectl_dra.errors import CommandError
 from kubectl_dra.session import Session
@@ -48,30 +52,99 @@ class Loaded:
         return status
 
 
+def read_member(member: Member) -> Loaded:
+    """One member read; a failure of any kind is that member's (Unknown), never the fleet's."""
+    config = member.config
+    if not config.offline and config.request_timeout is None:
+        config = dataclasses.replace(config, request_timeout=MEMBER_REQUEST_TIMEOUT_S)
+    session = None
+    try:
+        session = Session(config)
+        session.quiet = True
+        session.read()
+    except CommandError as error:
+        return Loaded(member, None, str(error))
+    except Exception as error:
+        return Loaded(member, None, f"{type(error).__name__}: {' '.join(str(error).split())}")
+    finally:
+        if session is not None:
+            session.release_warnings()
+    return Loaded(member, session)
+
+
 def load_fleet(members: list[Member]) -> list[Loaded]:
     """Every member read, in the members' order; warnings stay in each session (printed by the
     caller with the member's name)."""
-
-    def read(member: Member) -> Loaded:
-        config = member.config
-        if not config.offline and config.request_timeout is None:
-            config = dataclasses.replace(config, request_timeout=MEMBER_REQUEST_TIMEOUT_S)
-        session = None
-        try:
-            session = Session(config)
-            session.quiet = True
-            session.read()
-        except CommandError as error:
-            return Loaded(member, None, str(error))
-        except Exception as error:  # a member's failure of any kind is that member's, never the fleet's
-            return Loaded(member, None, f"{type(error).__name__}: {' '.join(str(error).split())}")
-        finally:
-            if session is not None:
-                session.release_warnings()
-        return Loaded(member, session)
-
     if len(members) == 1:
-        return [read(members[0])]
+        return [read_member(members[0])]
     with concurrent.futures.ThreadPoolExecutor(max_workers=min(READERS, len(members)),
                                                thread_name_prefix="fleet-read") as pool:
-        return list(pool.map(read, members))
+        return list(pool.map(read_member, members))
+
+
+Result = TypeVar("Result")
+
+
+def each_member_in_workers(members: list[Member], work: Callable[[Loaded, int], Result]) -> list[Result]:
+    """`work(loaded, index)` for every member (index: its place in `members`), each read and worked
+    on in a forked process of its own, at most READERS at once; only work's result (picklable, and
+    small: a plan, rows) comes back, in the members' order. Reading a cluster is mostly Python
+    (decoding, interning, checking, the model) and so is judging it: threads of one interpreter run
+    them one at a time, processes run them on every core. A worker's exception is raised here.
+    Where fork is not the way to start a process (not Linux) or one member is asked for, the
+    members are read on threads and worked on here, one after another."""
+    if len(members) == 1 or not sys.platform.startswith("linux"):
+        return [work(loaded, index) for index, loaded in enumerate(load_fleet(members))]
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    results: dict[int, Result] = {}
+    running: dict = {}
+    waiting = list(enumerate(members))
+    for stream in (sys.stdout, sys.stderr):  # what is buffered here must not be written again by a child
+        stream.flush()
+    try:
+        while waiting or running:
+            while waiting and len(running) < READERS:
+                index, member = waiting.pop(0)
+                receiver, sender = context.Pipe(duplex=False)
+                process = context.Process(target=_work_and_send, args=(member, index, work, sender),
+                                          name=f"fleet-{member.name}", daemon=True)
+                process.start()
+                sender.close()
+                running[receiver] = (index, member, process)
+            for ready in multiprocessing.connection.wait(list(running)):
+                index, member, process = running.pop(ready)
+                receiver = cast(Connection, ready)
+                try:
+                    outcome, value = receiver.recv()
+                except EOFError:
+                    process.join()
+                    raise RuntimeError(f"cluster {member.name}: its worker process ended "
+                                       f"(exit status {process.exitcode}) without an answer") from None
+                finally:
+                    receiver.close()
+                process.join()
+                if outcome == "raised":
+                    raise value
+                results[index] = value
+    finally:
+        for _, _, process in running.values():
+            process.kill()
+            process.join()
+    return [results[index] for index in range(len(members))]
+
+
+def _work_and_send(member: Member, index: int, work: Callable[[Loaded, int], Result], sender) -> None:
+    try:
+        message: tuple = ("done", work(read_member(member), index))
+    except BaseException as error:
+        message = ("raised", error)
+    try:
+        sender.send(message)
+    except Exception as error:  # an exception that does not pickle still says what it was
+        sender.send(("raised", RuntimeError(f"cluster {member.name}: {type(error).__name__}: {error}")))
+    sender.close()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(0)  # the child's heap is the parent's copy and a whole cluster: nothing to tear down

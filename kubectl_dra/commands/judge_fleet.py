@@ -42,24 +42,39 @@ class Judgement:
 
 @dataclasses.dataclass
 class ClusterVerdict:
-    """One cluster's answer, or why it has none (unreadable, or the input is wrong there)."""
+    """One cluster's answer as the fleet's output uses it, or why it has none (unreadable, or the
+    input is wrong there). Made where the cluster was judged (a worker process): the answer itself
+    stays there, only what is printed comes back."""
 
     cluster: str
-    answer: Any = None
+    known: bool = False
+    fits: bool = False
+    amount: int = 0
+    line: str = ""
+    text: str = ""
+    """The answer as the command prints it alone (text output only)."""
+    document: dict | None = None
+    """The answer's JSON (json and yaml output only)."""
     failure: str | None = None
     input_error: bool = False
     """The cluster was read, and the input is wrong there (a node, class or workload it lacks)."""
 
-    def rank(self, judgement: Judgement) -> tuple:
-        if self.answer is None:
+    @classmethod
+    def of(cls, cluster: str, answer: Any, judgement: Judgement, output: str) -> ClusterVerdict:
+        return cls(cluster, True, judgement.yes(answer), judgement.amount(answer), judgement.line(cluster, answer),
+                   judgement.text(answer) if output == "text" else "",
+                   answer.to_dict() if output != "text" else None)
+
+    def rank(self) -> tuple:
+        if not self.known:
             return (2, 0)
-        return (0 if judgement.yes(self.answer) else 1, -judgement.amount(self.answer))
+        return (0 if self.fits else 1, -self.amount)
 
     def to_dict(self, judgement: Judgement) -> dict:
-        data: dict = {"cluster": self.cluster, "status": "Known" if self.answer is not None else "Unknown"}
-        if self.answer is not None:
-            data["fits"] = judgement.yes(self.answer)
-            data[judgement.answer_key] = self.answer.to_dict()
+        data: dict = {"cluster": self.cluster, "status": "Known" if self.known else "Unknown"}
+        if self.known:
+            data["fits"] = self.fits
+            data[judgement.answer_key] = self.document
         else:
             data["reason"] = self.failure
         return data
@@ -67,40 +82,42 @@ class ClusterVerdict:
 
 def judge_across(ctx: click.Context, members, judgement: Judgement, output: str) -> None:
     from kubectl_dra.commands.fleet_lists import print_member_warnings
-    from kubectl_dra.commands.fleet_state import read_fleet
+    from kubectl_dra.fleet import each_member_in_workers
 
-    verdicts = []
-    for index, member in enumerate(read_fleet(members)):
+    def judge_member(member, index: int) -> tuple[list[str], ClusterVerdict]:
+        """The member's load warnings (printed here, in the fleet's order) and its verdict."""
         if member.session is None:
-            verdicts.append(ClusterVerdict(member.name, failure=member.failure))
-            continue
-        print_member_warnings(member.name, member.session.warnings)
+            return [], ClusterVerdict(member.name, failure=member.failure)
+        warnings = list(member.session.warnings)
         member.session.route_allocator_warnings()
         try:
             answer = judgement.judge(member.session, index == 0)
         except CommandError as error:
-            verdicts.append(ClusterVerdict(member.name, failure=str(error), input_error=isinstance(error, InputError)))
-            continue
+            return warnings, ClusterVerdict(member.name, failure=str(error), input_error=isinstance(error, InputError))
         finally:
             member.session.release_warnings()
-        verdicts.append(ClusterVerdict(member.name, answer))
+        return warnings, ClusterVerdict.of(member.name, answer, judgement, output)
+
+    verdicts = []
+    for warnings, verdict in each_member_in_workers(members, judge_member):
+        print_member_warnings(verdict.cluster, warnings)
+        verdicts.append(verdict)
     wrong = {v.failure for v in verdicts if v.input_error}
-    if len(wrong) == 1 and all(v.answer is None for v in verdicts):
+    if len(wrong) == 1 and all(not v.known for v in verdicts):
         raise InputError(str(wrong.pop()))  # the input itself is wrong: every cluster that read it says so
-    ranked = sorted(verdicts, key=lambda v: v.rank(judgement))  # stable: the fleet's order among equals
-    yes = [v for v in ranked if v.answer is not None and judgement.yes(v.answer)]
+    ranked = sorted(verdicts, key=ClusterVerdict.rank)  # stable: the fleet's order among equals
+    yes = [v for v in ranked if v.known and v.fits]
     _emit(ranked, judgement, output, yes[0].cluster if yes else None)
     ctx.exit(EXIT_OK if yes else EXIT_DOES_NOT_FIT)
 
 
 def _emit(ranked: list[ClusterVerdict], judgement: Judgement, output: str, best_yes: str | None) -> None:
     if output == "text":
-        lines = [f"{v.cluster}: Unknown: {v.failure}" if v.answer is None else judgement.line(v.cluster, v.answer)
-                 for v in ranked]
+        lines = [v.line if v.known else f"{v.cluster}: Unknown: {v.failure}" for v in ranked]
         text = "".join(safe_line(line) + "\n" for line in lines)
-        best = next((v for v in ranked if v.answer is not None), None)
+        best = next((v for v in ranked if v.known), None)
         if best is not None:
-            text += f"\n{best.cluster}:\n" + judgement.text(best.answer)
+            text += f"\n{best.cluster}:\n" + best.text
         click.echo(text, nl=False)
         return
     from kubectl_dra.json_codec import to_json

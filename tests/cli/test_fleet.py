@@ -5,6 +5,7 @@ Unknown and never stops the others). Goldens: tests/cli/golden/fleet/."""
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -12,9 +13,10 @@ import yaml
 
 from kubectl_dra.commands import common
 from kubectl_dra.errors import InputError
+from kubectl_dra.fleet import each_member_in_workers
 from kubectl_dra.sources.base import SourceConfig
-from kubectl_dra.sources.files import DEMO_PATH
-from kubectl_dra.sources.fleet import fleet_of, split_named_file
+from kubectl_dra.sources.files import DEMO_PATH, file_store
+from kubectl_dra.sources.fleet import Member, fleet_of, split_named_file
 
 from .conftest import FIXTURES, check_golden
 from .test_cli_golden import FROZEN_NOW
@@ -141,6 +143,35 @@ def test_fleet_selection_rules():
     assert split_named_file("eu=snap.yaml") == ("eu", "snap.yaml")
     with pytest.raises(InputError, match="is not a cluster name"):
         split_named_file("a b=snap.yaml")
+
+
+def _pools_and_index(loaded, index: int) -> tuple[str, int, int, int]:
+    return loaded.name, index, len(loaded.session.store.items("ResourceSlice")), os.getpid()
+
+
+def _fails_in_the_second(loaded, index: int) -> str:
+    if index == 1:
+        raise InputError(f"{loaded.name}: wrong here")
+    return loaded.name
+
+
+def _dies_in_the_second(loaded, index: int) -> str:
+    if index == 1:
+        os._exit(3)
+    return loaded.name
+
+
+def test_members_worked_on_in_processes_come_back_in_order_with_what_a_worker_raised_or_how_it_ended():
+    members = [Member(name, SourceConfig(from_file=str(path))) for name, path in
+               (("a", DEMO_PATH), ("b", FIXTURES / "kubectl-get-nvidia.yaml"), ("c", DEMO_PATH))]
+    results = each_member_in_workers(members, _pools_and_index)
+    demo_slices = len(file_store(str(DEMO_PATH)).items("ResourceSlice"))
+    assert [result[:3] for result in results] == [("a", 0, demo_slices), ("b", 1, results[1][2]), ("c", 2, demo_slices)]
+    assert os.getpid() not in {result[3] for result in results} and len({result[3] for result in results}) == 3
+    with pytest.raises(InputError, match="b: wrong here"):
+        each_member_in_workers(members, _fails_in_the_second)
+    with pytest.raises(RuntimeError, match=r"cluster b: its worker process ended \(exit status 3\)"):
+        each_member_in_workers(members, _dies_in_the_second)
 
 
 FIT = FIXTURES / "fit"
