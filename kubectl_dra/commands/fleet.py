@@ -31,21 +31,24 @@ def fleet(ctx, output, no_headers):
     members = fleet_members(ctx)
     if members is None:
         session = open_session(ctx)
-        loaded = [(_single_name(session.store.connection), session, None)]
+        rows = [ClusterRow(_single_name(session.store.connection), _summary(session))]
+        context = render_context(session)
     else:
-        from kubectl_dra.commands.fleet_state import read_fleet
+        from kubectl_dra.fleet import each_member_in_workers
 
-        loaded = [(m.name, m.session, m.failure) for m in read_fleet(members)]
-    rows = []
-    for name, session, failure in loaded:
-        if session is None:
-            rows.append(ClusterRow(name, None, failure or ""))
-            continue
-        if members is not None:
-            print_member_warnings(name, session.warnings)
-        rows.append(ClusterRow(name, _summary(session)))
-    first = next((session for _, session, _ in loaded if session is not None), None)
-    context = render_context(first) if first is not None else None
+        def summarize_member(member, index: int):
+            """The member's row, its load warnings and its render context (None when unread)."""
+            if member.session is None:
+                return ClusterRow(member.name, None, member.failure or ""), [], None
+            warnings = list(member.session.warnings)
+            return ClusterRow(member.name, _summary(member.session)), warnings, render_context(member.session)
+
+        rows, contexts = [], []
+        for row, warnings, member_context in each_member_in_workers(members, summarize_member):
+            print_member_warnings(row.name, warnings)
+            rows.append(row)
+            contexts.append(member_context)
+        context = next((each for each in contexts if each is not None), None)
     if context is None:
         from kubectl_dra.commands.common import now
         from kubectl_dra.render.base import RenderContext
@@ -75,8 +78,9 @@ def _single_name(connection) -> str:
 
 
 def _summary(session):
-    from kubectl_dra.commands.common import cluster_model, now
+    from kubectl_dra.commands.common import now
     from kubectl_dra.doctor.summary import summarize
+    from kubectl_dra.model import ClusterModel
 
-    model = cluster_model(session.store)
+    model = ClusterModel.from_store(session.store)
     return summarize(model, session.store.connection.reference_time(now()))
