@@ -6,15 +6,22 @@ requests on kept-alive connections), and one kubeconfig names a context per clus
 
 Every process runs in its own group (tests/e2e/controlplane.Component) and `LiveFleet.stop`
 ends them all; use it as a context manager so Ctrl-C stops them too.
+
+    nice .venv/bin/python bench/live_fleet.py [--clusters 10] [--nodes 500] [--shape partitioned|whole]
+
+starts and fills a fleet, prints its kubeconfig and keeps it running until Ctrl-C or SIGTERM (for
+`multicluster_bench.py --kubeconfig FILE`, which then measures it again and again without filling).
 """
 
 from __future__ import annotations
 
+import argparse
 import concurrent.futures
 import http.client
 import json
 import secrets
 import shutil
+import signal
 import ssl
 import subprocess
 import sys
@@ -222,3 +229,24 @@ class _Writer:
         if response.status >= 300:
             raise RuntimeError(f"{method} {path}: {response.status}: {payload[:300]!r}")
         return json.loads(payload)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clusters", type=int, default=10)
+    parser.add_argument("--nodes", type=int, default=500)
+    parser.add_argument("--shape", choices=tuple(fleet.SHAPES), default="partitioned")
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    with LiveFleet(args.clusters, args.nodes, args.shape) as clusters:
+        written, seconds = clusters.fill()
+        print(f"{written} objects written in {seconds:.0f} s; kubeconfig {clusters.kubeconfig} "
+              f"(contexts {','.join(clusters.contexts())}); Ctrl-C stops it", flush=True)
+        try:
+            signal.pause()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

@@ -3,7 +3,7 @@ cluster: 40,000 devices each) in one invocation, against the 10 single-cluster r
 contexts does today; and `fit -f` of a 16-pod job across the 10 clusters.
 
     nice .venv/bin/python bench/multicluster_bench.py [--clusters 10] [--nodes 500] [--runs 3]
-        [--shape partitioned|whole] [--live]
+        [--shape partitioned|whole] [--live [--kubeconfig FILE]] [--compare OTHER_CHECKOUT]
 
 From files, each cluster is a snapshot file. With --live, one etcd and one kube-apiserver per
 cluster run here (bench/live_fleet.py: the Go harness's binaries, each apiserver its own
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -37,21 +36,30 @@ EXE = str(Path(sys.executable).parent / "kubectl-dra")
 """The kubectl-dra of the interpreter running the bench (PYTHONPATH picks the checkout)."""
 
 
-def run_child(argv: list[str], expect: tuple[int, ...] = (0,)) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one child process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+def run_child(argv: list[str], env: dict[str, str], expect: tuple[int, ...] = (0,)) -> tuple[float, float]:
+    """Wall seconds and the peak RSS (MB) of the largest process of one command (itself or one of
+    its fleet's worker processes)."""
     start = time.perf_counter()
-    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    assert proc.stderr is not None
+    stderr = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in expect:
-        raise SystemExit(f"{' '.join(argv[:6])} ...: exit {proc.returncode}: {proc.stderr[-400:]}")
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, max(peak, before) / 1024
+        raise SystemExit(f"{' '.join(argv[:6])} ...: exit {proc.returncode}: {stderr[-400:].decode(errors='replace')}")
+    return wall, usage.ru_maxrss / 1024
 
 
-def best(runs: int, argv: list[str], expect: tuple[int, ...] = (0,)) -> tuple[float, float]:
-    results = [run_child(argv, expect) for _ in range(runs)]
+def best(runs: int, argv: list[str], env: dict[str, str], expect: tuple[int, ...] = (0,)) -> tuple[float, float]:
+    results = [run_child(argv, env, expect) for _ in range(runs)]
     return min(r[0] for r in results), max(r[1] for r in results)
+
+
+def checkouts(compare: list[Path]) -> dict[str, dict[str, str]]:
+    """The environment of each checkout whose code is timed: this one, then each of `compare`."""
+    trees = {"this checkout": str(REPO), **{str(path): str(path.resolve()) for path in compare}}
+    return {label: {**os.environ, "PYTHONPATH": tree} for label, tree in trees.items()}
 
 
 def job(path: Path) -> Path:
@@ -82,21 +90,32 @@ spec:
     return path
 
 
-def measure(runs: int, singles: list[list[str]], together: list[str], manifest: Path) -> None:
+def measure(runs: int, singles: list[list[str]], together: list[str], manifest: Path,
+            trees: dict[str, dict[str, str]]) -> None:
     """`pools -o json` per cluster and over the fleet, then `fit -f` in the first cluster and across
-    the fleet; `singles` and `together` are the source flags of each."""
-    single = [best(runs, [EXE, *flags, "pools", "-o", "json"]) for flags in singles]
-    fleet_wall, fleet_rss = best(runs, [EXE, *together, "pools", "-o", "json"])
-    total, slowest = sum(wall for wall, _ in single), max(wall for wall, _ in single)
-    print(f"pools, {len(singles)} clusters:")
-    print(f"  single runs: sum {total:.2f} s (fastest {min(w for w, _ in single):.2f} s, slowest {slowest:.2f} s, "
-          f"peak RSS {max(r for _, r in single):.0f} MB)")
-    print(f"  one fleet run: {fleet_wall:.2f} s, peak RSS {fleet_rss:.0f} MB; {fleet_wall / total:.2f}x the sum "
-          f"(target from files <= 1.1x), {fleet_wall / slowest:.2f}x the slowest (target live <= 1.5x)")
-    single_fit, _ = best(runs, [EXE, *singles[0], "fit", "-f", str(manifest)], (0, 1))
-    fleet_fit, fit_rss = best(runs, [EXE, *together, "fit", "-f", str(manifest)], (0, 1))
-    print(f"fit -f (16 pods), one cluster: {single_fit:.2f} s; across {len(singles)} clusters: {fleet_fit:.2f} s "
-          f"(target <= 3 s), peak RSS {fit_rss:.0f} MB", flush=True)
+    the fleet; `singles` and `together` are the source flags of each. Every command is run with
+    each checkout's code in turn before the next command, so that they share the machine's load."""
+    pools, fit = ["pools", "-o", "json"], ["fit", "-f", str(manifest)]
+    commands = [(f"single c{index}", [EXE, *flags, *pools], (0,)) for index, flags in enumerate(singles)]
+    commands += [("fleet pools", [EXE, *together, *pools], (0,)), ("single fit", [EXE, *singles[0], *fit], (0, 1)),
+                 ("fleet fit", [EXE, *together, *fit], (0, 1))]
+    results: dict[str, dict[str, tuple[float, float]]] = {label: {} for label in trees}
+    for name, argv, expect in commands:
+        for label, env in trees.items():
+            results[label][name] = best(runs, argv, env, expect)
+    for label, result in results.items():
+        single = [result[f"single c{index}"] for index in range(len(singles))]
+        total, slowest = sum(wall for wall, _ in single), max(wall for wall, _ in single)
+        fleet_wall, fleet_rss = result["fleet pools"]
+        print(f"{label}:")
+        print(f"  pools, single runs: sum {total:.2f} s (fastest {min(w for w, _ in single):.2f} s, slowest "
+              f"{slowest:.2f} s, peak RSS {max(r for _, r in single):.0f} MB)")
+        print(f"  pools, one fleet run: {fleet_wall:.2f} s (largest process {fleet_rss:.0f} MB); "
+              f"{fleet_wall / total:.2f}x the sum (target from files <= 1.1x), "
+              f"{fleet_wall / slowest:.2f}x the slowest (target live <= 1.5x)")
+        print(f"  fit -f (16 pods), one cluster: {result['single fit'][0]:.2f} s; across {len(singles)} clusters: "
+              f"{result['fleet fit'][0]:.2f} s (target <= 3 s), largest process {result['fleet fit'][1]:.0f} MB",
+              flush=True)
 
 
 def from_files(args: argparse.Namespace, manifest: Path) -> None:
@@ -109,12 +128,20 @@ def from_files(args: argparse.Namespace, manifest: Path) -> None:
         files.append(path)
     print(f"{args.clusters} clusters x {args.nodes} nodes ({args.shape}) from files")
     measure(args.runs, [["--from", str(path)] for path in files],
-            [flag for index, path in enumerate(files) for flag in ("--from", f"c{index}={path}")], manifest)
+            [flag for index, path in enumerate(files) for flag in ("--from", f"c{index}={path}")], manifest,
+            checkouts(args.compare))
 
 
 def live(args: argparse.Namespace, manifest: Path) -> None:
     from live_fleet import LiveFleet
 
+    if args.kubeconfig:  # a fleet bench/live_fleet.py keeps running
+        contexts = [f"c{index}" for index in range(args.clusters)]
+        kubeconfig = ["--kubeconfig", str(args.kubeconfig)]
+        print(f"{args.clusters} live clusters of {args.kubeconfig}", flush=True)
+        measure(args.runs, [[*kubeconfig, "--context", name] for name in contexts],
+                [*kubeconfig, "--context", ",".join(contexts)], manifest, checkouts(args.compare))
+        return
     # Ctrl-C and a plain kill both end in LiveFleet.__exit__, which stops every process it started.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with LiveFleet(args.clusters, args.nodes, args.shape) as clusters:
@@ -123,7 +150,7 @@ def live(args: argparse.Namespace, manifest: Path) -> None:
               f"in {seconds:.0f} s", flush=True)
         kubeconfig = ["--kubeconfig", str(clusters.kubeconfig)]
         measure(args.runs, [[*kubeconfig, "--context", name] for name in clusters.contexts()],
-                [*kubeconfig, "--context", ",".join(clusters.contexts())], manifest)
+                [*kubeconfig, "--context", ",".join(clusters.contexts())], manifest, checkouts(args.compare))
 
 
 def main() -> None:
@@ -133,6 +160,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--shape", choices=tuple(fleet.SHAPES), default="partitioned")
     parser.add_argument("--live", action="store_true", help="local kube-apiservers instead of snapshot files")
+    parser.add_argument("--kubeconfig", type=Path, help="with --live: measure the running fleet of this "
+                        "kubeconfig (contexts c0, c1, ...: bench/live_fleet.py) instead of starting one")
+    parser.add_argument("--compare", type=Path, action="append", default=[], metavar="DIR",
+                        help="another checkout (e.g. `git archive BASE | tar -x -C DIR`) whose code is timed "
+                             "in the same run, command by command; repeatable")
     args = parser.parse_args()
     fleet.CACHE.mkdir(parents=True, exist_ok=True)
     manifest = job(fleet.CACHE / "fleet-job-16.yaml")

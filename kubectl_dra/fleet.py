@@ -10,12 +10,14 @@ import concurrent.futures
 import dataclasses
 import os
 import sys
-from multiprocessing.connection import Connection
-from typing import Callable, TypeVar, cast
+from typing import TYPE_CHECKING, Callable, TypeVar, cast
 
 from kubectl_dra.errors import CommandError
 from kubectl_dra.session import Session
 from kubectl_dra.sources.fleet import Member
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 READERS = 8
 """Clusters read at once: each read is a handful of LISTs waiting on the network, so threads
@@ -85,18 +87,24 @@ def load_fleet(members: list[Member]) -> list[Loaded]:
 Result = TypeVar("Result")
 
 
-def each_member_in_workers(members: list[Member], work: Callable[[Loaded, int], Result]) -> list[Result]:
+def each_member_in_workers(members: list[Member], work: Callable[[Loaded, int], Result],
+                           warm: Callable[[], None] = lambda: None) -> list[Result]:
     """`work(loaded, index)` for every member (index: its place in `members`), each read and worked
     on in a forked process of its own, at most READERS at once; only work's result (picklable, and
     small: a plan, rows) comes back, in the members' order. Reading a cluster is mostly Python
     (decoding, interning, checking, the model) and so is judging it: threads of one interpreter run
     them one at a time, processes run them on every core. A worker's exception is raised here.
+    `warm` imports what `work` needs and the reading needs is imported here too, once, before the
+    first fork: each worker importing them again cost as much as judging a cluster.
     Where fork is not the way to start a process (not Linux) or one member is asked for, the
     members are read on threads and worked on here, one after another."""
     if len(members) == 1 or not sys.platform.startswith("linux"):
         return [work(loaded, index) for index, loaded in enumerate(load_fleet(members))]
     import multiprocessing
+    import multiprocessing.connection
 
+    _warm_reading(members)
+    warm()
     context = multiprocessing.get_context("fork")
     results: dict[int, Result] = {}
     running: dict = {}
@@ -115,7 +123,7 @@ def each_member_in_workers(members: list[Member], work: Callable[[Loaded, int], 
                 running[receiver] = (index, member, process)
             for ready in multiprocessing.connection.wait(list(running)):
                 index, member, process = running.pop(ready)
-                receiver = cast(Connection, ready)
+                receiver = cast("Connection", ready)
                 try:
                     outcome, value = receiver.recv()
                 except EOFError:
@@ -133,6 +141,23 @@ def each_member_in_workers(members: list[Member], work: Callable[[Loaded, int], 
             process.kill()
             process.join()
     return [results[index] for index in range(len(members))]
+
+
+def _warm_reading(members: list[Member]) -> None:
+    # What Session.read imports on its way: the source of each kind of member, and for files the
+    # allocator's validation (with the CEL engine) that checks them.
+    from kubectl_dra.json_codec import prepare_decoders
+
+    prepare_decoders()
+    if any(member.config.offline for member in members):
+        from allocator import CelCompileError, validate_object  # noqa: F401
+        from kubectl_dra.sources import files  # noqa: F401
+    if not all(member.config.offline for member in members):
+        from kubectl_dra.sources import cluster  # noqa: F401
+        from kubectl_dra.sources.apiserver import load_client_library
+
+        load_client_library()
+    from kubectl_dra import missing_nodes  # noqa: F401
 
 
 def _work_and_send(member: Member, index: int, work: Callable[[Loaded, int], Result], sender) -> None:

@@ -34,6 +34,12 @@ def _fast_decoder():
             (msgspec.DecodeError, msgspec.ValidationError))
 
 
+def prepare_decoders() -> None:
+    """Make the decoders now: processes forked after this (a fleet's readers) share them instead of
+    each importing msgspec and making its own."""
+    _fast_decoder()
+
+
 def decode_json_bytes(data: bytes | mmap.mmap, each: Callable[[dict], None] | None = None):
     """`data` (UTF-8 JSON) as Python objects, decoded by msgspec: about 30% faster than `json`
     on snapshot files and API lists and with no text copy of the input (bench/RESULTS.md). Its values equal json.loads' (big integers stay exact). NOT_DECODED for anything it

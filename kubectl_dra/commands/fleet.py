@@ -44,7 +44,7 @@ def fleet(ctx, output, no_headers):
             return ClusterRow(member.name, _summary(member.session)), warnings, render_context(member.session)
 
         rows, contexts = [], []
-        for row, warnings, member_context in each_member_in_workers(members, summarize_member):
+        for row, warnings, member_context in each_member_in_workers(members, summarize_member, _warm_summary):
             print_member_warnings(row.name, warnings)
             rows.append(row)
             contexts.append(member_context)
@@ -64,6 +64,12 @@ def fleet(ctx, output, no_headers):
     print_view(view, output, no_headers, "No clusters found.")
     if any(row.summary is None for row in rows):
         ctx.exit(EXIT_SERVER_REFUSED)
+
+
+def _warm_summary() -> None:
+    from kubectl_dra import scheduling  # noqa: F401
+    from kubectl_dra.doctor.summary import summarize  # noqa: F401
+    from kubectl_dra.model import ClusterModel  # noqa: F401
 
 
 def _single_name(connection) -> str:

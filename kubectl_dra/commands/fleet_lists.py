@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Callable, cast
+from typing import TYPE_CHECKING, Callable, cast
 
 import click
 
 from kubectl_dra.commands.fleet_choice import fleet_flag, fleet_members
 from kubectl_dra.commands.fleet_state import FLEET_KEY, Collected, FleetRun, MemberRefused
 from kubectl_dra.errors import EXIT_SERVER_REFUSED, InputError
-from kubectl_dra.fleet import Loaded
 from kubectl_dra.invocation import options_of
 from kubectl_dra.options import listing_of, refuse_unused_filters
-from kubectl_dra.render.fleet import DetachedView
 from kubectl_dra.terminal_text import safe_line
+
+if TYPE_CHECKING:  # imported where a fleet is run: every list command imports this module
+    from kubectl_dra.fleet import Loaded
+    from kubectl_dra.render.fleet import DetachedView
 
 
 @dataclasses.dataclass
@@ -55,6 +57,7 @@ def across_fleet(command: Callable) -> Callable:
             raise InputError(f"-w/--watch follows one cluster; {fleet_flag(ctx)} selects several")
         refuse_unused_filters(ctx)
         from kubectl_dra.fleet import each_member_in_workers
+        from kubectl_dra.render.fleet import DetachedView
 
         output = kwargs.get("output", "table")
         made = {"rows": output in ("table", "wide"), "names": output == "name",
@@ -82,13 +85,18 @@ def across_fleet(command: Callable) -> Callable:
             return MemberList(member.name, member.status(), before, list(session.warnings),
                               collected[0] if collected else None)
 
-        results = each_member_in_workers(members, list_member)
+        results = each_member_in_workers(members, list_member, _warm_listing)
         for result in results:
             print_member_warnings(result.name, result.warnings_before)
             print_member_warnings(result.name, result.warnings[len(result.warnings_before):])
         _present(ctx, results, output, kwargs.get("no_headers", False))
 
     return run
+
+
+def _warm_listing() -> None:
+    from kubectl_dra.commands import listing, printing  # noqa: F401
+    from kubectl_dra.model import ClusterModel  # noqa: F401
 
 
 def print_member_warnings(cluster: str, warnings: list[str]) -> None:
@@ -108,7 +116,7 @@ def _present(ctx: click.Context, results: list[MemberList], output: str, no_head
         context = RenderContext(now=collected[0].view.context.now, show_namespace=config.all_namespaces,
                                 warnings=[f"cluster {result.name}: {warning}" for result in results
                                           for warning in result.warnings])
-        view = fleet_view([(each.cluster, cast(DetachedView, each.view)) for each in collected],
+        view = fleet_view([(each.cluster, cast("DetachedView", each.view)) for each in collected],
                           [result.status for result in results], context)
         _select_and_sort(view, listing_of(ctx))
         print_view(view, output, no_headers, collected[0].nothing)

@@ -99,7 +99,7 @@ def judge_across(ctx: click.Context, members, judgement: Judgement, output: str)
         return warnings, ClusterVerdict.of(member.name, answer, judgement, output)
 
     verdicts = []
-    for warnings, verdict in each_member_in_workers(members, judge_member):
+    for warnings, verdict in each_member_in_workers(members, judge_member, _warm_judging):
         print_member_warnings(verdict.cluster, warnings)
         verdicts.append(verdict)
     wrong = {v.failure for v in verdicts if v.input_error}
@@ -109,6 +109,14 @@ def judge_across(ctx: click.Context, members, judgement: Judgement, output: str)
     yes = [v for v in ranked if v.known and v.fits]
     _emit(ranked, judgement, output, yes[0].cluster if yes else None)
     ctx.exit(EXIT_OK if yes else EXIT_DOES_NOT_FIT)
+
+
+def _warm_judging() -> None:
+    from allocator import SelectorEvaluator, explain_pod_object  # noqa: F401
+    from kubectl_dra.commands import manifests  # noqa: F401
+    from kubectl_dra.model import ClusterModel  # noqa: F401
+    from kubectl_dra.scheduling import fit  # noqa: F401
+    from kubectl_dra.workloads import sets  # noqa: F401
 
 
 def _emit(ranked: list[ClusterVerdict], judgement: Judgement, output: str, best_yes: str | None) -> None:

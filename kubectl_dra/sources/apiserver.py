@@ -63,6 +63,13 @@ class Target:
     namespace: str
 
 
+def load_client_library() -> None:
+    """Import the API client library (hundreds of modules) now, where ApiServer.connect would:
+    processes forked after this (a fleet's readers) share it instead of each importing it."""
+    import aiohttp  # noqa: F401
+    from kubernetes_asyncio import client, config  # noqa: F401
+
+
 class ApiServer:
     """One ApiClient in the running event loop. Use `async with await ApiServer.connect(...)`."""
 
