@@ -34,7 +34,7 @@ def fleet(ctx, output, no_headers):
         rows = [ClusterRow(_single_name(session.store.connection), _summary(session))]
         context = render_context(session)
     else:
-        from kubectl_dra.fleet import each_member_in_workers
+        from kubectl_dra.commands.fleet_state import each_member
 
         def summarize_member(member, index: int):
             """The member's row, its load warnings and its render context (None when unread)."""
@@ -44,7 +44,7 @@ def fleet(ctx, output, no_headers):
             return ClusterRow(member.name, _summary(member.session)), warnings, render_context(member.session)
 
         rows, contexts = [], []
-        for row, warnings, member_context in each_member_in_workers(members, summarize_member, _warm_summary):
+        for row, warnings, member_context in each_member(members, summarize_member, _warm_summary):
             print_member_warnings(row.name, warnings)
             rows.append(row)
             contexts.append(member_context)

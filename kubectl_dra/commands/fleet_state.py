@@ -5,22 +5,39 @@ member's), and the views collected from each member (show keeps them instead of 
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 import click
 
 from kubectl_dra import heap
-from kubectl_dra.fleet import Loaded, load_fleet
 from kubectl_dra.render.base import ListView
-from kubectl_dra.sources.fleet import Member
+
+if TYPE_CHECKING:  # imported where a fleet is read: every list command imports this module
+    from kubectl_dra.fleet import Loaded
+    from kubectl_dra.sources.fleet import Member
 
 FLEET_KEY = "kubectl_dra.fleet"
+Result = TypeVar("Result")
 
 
 def read_fleet(members: list[Member]) -> list[Loaded]:
     """Every member of a fleet read (kubectl_dra.fleet.load_fleet); their stores live until the
     command ends, like one cluster's (heap.long_lived)."""
+    from kubectl_dra.fleet import load_fleet
+
     with heap.long_lived():
         return load_fleet(members)
+
+
+def each_member(members: list[Member], work: Callable[[Loaded, int], Result],
+                warm: Callable[[], None] = lambda: None) -> list[Result]:
+    """`work` over every member of a fleet, each read in a worker process of its own
+    (kubectl_dra.fleet.each_member_in_workers), with the collector paused as for one cluster's
+    read (heap.long_lived; a forked worker inherits the pause)."""
+    from kubectl_dra.fleet import each_member_in_workers
+
+    with heap.long_lived():
+        return each_member_in_workers(members, work, warm)
 
 
 class MemberRefused(Exception):

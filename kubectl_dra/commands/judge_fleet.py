@@ -82,7 +82,7 @@ class ClusterVerdict:
 
 def judge_across(ctx: click.Context, members, judgement: Judgement, output: str) -> None:
     from kubectl_dra.commands.fleet_lists import print_member_warnings
-    from kubectl_dra.fleet import each_member_in_workers
+    from kubectl_dra.commands.fleet_state import each_member
 
     def judge_member(member, index: int) -> tuple[list[str], ClusterVerdict]:
         """The member's load warnings (printed here, in the fleet's order) and its verdict."""
@@ -99,7 +99,7 @@ def judge_across(ctx: click.Context, members, judgement: Judgement, output: str)
         return warnings, ClusterVerdict.of(member.name, answer, judgement, output)
 
     verdicts = []
-    for warnings, verdict in each_member_in_workers(members, judge_member, _warm_judging):
+    for warnings, verdict in each_member(members, judge_member, _warm_judging):
         print_member_warnings(verdict.cluster, warnings)
         verdicts.append(verdict)
     wrong = {v.failure for v in verdicts if v.input_error}

@@ -6,7 +6,10 @@ watch connection mid-stream. Everything else is tested against the real apiserve
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import threading
+from collections.abc import Iterator
 
 from aiohttp import web
 
@@ -187,6 +190,23 @@ class FakeApiServer:
             await asyncio.sleep(0)
         await asyncio.sleep(3600)
         return response
+
+
+@contextlib.contextmanager
+def serving(count: int = 1) -> Iterator[list[FakeApiServer]]:
+    """`count` fake API servers started on one event loop of their own thread (a CLI run in a child
+    process talks to them while the test goes on), stopped on leaving."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    servers = [asyncio.run_coroutine_threadsafe(FakeApiServer().start(), loop).result(10) for _ in range(count)]
+    try:
+        yield servers
+    finally:
+        for server in servers:
+            asyncio.run_coroutine_threadsafe(server.stop(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
 
 
 def _status(code: int, reason: str, message: str):

@@ -1,16 +1,14 @@
 """`-w` against a live (fake) API server: the list, then one line per row that changed, as
 `kubectl get -w` prints them; a lost watch says STALE on stderr."""
 
-import asyncio
 import os
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
 
-from .fakeapi import FakeApiServer
+from .fakeapi import serving
 
 
 def a_slice(name, devices):
@@ -22,14 +20,8 @@ def a_slice(name, devices):
 
 @pytest.fixture
 def server():
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    fake = asyncio.run_coroutine_threadsafe(FakeApiServer().start(), loop).result(10)
-    yield fake
-    asyncio.run_coroutine_threadsafe(fake.stop(), loop).result(10)
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(5)
+    with serving() as (fake,):
+        yield fake
 
 
 def _read_lines(stream, count, timeout):

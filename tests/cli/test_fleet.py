@@ -90,7 +90,6 @@ def test_a_broken_cluster_file_is_one_error_line_and_the_others_still_print(run_
      "--from (given 2 times) selects several clusters; 'kubectl dra doctor' reads one"),
     (("--from", f"a={DEMO_PATH}", "--from", f"b={DEMO_PATH}", "taint", "--key", "k", "--driver", "d", "--apply"),
      "selects several clusters; 'kubectl dra taint' reads one"),
-    (("--from", f"a={DEMO_PATH}", "--from", f"b={DEMO_PATH}", "pools", "-w"), "-w/--watch follows one cluster"),
     (("--all-contexts", "--demo", "pools"), "--all-contexts cannot be used with --demo"),
 ])
 def test_what_makes_no_sense_across_clusters_is_one_line_and_exit_2(run_cli, isolated_kubeconfig, argv, message):
