@@ -6,6 +6,10 @@ request timeout while the other still answers."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -18,7 +22,7 @@ from e2e.fixtures import TrackingKubeClient, own_control_plane
 from e2e.kubeclient import KubeClient, scheduled_message
 
 from .prometheus_server import EVERY_SECOND, scraping
-from .test_realcluster_cli import gpu_slice, kubectl_dra, node
+from .test_realcluster_cli import CLI, gpu_slice, kubectl_dra, node
 from .test_realcluster_exporter import Exporter, _clean_env
 from .test_realcluster_fit import Setup, gpus
 
@@ -153,7 +157,11 @@ def fleet_federation(targets: list[str]) -> dict:
     return config
 
 
-def test_lists_read_two_real_clusters_and_a_stopped_one_is_unknown(cluster, kube, second_cluster, tmp_path):
+def test_lists_and_a_watch_read_two_real_clusters_and_a_stopped_one_is_named(cluster, kube, second_cluster,
+                                                                              tmp_path):
+    """The lists read both clusters; a watch of both prints a slice created in prod-b with its
+    CLUSTER, names prod-b on stderr when its apiserver stops and still prints prod-a's changes;
+    then a list names prod-b Unknown within the request timeout and prints prod-a."""
     driver, kubeconfig = two_clusters_with_gpus(cluster, kube, second_cluster, tmp_path, "fleet")
 
     result = kubectl_dra("--kubeconfig", kubeconfig, "--context", "prod-a,prod-b", "pools", "--driver", driver,
@@ -170,7 +178,25 @@ def test_lists_read_two_real_clusters_and_a_stopped_one_is_unknown(cluster, kube
     rows = [line.split()[:3] for line in table.stdout.splitlines()[1:]]
     assert sorted(row[0] for row in rows) == ["prod-a"] * 2 + ["prod-b"] * 3, table.stdout
 
-    second_cluster.components["kube-apiserver"].stop()
+    watch = fleet_watch(kubeconfig, driver)
+    try:
+        later = f"b-{suffix}-later"
+        other = KubeClient(second_cluster.server, second_cluster.admin_token)
+        other.create(pool_of_its_own(gpu_slice(later, f"b-{suffix}", driver, devices=1)))
+        watch.until_line(watch.stdout, lambda line: line.split()[:2] == ["prod-b", later], "prod-b's new slice")
+
+        second_cluster.components["kube-apiserver"].stop()
+        watch.until_line(watch.stderr, lambda line: line.startswith("STALE: cluster prod-b: lost the watch on "),
+                         "prod-b named as lost")
+        still = f"a-{suffix}-still"
+        kube.create(pool_of_its_own(gpu_slice(still, f"a-{suffix}", driver, devices=1)))
+        watch.until_line(watch.stdout, lambda line: line.split()[:2] == ["prod-a", still],
+                         "prod-a still streaming")
+        watch.interrupt()
+    finally:
+        watch.kill()
+    assert watch.returncode == 130, watch.lines
+
     started = time.monotonic()
     result = kubectl_dra("--kubeconfig", kubeconfig, "--context", "prod-a,prod-b", "--request-timeout", "5s",
                          "pools", "--driver", driver, "-o", "json")
@@ -181,3 +207,57 @@ def test_lists_read_two_real_clusters_and_a_stopped_one_is_unknown(cluster, kube
     assert [item["cluster"] for item in document["items"]] == ["prod-a"]
     assert document["metadata"]["clusters"][1]["status"] == "Unknown"
     assert elapsed < 5 + 10, f"the fleet took {elapsed:.1f}s with one apiserver down (request timeout 5s)"
+
+
+def pool_of_its_own(slice_: dict) -> dict:
+    """The slice in a pool named after it, so the node's other pool stays as it was listed."""
+    slice_["spec"]["pool"]["name"] = slice_["metadata"]["name"]
+    return slice_
+
+
+class FleetWatch:
+    """`kubectl dra --context prod-a,prod-b slices --driver D -w` as a child process, its stdout and
+    stderr read line by line on threads (a wait on one never blocks the other)."""
+
+    def __init__(self, kubeconfig: str, driver: str) -> None:
+        self.process = subprocess.Popen([*CLI, "--kubeconfig", kubeconfig, "--context", "prod-a,prod-b", "slices",
+                                         "--driver", driver, "-w"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True, env={**os.environ, "NO_COLOR": "1"})
+        self.lines: dict[str, list[str]] = {"stdout": [], "stderr": []}
+        self.arrived = threading.Condition()
+        self.readers = [threading.Thread(target=self._read, args=(name,), daemon=True) for name in self.lines]
+        for reader in self.readers:
+            reader.start()
+
+    stdout, stderr = "stdout", "stderr"
+
+    def _read(self, name: str) -> None:
+        for line in getattr(self.process, name):
+            with self.arrived:
+                self.lines[name].append(line.rstrip("\n"))
+                self.arrived.notify_all()
+
+    def until_line(self, name: str, wanted, what: str, timeout: float = 60) -> None:
+        with self.arrived:
+            if not self.arrived.wait_for(lambda: any(wanted(line) for line in self.lines[name]), timeout):
+                raise AssertionError(f"no line with {what} in {timeout:g}s: {self.lines}")
+
+    def interrupt(self) -> None:
+        self.process.send_signal(signal.SIGINT)
+        self.process.wait(timeout=30)
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=30)
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+
+def fleet_watch(kubeconfig: str, driver: str) -> FleetWatch:
+    """Started once its table is printed (the watches open right after)."""
+    watch = FleetWatch(kubeconfig, driver)
+    watch.until_line(watch.stdout, lambda line: line.split()[:1] == ["CLUSTER"], "the table's header")
+    return watch
