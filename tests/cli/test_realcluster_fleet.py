@@ -204,7 +204,8 @@ def test_lists_and_a_watch_read_two_real_clusters_and_a_stopped_one_is_named(clu
     assert result.returncode == 1, result
     assert result.stderr.startswith("error: cluster prod-b: Unknown: "), result.stderr
     document = json.loads(result.stdout)
-    assert [item["cluster"] for item in document["items"]] == ["prod-a"]
+    assert [(item["cluster"], item["pool"]) for item in document["items"]] == [
+        ("prod-a", f"a-{suffix}"), ("prod-a", still)]  # the node's pool and the one made while watched
     assert document["metadata"]["clusters"][1]["status"] == "Unknown"
     assert elapsed < 5 + 10, f"the fleet took {elapsed:.1f}s with one apiserver down (request timeout 5s)"
 
