@@ -56,10 +56,22 @@ def best(runs: int, argv: list[str], env: dict[str, str], expect: tuple[int, ...
     return min(r[0] for r in results), max(r[1] for r in results)
 
 
-def checkouts(compare: list[Path]) -> dict[str, dict[str, str]]:
-    """The environment of each checkout whose code is timed: this one, then each of `compare`."""
+def checkouts(compare: list[Path], manifest: Path) -> dict[str, dict[str, str]]:
+    """The environment of each checkout whose code is timed: this one, then each of `compare`.
+    Each runs from compiled bytecode of its own, as an installed package does (this machine's
+    PYTHONDONTWRITEBYTECODE=1 would have every run compile every module it imports), compiled by
+    one unmeasured `--demo` explain, pools and fit of `manifest` here."""
     trees = {"this checkout": str(REPO), **{str(path): str(path.resolve()) for path in compare}}
-    return {label: {**os.environ, "PYTHONPATH": tree} for label, tree in trees.items()}
+    environments = {}
+    for label, tree in trees.items():
+        env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPATH"] = tree
+        env["PYTHONPYCACHEPREFIX"] = str(fleet.CACHE / "pycache-trees" / tree.strip("/").replace("/", "_"))
+        for argv in (["--demo", "explain", "-n", "ml-training", "pod/trainer-2"], ["--demo", "pools"],
+                     ["--demo", "fit", "-f", str(manifest)]):
+            subprocess.run([EXE, *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        environments[label] = env
+    return environments
 
 
 def job(path: Path) -> Path:
@@ -129,7 +141,7 @@ def from_files(args: argparse.Namespace, manifest: Path) -> None:
     print(f"{args.clusters} clusters x {args.nodes} nodes ({args.shape}) from files")
     measure(args.runs, [["--from", str(path)] for path in files],
             [flag for index, path in enumerate(files) for flag in ("--from", f"c{index}={path}")], manifest,
-            checkouts(args.compare))
+            checkouts(args.compare, manifest))
 
 
 def live(args: argparse.Namespace, manifest: Path) -> None:
@@ -140,7 +152,7 @@ def live(args: argparse.Namespace, manifest: Path) -> None:
         kubeconfig = ["--kubeconfig", str(args.kubeconfig)]
         print(f"{args.clusters} live clusters of {args.kubeconfig}", flush=True)
         measure(args.runs, [[*kubeconfig, "--context", name] for name in contexts],
-                [*kubeconfig, "--context", ",".join(contexts)], manifest, checkouts(args.compare))
+                [*kubeconfig, "--context", ",".join(contexts)], manifest, checkouts(args.compare, manifest))
         return
     # Ctrl-C and a plain kill both end in LiveFleet.__exit__, which stops every process it started.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -150,7 +162,7 @@ def live(args: argparse.Namespace, manifest: Path) -> None:
               f"in {seconds:.0f} s", flush=True)
         kubeconfig = ["--kubeconfig", str(clusters.kubeconfig)]
         measure(args.runs, [[*kubeconfig, "--context", name] for name in clusters.contexts()],
-                [*kubeconfig, "--context", ",".join(clusters.contexts())], manifest, checkouts(args.compare))
+                [*kubeconfig, "--context", ",".join(clusters.contexts())], manifest, checkouts(args.compare, manifest))
 
 
 def main() -> None:
