@@ -34,17 +34,17 @@ def long_lived() -> Iterator[None]:
     once per generation, for cycles a store's plain objects and a model's reports do not have,
     which cost more than the work itself on a large fleet (bench/fleet_bench.py in
     bench/RESULTS.md). Nested inside another, the outer one decides."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
+    from allocator import paused_gc  # imported on use: `--help` imports this module, not the allocator
+
+    outermost = gc.isenabled()
+    with paused_gc():
+        try:
+            yield
+        finally:
             # The youngest generation's count is what was allocated and is still alive since the
             # last collection: with the collector paused, everything the work made and kept.
-            if gc.get_count()[0] >= FREEZE_ABOVE_NEW_OBJECTS:
+            if outermost and gc.get_count()[0] >= FREEZE_ABOVE_NEW_OBJECTS:
                 freeze()
-            gc.enable()
 
 
 class RevisionHeap:
