@@ -4,7 +4,8 @@
 #   controlplane: kube-apiserver, kube-scheduler, kube-controller-manager (k8s.io/kubernetes) and etcd
 # Each target is skipped when a stamp (hash of its inputs and the Go version) says it is up to date,
 # and taken from the user's build store (build_store.sh) when another clone built the same inputs.
-# Usage: tests/harness/build.sh [oracle|controlplane|all]   (default: all)
+# Usage: tests/harness/build.sh [oracle|controlplane|all|hashes]   (default: all; hashes prints the
+# inputs' hashes that key the stamps and the build store, and builds nothing)
 # Environment: HARNESS_OUT overrides the output folder; HARNESS_MEASURE=1 reports wall time and
 # peak memory of each go build (needs /usr/bin/time).
 set -euo pipefail
@@ -28,20 +29,22 @@ if ! command -v go >/dev/null 2>&1; then
     say "Go is not installed (need Go >= 1.26): cannot build the test harness"
     exit 3
 fi
-mkdir -p "$OUT"
-# Test sessions started side by side must not build into the same files at once.
-exec 9>"$OUT/.build.lock"
-if ! flock -n 9; then
-    say "another build is running; waiting for it ..."
-    flock 9
-fi
+lock_out() {
+    mkdir -p "$OUT"
+    # Test sessions started side by side must not build into the same files at once.
+    exec 9>"$OUT/.build.lock"
+    if ! flock -n 9; then
+        say "another build is running; waiting for it ..."
+        flock 9
+    fi
+}
 
 # Prints a hash of everything a target's binaries are built from.
 inputs_hash() {
     local dir="$1"
     {
         go version
-        sha256sum "$HARNESS_DIR/build.sh" "$HARNESS_DIR/build_store.sh"
+        (cd "$HARNESS_DIR" && sha256sum build.sh build_store.sh)  # relative: the same hash in every clone
         # The oracle module's folder holds the control plane module: its files are not oracle inputs.
         (cd "$dir" && find . -path ./controlplane -prune -o \( -name '*.go' -o -name '*.mod' -o -name '*.sum' \) -print | LC_ALL=C sort | xargs sha256sum)
     } | sha256sum | cut -d' ' -f1
@@ -127,9 +130,11 @@ build_controlplane() {
 }
 
 case "$TARGET" in
-    oracle) build_oracle ;;
-    controlplane) build_controlplane ;;
-    all) build_oracle; build_controlplane ;;
-    *) say "unknown target '$TARGET' (expected oracle, controlplane or all)"; exit 2 ;;
+    # The keys of the build store: the same sources give the same hashes in every clone.
+    hashes) echo "oracle $(inputs_hash "$HARNESS_DIR")"; echo "controlplane $(inputs_hash "$HARNESS_DIR/controlplane")"; exit 0 ;;
+    oracle) lock_out; build_oracle ;;
+    controlplane) lock_out; build_controlplane ;;
+    all) lock_out; build_oracle; build_controlplane ;;
+    *) say "unknown target '$TARGET' (expected oracle, controlplane, all or hashes)"; exit 2 ;;
 esac
 say "binaries in $OUT"
