@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
@@ -36,9 +37,16 @@ EXE = str(Path(sys.executable).parent / "kubectl-dra")
 """The kubectl-dra of the interpreter running the bench (PYTHONPATH picks the checkout)."""
 
 
-def run_child(argv: list[str], env: dict[str, str], expect: tuple[int, ...] = (0,)) -> tuple[float, float]:
-    """Wall seconds and the peak RSS (MB) of the largest process of one command (itself or one of
-    its fleet's worker processes)."""
+class Timing(NamedTuple):
+    wall: float
+    rss: float
+    """Peak RSS (MB) of the largest process of the command (itself or one of its fleet's workers)."""
+    cpu: float
+    """User + system seconds of the command and every worker process it waited for."""
+
+
+def run_child(argv: list[str], env: dict[str, str], expect: tuple[int, ...] = (0,)) -> Timing:
+    """One command: its wall time, peak RSS and CPU time."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     assert proc.stderr is not None
@@ -48,12 +56,14 @@ def run_child(argv: list[str], env: dict[str, str], expect: tuple[int, ...] = (0
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in expect:
         raise SystemExit(f"{' '.join(argv[:6])} ...: exit {proc.returncode}: {stderr[-400:].decode(errors='replace')}")
-    return wall, usage.ru_maxrss / 1024
+    return Timing(wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
 
 
-def best(runs: int, argv: list[str], env: dict[str, str], expect: tuple[int, ...] = (0,)) -> tuple[float, float]:
+def best(runs: int, argv: list[str], env: dict[str, str], expect: tuple[int, ...] = (0,)) -> Timing:
+    """The fastest of `runs` (its CPU time with it), with the largest RSS of them all."""
     results = [run_child(argv, env, expect) for _ in range(runs)]
-    return min(r[0] for r in results), max(r[1] for r in results)
+    fastest = min(results, key=lambda timing: timing.wall)
+    return fastest._replace(rss=max(timing.rss for timing in results))
 
 
 def checkouts(compare: list[Path], manifest: Path) -> dict[str, dict[str, str]]:
@@ -111,22 +121,24 @@ def measure(runs: int, singles: list[list[str]], together: list[str], manifest: 
     commands = [(f"single c{index}", [EXE, *flags, *pools], (0,)) for index, flags in enumerate(singles)]
     commands += [("fleet pools", [EXE, *together, *pools], (0,)), ("single fit", [EXE, *singles[0], *fit], (0, 1)),
                  ("fleet fit", [EXE, *together, *fit], (0, 1))]
-    results: dict[str, dict[str, tuple[float, float]]] = {label: {} for label in trees}
+    results: dict[str, dict[str, Timing]] = {label: {} for label in trees}
     for name, argv, expect in commands:
         for label, env in trees.items():
             results[label][name] = best(runs, argv, env, expect)
     for label, result in results.items():
         single = [result[f"single c{index}"] for index in range(len(singles))]
-        total, slowest = sum(wall for wall, _ in single), max(wall for wall, _ in single)
-        fleet_wall, fleet_rss = result["fleet pools"]
+        total, slowest = sum(t.wall for t in single), max(t.wall for t in single)
+        pooled, fitted = result["fleet pools"], result["fleet fit"]
         print(f"{label}:")
-        print(f"  pools, single runs: sum {total:.2f} s (fastest {min(w for w, _ in single):.2f} s, slowest "
-              f"{slowest:.2f} s, peak RSS {max(r for _, r in single):.0f} MB)")
-        print(f"  pools, one fleet run: {fleet_wall:.2f} s (largest process {fleet_rss:.0f} MB); "
-              f"{fleet_wall / total:.2f}x the sum (target from files <= 1.1x), "
-              f"{fleet_wall / slowest:.2f}x the slowest (target live <= 1.5x)")
-        print(f"  fit -f (16 pods), one cluster: {result['single fit'][0]:.2f} s; across {len(singles)} clusters: "
-              f"{result['fleet fit'][0]:.2f} s (target <= 3 s), largest process {result['fleet fit'][1]:.0f} MB",
+        print(f"  pools, single runs: sum {total:.2f} s, {sum(t.cpu for t in single):.2f} s CPU (fastest "
+              f"{min(t.wall for t in single):.2f} s, slowest {slowest:.2f} s, peak RSS {max(t.rss for t in single):.0f} MB)")
+        print(f"  pools, one fleet run: {pooled.wall:.2f} s, {pooled.cpu:.2f} s CPU ({pooled.cpu / pooled.wall:.1f} "
+              f"of {os.cpu_count()} cores busy; largest process {pooled.rss:.0f} MB); "
+              f"{pooled.wall / total:.2f}x the sum (target from files <= 1.1x), "
+              f"{pooled.wall / slowest:.2f}x the slowest (target live <= 1.5x)")
+        print(f"  fit -f (16 pods), one cluster: {result['single fit'].wall:.2f} s, {result['single fit'].cpu:.2f} s CPU; "
+              f"across {len(singles)} clusters: {fitted.wall:.2f} s, {fitted.cpu:.2f} s CPU "
+              f"({fitted.cpu / fitted.wall:.1f} cores busy; target <= 3 s), largest process {fitted.rss:.0f} MB",
               flush=True)
 
 
