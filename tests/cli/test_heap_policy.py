@@ -1,11 +1,12 @@
 """The heap policy the entry points choose (kubectl_dra.heap): a command's store and model leave the
 collector's sight when they are large, before the collector is back; a long-running process's model
 builds are frozen once and then refrozen at most every interval; the domain code only tells the
-policy where a build stands."""
+policy where a build stands; the dashboard walks the whole heap only while nobody types."""
 
 from __future__ import annotations
 
 import gc
+import sys
 
 import pytest
 
@@ -74,8 +75,10 @@ def test_a_command_freezes_its_store_and_model_only_when_large(run_cli, freezes,
 
 
 class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self, start: float) -> None:
+        self.start = self.now = start
 
     def __call__(self) -> float:
         return self.now
@@ -85,7 +88,7 @@ def test_a_revision_heap_freezes_after_the_first_build_then_refreezes_after_a_fu
     calls: list[str] = []
     monkeypatch.setattr(heap, "freeze", lambda: calls.append("freeze"))
     monkeypatch.setattr(heap, "collect_and_freeze", lambda: calls.append("collect and freeze"))
-    clock = Clock()
+    clock = Clock(100.0)
     revisions = heap.RevisionHeap(refreeze_every_s=30.0, clock=clock)
     revisions.build_complete()
     clock.now += 29.0
@@ -100,7 +103,7 @@ def test_without_an_interval_only_the_first_build_is_frozen(monkeypatch):
     calls: list[str] = []
     monkeypatch.setattr(heap, "freeze", lambda: calls.append("freeze"))
     monkeypatch.setattr(heap, "collect_and_freeze", lambda: calls.append("collect and freeze"))
-    clock = Clock()
+    clock = Clock(100.0)
     revisions = heap.RevisionHeap(refreeze_every_s=None, clock=clock)
     for _ in range(3):
         revisions.build_complete()
@@ -139,3 +142,52 @@ def test_the_model_builder_tells_its_heap_policy_where_a_build_stands():
     recorded.calls.clear()
     list(builder.build(take_snapshot(store)))  # nothing changed: nothing analysed, the revision complete
     assert recorded.calls == ["complete"]
+
+
+def test_the_dashboard_walks_the_whole_heap_only_when_nobody_types(monkeypatch):
+
+    clock = Clock(1000.0)
+    collector = heap.IdleCollector(clock)
+    thresholds, switch = gc.get_threshold(), sys.getswitchinterval()
+    passes: list[int] = []
+    monkeypatch.setattr(gc, "collect", lambda *args: passes.append(1) or 0)
+    monkeypatch.setattr(gc, "unfreeze", lambda: None)
+    monkeypatch.setattr(gc, "freeze", lambda: None)
+    trims: list[int] = []
+    monkeypatch.setattr(heap, "trim_malloc", lambda: trims.append(1))
+    assert not collector.collect_if_due()  # not started: the thresholds are Python's
+    collector.start()
+    try:
+        # Python never starts a full pass by itself; young generations are collected, less often.
+        young = tuple(max(mine, python) for mine, python in zip(heap.YOUNG_THRESHOLDS, thresholds))
+        assert gc.get_threshold()[:2] == young and gc.get_threshold()[2] >= 1 << 30
+        assert sys.getswitchinterval() == heap.SWITCH_INTERVAL_S
+        clock.now += heap.FULL_GC_EVERY_S - 1
+        assert not collector.collect_if_due()  # too soon after the last pass
+        clock.now += 1
+        collector.input()
+        clock.now += heap.FULL_GC_IDLE_S / 2
+        assert not collector.collect_if_due()  # a key was just pressed
+        clock.now += heap.FULL_GC_IDLE_S / 2
+        assert collector.collect_if_due() and passes == [1]
+        assert not collector.collect_if_due()
+        # Someone typing without pause still gets one pass every FULL_GC_AT_LATEST_S.
+        while clock.now < clock.start + heap.FULL_GC_EVERY_S + heap.FULL_GC_IDLE_S + heap.FULL_GC_AT_LATEST_S - 1:
+            clock.now += 0.5
+            collector.input()
+            assert not collector.collect_if_due()
+        clock.now += 1
+        collector.input()
+        assert collector.collect_if_due() and passes == [1, 1]
+        last_pass = clock.now
+        # Later in a quiet spell a key may come any moment: a pass only every FULL_GC_UNATTENDED_S.
+        clock.now += heap.FULL_GC_IDLE_S + heap.FULL_GC_WINDOW_S + 1
+        while clock.now < last_pass + heap.FULL_GC_UNATTENDED_S - 1:
+            clock.now += 1
+            assert not collector.collect_if_due()
+        clock.now += 1
+        assert collector.collect_if_due() and passes == [1, 1, 1]
+        assert trims == passes  # the free memory glibc holds goes back after every full pass
+    finally:
+        collector.stop()
+    assert gc.get_threshold() == thresholds and sys.getswitchinterval() == switch

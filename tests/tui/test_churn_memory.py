@@ -1,13 +1,12 @@
 """Watch churn keeps the dashboard's memory bounded: updating the same objects again and again keeps
-no more objects than the first update did, and the whole heap is collected only while nobody
-types. The timing side (RSS over 10 minutes, key-to-screen)
-is bench/churn_bench.py's."""
+no more objects than the first update did (when the whole heap is collected is
+tests/cli/test_heap_policy.py's). The timing side (RSS over 10 minutes, key-to-screen) is
+bench/churn_bench.py's."""
 
 from __future__ import annotations
 
 import copy
 import gc
-import sys
 import tracemalloc
 
 from kubectl_dra import heap
@@ -63,63 +62,6 @@ def test_updating_the_same_slices_again_and_again_keeps_no_history(store, monkey
     # Whatever is frozen while alive (widgets, caches) is not collected once it dies in a cycle
     # until unfrozen: no freeze after every build, only after the first load and then rarely.
     assert freezes == []
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def test_the_dashboard_walks_the_whole_heap_only_when_nobody_types(monkeypatch):
-
-    clock = Clock()
-    collector = heap.IdleCollector(clock)
-    thresholds, switch = gc.get_threshold(), sys.getswitchinterval()
-    passes: list[int] = []
-    monkeypatch.setattr(gc, "collect", lambda *args: passes.append(1) or 0)
-    monkeypatch.setattr(gc, "unfreeze", lambda: None)
-    monkeypatch.setattr(gc, "freeze", lambda: None)
-    trims: list[int] = []
-    monkeypatch.setattr(heap, "trim_malloc", lambda: trims.append(1))
-    assert not collector.collect_if_due()  # not started: the thresholds are Python's
-    collector.start()
-    try:
-        # Python never starts a full pass by itself; young generations are collected, less often.
-        young = tuple(max(mine, python) for mine, python in zip(heap.YOUNG_THRESHOLDS, thresholds))
-        assert gc.get_threshold()[:2] == young and gc.get_threshold()[2] >= 1 << 30
-        assert sys.getswitchinterval() == heap.SWITCH_INTERVAL_S
-        clock.now += heap.FULL_GC_EVERY_S - 1
-        assert not collector.collect_if_due()  # too soon after the last pass
-        clock.now += 1
-        collector.input()
-        clock.now += heap.FULL_GC_IDLE_S / 2
-        assert not collector.collect_if_due()  # a key was just pressed
-        clock.now += heap.FULL_GC_IDLE_S / 2
-        assert collector.collect_if_due() and passes == [1]
-        assert not collector.collect_if_due()
-        # Someone typing without pause still gets one pass every FULL_GC_AT_LATEST_S.
-        while clock.now < 1000.0 + heap.FULL_GC_EVERY_S + heap.FULL_GC_IDLE_S + heap.FULL_GC_AT_LATEST_S - 1:
-            clock.now += 0.5
-            collector.input()
-            assert not collector.collect_if_due()
-        clock.now += 1
-        collector.input()
-        assert collector.collect_if_due() and passes == [1, 1]
-        last_pass = clock.now
-        # Later in a quiet spell a key may come any moment: a pass only every FULL_GC_UNATTENDED_S.
-        clock.now += heap.FULL_GC_IDLE_S + heap.FULL_GC_WINDOW_S + 1
-        while clock.now < last_pass + heap.FULL_GC_UNATTENDED_S - 1:
-            clock.now += 1
-            assert not collector.collect_if_due()
-        clock.now += 1
-        assert collector.collect_if_due() and passes == [1, 1, 1]
-        assert trims == passes  # the free memory glibc holds goes back after every full pass
-    finally:
-        collector.stop()
-    assert gc.get_threshold() == thresholds and sys.getswitchinterval() == switch
 
 
 async def test_footer_keeps_no_removed_keys(store):
