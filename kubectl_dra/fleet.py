@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
 READERS = 8
-"""Clusters read at once: each read is a handful of LISTs waiting on the network, so threads
-overlap them; more would only queue behind the API servers' own limits."""
+"""Clusters read at once (threads in load_fleet, worker processes in each_member_in_workers): a
+live read is a handful of LISTs waiting on the network, which they overlap; more would only queue
+behind the API servers' own limits."""
 
 MEMBER_REQUEST_TIMEOUT_S = 30.0
 """A fleet member's limit per API request when --request-timeout is not given: one cluster that

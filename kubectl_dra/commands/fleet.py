@@ -84,9 +84,8 @@ def _single_name(connection) -> str:
 
 
 def _summary(session):
-    from kubectl_dra.commands.common import now
+    from kubectl_dra.commands.common import cluster_model, now
     from kubectl_dra.doctor.summary import summarize
-    from kubectl_dra.model import ClusterModel
 
-    model = ClusterModel.from_store(session.store)
+    model = cluster_model(session.store)
     return summarize(model, session.store.connection.reference_time(now()))
