@@ -10,7 +10,7 @@ from kubectl_dra.doctor.common import meta, nodes_by_name, plural
 from kubectl_dra.doctor.quota import quotas_near_limit
 from kubectl_dra.doctor.report import OK, PROBLEM, WARNING, Check, Context, Finding
 from kubectl_dra.model.claims import LEAK_OWNER_DELETED, LEAK_POD_DELETED, claim_leaks
-from kubectl_dra.model.health import HEALTH_INPUTS, UNHEALTHY, unhealthy_devices
+from kubectl_dra.model.health import HEALTH_INPUTS, UNHEALTHY, unwell_of
 from kubectl_dra.model.nodes import node_trouble
 from kubectl_dra.model.states import BLOCKED_BY_COUNTERS, FREE, SHARED
 from kubectl_dra.scheduling.blocker import EXPLAIN_ERROR, QUOTA_EXCEEDED
@@ -359,8 +359,7 @@ def taints_in_effect(ctx: Context) -> Finding:
 
 
 def unhealthy(ctx: Context) -> Finding:
-    model = ctx.model
-    unwell = unhealthy_devices(model.raw.get("Pod", ()), model.raw.get("ResourceClaim", ()), model.raw.get("ResourceSlice", ()))
+    unwell = unwell_of(ctx.model.device_health)
     if not unwell:
         return Finding(OK, "no device reported Unhealthy or Unknown by kubelets or drivers")
     objects = []

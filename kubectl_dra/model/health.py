@@ -27,6 +27,7 @@ API (all a caller needs):
 reports = health_reports(pods, claims, slices)    # -> [HealthReport], every report found, in object order
 by_device = device_health(pods, claims, slices)   # -> {DeviceID: DeviceHealth}, one per device, worst first
 unwell = unhealthy_devices(pods, claims, slices)  # -> [DeviceHealth] whose health is Unhealthy or Unknown
+unwell = unwell_of(by_device)                     # the same, of health already gathered (a model's)
 ```
 
 `DeviceID` is the allocator's triple `(driver, pool, device)`. A device's health is the worst of its
@@ -196,7 +197,13 @@ def device_health(pods, claims, slices=()) -> dict[DeviceID, DeviceHealth]:
 
 def unhealthy_devices(pods, claims, slices=()) -> list[DeviceHealth]:
     """Devices whose health is Unhealthy or Unknown: Unhealthy first, then by device ID."""
-    unwell = [entry for entry in device_health(pods, claims, slices).values() if entry.health != HEALTHY]
+    return unwell_of(device_health(pods, claims, slices))
+
+
+def unwell_of(by_device: dict[DeviceID, DeviceHealth]) -> list[DeviceHealth]:
+    """Of devices' health (device_health's, or a ClusterModel's), those Unhealthy or Unknown:
+    Unhealthy first, then by device ID."""
+    unwell = [entry for entry in by_device.values() if entry.health != HEALTHY]
     return sorted(unwell, key=lambda e: (_RANK[e.health], e.device))
 
 
