@@ -361,7 +361,7 @@ def taints_in_effect(ctx: Context) -> Finding:
 def unhealthy(ctx: Context) -> Finding:
     unwell = unwell_of(ctx.model.device_health)
     if not unwell:
-        return Finding(OK, "no device reported Unhealthy or Unknown by kubelets or drivers")
+        return Finding(OK, "no device reported Unhealthy or Unknown by kubelets, drivers or node mode")
     objects = []
     for entry in unwell:
         report = entry.reports[0]
@@ -411,6 +411,7 @@ CLAIMS_CHECKS = [
           "device is released", ("DeviceClass", "ResourceSlice", "ResourceClaim"), classes_exhausted),
     Check("failure.taints", "device taints and DeviceTaintRules in effect", "tainted devices are not allocated; "
           "NoExecute taints evict the pods using them", ("ResourceSlice", "ResourceClaim"), taints_in_effect),
-    Check("failure.unhealthy-devices", "devices reported unhealthy", "kubelets (allocatedResourcesStatus) and drivers "
-          "(claim device conditions) report failing hardware before pods crash", HEALTH_INPUTS, unhealthy),
+    Check("failure.unhealthy-devices", "devices reported unhealthy", "kubelets (allocatedResourcesStatus), drivers "
+          "(claim device conditions) and node mode (NVML's verdict in its slices) report failing hardware before "
+          "pods crash", HEALTH_INPUTS, unhealthy),
 ]
