@@ -98,7 +98,7 @@ def _documents(read: Callable[[], bytes | mmap.mmap], label: str, is_json: bool,
     with paused_gc():
         leading = _LEADING_SPACE.match(raw)  # always a match: the pattern may match nothing
         start = leading.end() if leading else 0
-        if is_json or raw[start:start + 1] in (b"{", b"["):
+        if raw[start:start + 1] in (b"{", b"["):
             parsed = decode_json_bytes(raw, each)
             if parsed is not NOT_DECODED:
                 _release(raw)  # the decoded objects are all that is kept: drop the file's bytes now
@@ -164,7 +164,11 @@ def _label(path: str) -> str:
 
 def _parse(text: str, label: str, is_json: bool, warnings: list[str] | None = None,
            lines: list[int] | None = None) -> list[object]:
-    if is_json or text.lstrip().startswith(("{", "[")):
+    """The content decides, as kubectl's decoder does (apimachinery pkg/util/yaml/decoder.go,
+    YAMLOrJSONDecoder sniffs for a leading brace): text that opens with `{` or `[` is JSON, anything
+    else YAML, whatever the file is called. A `.json` name only words a broken JSON text's error
+    as JSON's (line and column), where another name tries it as YAML (a flow mapping) first."""
+    if text.lstrip().startswith(("{", "[")):
         try:
             return [json.loads(text)]
         except json.JSONDecodeError as error:

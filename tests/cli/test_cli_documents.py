@@ -91,3 +91,17 @@ def test_missing_file_and_empty_directory(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="no .yaml, .yml or .json files"):
         read_documents(str(tmp_path / "empty"))
+
+
+def test_the_content_decides_json_or_yaml_not_the_name(tmp_path):
+    """As kubectl's YAMLOrJSONDecoder: YAML in a file named .json is YAML; JSON in a .yaml is JSON."""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
+    yaml_named_json = write(tmp_path, "nodes.json", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n")
+    json_named_yaml = write(tmp_path, "nodes.yaml", json.dumps(node))
+    assert [d.obj for d in read_documents(yaml_named_json)] == [node]
+    assert [d.obj for d in read_documents(json_named_yaml)] == [node]
+
+
+def test_a_json_name_still_words_broken_json_as_json(tmp_path):
+    with pytest.raises(InputError, match=r"bad\.json: line 1, column 4: invalid JSON: Expecting value$"):
+        read_documents(write(tmp_path, "bad.json", "[1,"))
