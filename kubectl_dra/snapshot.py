@@ -122,18 +122,43 @@ def snapshot_documents(store: Store) -> list[dict]:
     return documents
 
 
-def save(store: Store, path: str) -> int:
-    """Write the snapshot to `path` ("-": standard output) by the rules of kubectl_dra.safe_write
-    (atomic, never over a device, FIFO or directory); returns the number of objects written."""
+SNAPSHOT_FORMATS = ("yaml", "json")
+
+
+def format_for(path: str, output: str | None) -> str:
+    """The format a snapshot is written in: `output` when given, else JSON for a FILE named
+    *.json and YAML otherwise (standard output included)."""
+    if output is not None:
+        return output
+    return "json" if path.lower().endswith(".json") else "yaml"
+
+
+def snapshot_text(documents: list[dict], output: str, stream) -> None:
+    """YAML: the header and each object a document of their own. JSON: one `kind: List`, the
+    header its first item, as `kubectl get -o json` lists objects (--from reads both)."""
+    if output == "json":
+        from kubectl_dra.json_codec import to_json
+
+        stream.write(to_json({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": documents}))
+        return
+    from kubectl_dra.yaml_writer import yaml_text
+
+    yaml_text(documents, multiple=True, stream=stream)
+
+
+def save(store: Store, path: str, output: str | None = None) -> int:
+    """Write the snapshot to `path` ("-": standard output) in `output` (format_for) by the rules of
+    kubectl_dra.safe_write (atomic, never over a device, FIFO or directory); returns the number of
+    objects written."""
     import sys
 
     from kubectl_dra.safe_write import STDOUT, write_file
-    from kubectl_dra.yaml_writer import yaml_text
 
     documents = snapshot_documents(store)
+    chosen = format_for(path, output)
     if path == STDOUT:
-        yaml_text(documents, multiple=True, stream=sys.stdout)
+        snapshot_text(documents, chosen, sys.stdout)
         sys.stdout.flush()
     else:
-        write_file(path, lambda stream: yaml_text(documents, multiple=True, stream=stream))
+        write_file(path, lambda stream: snapshot_text(documents, chosen, stream))
     return len(documents) - 1

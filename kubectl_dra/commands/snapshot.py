@@ -1,6 +1,7 @@
 import click
 
 from kubectl_dra.options import global_options
+from kubectl_dra.snapshot import SNAPSHOT_FORMATS
 from kubectl_dra.terminal_text import safe_line
 
 
@@ -12,12 +13,15 @@ def snapshot():
 @snapshot.command("save", epilog="""\b
 Examples:
   kubectl dra snapshot save cluster.yaml
+  kubectl dra snapshot save cluster.json
   kubectl dra snapshot save - | gzip > cluster.yaml.gz
   kubectl dra --from cluster.yaml pools""")
 @global_options
+@click.option("-o", "--output", type=click.Choice(SNAPSHOT_FORMATS), default=None,
+              help="yaml (documents, the default) or json (one List, the default for FILE named *.json).")
 @click.argument("file", type=click.Path())
 @click.pass_context
-def save(ctx, file):
+def save(ctx, output, file):
     """Write ResourceSlices, DeviceClasses, ResourceClaims, ResourceClaimTemplates, DeviceTaintRules,
     Nodes, DRA Pods and Namespaces to FILE ("-": standard output). Pods and Nodes are cut down to
     what DRA uses; Secrets and credentials are never written.
@@ -29,7 +33,7 @@ def save(ctx, file):
 
     session = open_session(ctx)
     _refuse_nothing_readable(session)
-    count = snapshot_format.save(session.store, file)
+    count = snapshot_format.save(session.store, file, output)
     connection = session.store.connection
     where = f"context {connection.context}" if connection.context else connection.source
     destination = "standard output" if file == "-" else file

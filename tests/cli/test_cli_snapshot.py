@@ -1,5 +1,6 @@
 """`snapshot save`: every DRA kind, in apply order, written atomically, read back identically."""
 
+import json
 import os
 
 import pytest
@@ -77,3 +78,32 @@ def test_a_snapshot_saved_before_quotas_were_read_still_loads(tmp_path):
     store = file_store(str(path))
     assert store.count("ResourceQuota") == 0 and store.count("ResourceClaim") == demo_store().count("ResourceClaim")
     assert store.kind_status["ResourceQuota"].state == "ok"
+
+
+def test_a_file_named_json_is_one_json_list_that_reads_back_as_the_yaml_does(run_cli, tmp_path):
+    as_json, as_yaml = tmp_path / "demo.json", tmp_path / "demo.yaml"
+    assert run_cli("--demo", "snapshot", "save", str(as_json)).status == 0
+    assert run_cli("--demo", "snapshot", "save", str(as_yaml)).status == 0
+    document = json.loads(as_json.read_text())
+    assert (document["apiVersion"], document["kind"]) == ("v1", "List")
+    assert document["items"] == list(yaml.safe_load_all(as_yaml.read_text()))
+    for command in (("pools", "-o", "json"), ("claims", "-A"), ("fleet",)):
+        assert run_cli("--from", str(as_json), *command).stdout == run_cli("--from", str(as_yaml), *command).stdout
+    resaved = tmp_path / "again.json"
+    assert run_cli("--from", str(as_yaml), "snapshot", "save", str(resaved)).status == 0
+    assert resaved.read_text() == as_json.read_text()
+
+
+def test_output_overrides_the_name(run_cli, tmp_path):
+    yaml_named_json = tmp_path / "s.json"
+    assert run_cli("--demo", "snapshot", "save", "-o", "yaml", str(yaml_named_json)).status == 0
+    assert yaml_named_json.read_text().startswith("apiVersion: kubectl-dra.io/v1alpha1\nkind: DRASnapshot\n")
+    printed = run_cli("--demo", "snapshot", "save", "-o", "json", "-")
+    assert printed.status == 0 and json.loads(printed.stdout)["items"][0]["kind"] == "DRASnapshot"
+    assert run_cli("--demo", "snapshot", "save", "-").stdout.startswith("apiVersion: kubectl-dra.io/v1alpha1\n")
+
+
+def test_an_unknown_output_writes_nothing(run_cli, tmp_path):
+    result = run_cli("--demo", "snapshot", "save", "-o", "xml", str(tmp_path / "s.xml"))
+    assert result.status == 2 and "'xml' is not one of 'yaml', 'json'" in result.stderr
+    assert os.listdir(tmp_path) == []
