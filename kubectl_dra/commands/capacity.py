@@ -92,6 +92,7 @@ def count_capacity(session, request: CapacityRequest, read_warnings: list[str]):
     from kubectl_dra.commands.manifests import checked_manifest
     from kubectl_dra.errors import InputError, describe
     from kubectl_dra.scheduling import fit_capacity
+    from kubectl_dra.scheduling.admission import with_admitted
     from kubectl_dra.scheduling.fit import prepare
     from kubectl_dra.targets import CLAIM_KINDS
     from kubectl_dra.workloads.sets import expand_set, placed_workloads
@@ -112,7 +113,7 @@ def count_capacity(session, request: CapacityRequest, read_warnings: list[str]):
             workload_set = expand_set(workloads, [d.obj for d in manifest.documents])
             first = workload_set.members[0]
             refuse_invalid_pods(first, workload_set.origins[0], features)
-            objs = objs.with_objects([d.obj for d in applied])
+            objs = with_admitted(objs, [d.obj for d in applied])
             objs, pods = prepare(objs, first, features.workload_resource_claims)
             pod = pods[0]
             meta = pod["metadata"]
@@ -144,7 +145,7 @@ def count_capacity(session, request: CapacityRequest, read_warnings: list[str]):
     if pod is None:
         template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
                     "metadata": {"name": template_name, "namespace": claim_namespace}, "spec": {"spec": spec}}
-        objs = objs.with_objects([d.obj for d in applied] + [template])
+        objs = with_admitted(objs, [d.obj for d in applied] + [template])
         if objs.errors and (claim_namespace, template_name) not in objs.claim_templates:
             raise InputError(f"{target}: {objs.errors[-1]}")
     report = fit_capacity.capacity(objs, claim_namespace, template_name, features, target, time_limit, pod=pod)

@@ -258,7 +258,7 @@ def _explain_manifest(plan, objs, features, node, quotas=()) -> list:
         print(safe_line(plan.manifest.skipped_line()), file=sys.stderr)  # names from the files
     cluster = objs
     if plan.applied:
-        objs = objs.with_objects([d.obj for d in plan.applied])
+        objs = admission.with_admitted(objs, [d.obj for d in plan.applied])
     refusals = admission.what_if_refusals(quotas, objs, [t.obj for t in plan.targets],
                                           [d.obj for d in plan.applied if d.obj["kind"] == "ResourceClaim"],
                                           cluster.claims)

@@ -101,7 +101,7 @@ def plan_fit(session, request: FitRequest, documents: list, warnings: list[str],
     from kubectl_dra.commands.manifests import checked_manifest
     from kubectl_dra.errors import InputError
     from kubectl_dra.scheduling import fit as fitting
-    from kubectl_dra.scheduling.admission import refused_pods
+    from kubectl_dra.scheduling.admission import refused_pods, with_admitted
     from kubectl_dra.scheduling.remedies_policy import WORKLOAD_ANNOTATION, for_gang
     from kubectl_dra.workloads.sets import expand_set, placed_workloads
 
@@ -126,7 +126,7 @@ def plan_fit(session, request: FitRequest, documents: list, warnings: list[str],
         refuse_invalid_pods(member, origin, features)
     objs = cluster = session.store.object_set()
     if manifest.applied:
-        objs = objs.with_objects([d.obj for d in manifest.applied])
+        objs = with_admitted(objs, [d.obj for d in manifest.applied])
     # DRAWorkloadResourceClaims is the one switch; --workload-claims only sets it.
     group_claims = features.workload_resource_claims
     pods = []

@@ -23,6 +23,7 @@ from allocator import ObjectSet, QuantityError, parse_quantity
 from allocator.codes import UNSCHEDULABLE
 
 from .explanation import Explanation
+from .plugins.storage import with_default_class
 from .quota import QuotaUse, claim_usage, quota_uses, refusing_quota
 
 NOT_CREATED = "the scheduler does not try the pod yet"
@@ -163,3 +164,14 @@ def refused(explanation: Explanation, refusal: Refusal) -> Explanation:
     explanation.remedies = []  # no change of devices helps a claim that is never created
     explanation.warnings.insert(0, f"{refusal.words()}: the nodes below are judged as if the quota allowed it")
     return explanation
+
+
+def with_admitted(objs: ObjectSet, new: Iterable[dict]) -> ObjectSet:
+    """`objs` with the objects of a manifest added as the API server stores them when they are
+    created: its mutating admission gives a PersistentVolumeClaim without a class the default
+    StorageClass, of the cluster or of the manifest (storage.with_default_class)."""
+    new = list(new)
+    classes = {**objs.storage_classes,
+               **{(o.get("metadata") or {}).get("name"): o for o in new if o.get("kind") == "StorageClass"}}
+    return objs.with_objects([with_default_class(o, classes.values()) if o.get("kind") == "PersistentVolumeClaim"
+                              else o for o in new])

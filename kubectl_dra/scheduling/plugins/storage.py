@@ -6,6 +6,9 @@ Objects come from the cycle's ObjectSet as given (nothing defaulted): a missing 
 the API server's default where it has one.
 """
 
+from collections.abc import Iterable
+from datetime import datetime, timezone
+
 from allocator import (
     NodeSelectorError,
     describe_node_selector as describe,
@@ -104,6 +107,43 @@ def pv_class(pv: dict) -> str:
     if BETA_STORAGE_CLASS in ann:
         return ann[BETA_STORAGE_CLASS] or ""
     return spec(pv).get("storageClassName") or ""
+
+
+IS_DEFAULT_CLASS = ("storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class")
+
+
+def default_class(classes: Iterable[dict]) -> str | None:
+    """GetDefaultClass (pkg/volume/util/storageclass.go): among the classes annotated default
+    (IsDefaultAnnotation: either annotation "true"), the newest, then the first by name. A class
+    without creationTimestamp (one of a what-if manifest, created now) is the newest."""
+    defaults = [c for c in classes if any(annotations(c).get(key) == "true" for key in IS_DEFAULT_CLASS)]
+    if not defaults:
+        return None
+    by_name = sorted(defaults, key=lambda c: meta(c).get("name") or "")
+    return meta(sorted(by_name, key=_created, reverse=True)[0]).get("name")
+
+
+def _created(obj: dict) -> datetime:
+    stamp = meta(obj).get("creationTimestamp")
+    if not isinstance(stamp, str):
+        return datetime.max.replace(tzinfo=timezone.utc)
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.max.replace(tzinfo=timezone.utc)
+
+
+def with_default_class(pvc: dict, classes: Iterable[dict]) -> dict:
+    """The claim as the API server stores it when it is created: the DefaultStorageClass admission
+    plugin (plugin/pkg/admission/storage/storageclass/setdefault/admission.go) gives a claim with
+    neither spec.storageClassName nor the beta annotation (PersistentVolumeClaimHasClass) the
+    default class, when there is one."""
+    if spec(pvc).get("storageClassName") is not None or BETA_STORAGE_CLASS in annotations(pvc):
+        return pvc
+    name = default_class(classes)
+    if name is None:
+        return pvc
+    return {**pvc, "spec": {**spec(pvc), "storageClassName": name}}
 
 
 def binding_mode(storage_class: dict) -> str:

@@ -1,0 +1,73 @@
+"""Volumes of what-if manifests as the API server and the controllers would create them. The demo's
+default StorageClass standard-rwo (WaitForFirstConsumer, pd.csi.example.com) has capacity only in
+zone-a (cpu-node-1, gpu-node-1, gpu-node-2): a claim of it can be provisioned there and nowhere else."""
+
+import json
+
+import yaml
+
+from kubectl_dra.scheduling.plugins.storage import default_class, with_default_class
+
+ZONE_A = ["cpu-node-1", "gpu-node-1", "gpu-node-2"]
+SEAT_TEMPLATE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                 "metadata": {"name": "seat", "namespace": "research"},
+                 "spec": {"spec": {"devices": {"requests": [{"name": "seat", "exactly": {
+                     "deviceClassName": "license-seat.example.com"}}]}}}}
+
+
+def seat_pod_spec(volumes: list[dict]) -> dict:
+    return {"containers": [{"name": "main", "image": "registry.example.com/x:1",
+                            "resources": {"claims": [{"name": "seat"}]},
+                            "volumeMounts": [{"name": v["name"], "mountPath": f"/{v['name']}"} for v in volumes]}],
+            "volumes": volumes,
+            "resourceClaims": [{"name": "seat", "resourceClaimTemplateName": "seat"}]}
+
+
+def write(tmp_path, objects) -> str:
+    path = tmp_path / "manifest.yaml"
+    path.write_text(yaml.safe_dump_all(objects))
+    return str(path)
+
+
+def fitting_nodes(run_cli, path: str) -> list[str]:
+    result = run_cli("--demo", "explain", "-f", path, "-o", "json")
+    assert result.status == 0, result
+    return sorted(n["node"] for n in json.loads(result.stdout)["nodes"] if n["verdict"] == "Fits")
+
+
+def storage_class(name: str, default: str | None, created: str | None = None) -> dict:
+    meta: dict = {"name": name}
+    if default is not None:
+        meta["annotations"] = {"storageclass.kubernetes.io/is-default-class": default}
+    if created is not None:
+        meta["creationTimestamp"] = created
+    return {"kind": "StorageClass", "metadata": meta, "provisioner": "x"}
+
+
+def test_a_claim_without_a_class_gets_the_default_class_as_the_api_server_gives_it(run_cli, tmp_path):
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "scratch", "namespace": "research"},
+           "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "research"},
+           "spec": seat_pod_spec([{"name": "scratch", "persistentVolumeClaim": {"claimName": "scratch"}}])}
+    path = write(tmp_path, [pvc, pod, SEAT_TEMPLATE])
+    # Not "has no StorageClass and is not bound" on every node: provisioned where standard-rwo has capacity.
+    assert fitting_nodes(run_cli, path) == ZONE_A
+    placed = json.loads(run_cli("--demo", "fit", "-f", path, "-o", "json").stdout)
+    assert placed["fits"] and placed["placements"][0]["node"] in ZONE_A
+
+
+def test_the_default_class_is_the_newest_then_the_first_by_name():
+    classes = [storage_class("plain", None), storage_class("off", "false"),
+               storage_class("old", "true", "2026-01-01T00:00:00Z"), storage_class("b-new", "true", "2026-06-01T00:00:00Z"),
+               storage_class("a-new", "true", "2026-06-01T00:00:00Z")]
+    assert default_class(classes) == "a-new"
+    assert default_class([*classes, storage_class("manifest", "true")]) == "manifest"
+    assert default_class(classes[:2]) is None
+
+
+def test_a_claim_that_names_a_class_or_the_empty_class_keeps_it():
+    classes = [storage_class("std", "true")]
+    assert with_default_class({"spec": {}}, classes)["spec"]["storageClassName"] == "std"
+    assert with_default_class({"spec": {"storageClassName": ""}}, classes)["spec"]["storageClassName"] == ""
+    beta = {"metadata": {"annotations": {"volume.beta.kubernetes.io/storage-class": "fast"}}, "spec": {}}
+    assert with_default_class(beta, classes) is beta
