@@ -164,6 +164,9 @@ class WhatIfTarget:
     """The controller the pod's ownerReference names, as the workload's controller would create it
     (a Deployment's ReplicaSet): judged as if applied, since PodTopologySpread's default selector
     reads it."""
+    volume_claims: tuple[dict, ...] = ()
+    """The PersistentVolumeClaims the workload's controller makes for the pod (a StatefulSet's
+    volumeClaimTemplates, those of its first pod); the judgement adds those the cluster lacks."""
 
     @property
     def ref(self) -> str:
@@ -242,14 +245,21 @@ def _workload_pod(document: Document) -> WhatIfTarget:
            "metadata": {**metadata, "name": f"{meta['name']}-template", "namespace": meta["namespace"]},
            "spec": template["spec"]}
     from kubectl_dra.workloads import controllers
+    from kubectl_dra.workloads.pods import volume_claim_templates
 
     owners: tuple[dict, ...] = ()
+    volume_claims: list[dict] = []
     if workload["kind"] in controllers.OWNED_PODS_KINDS:
         # The same owner fit's expanded pods get (kubectl_dra.workloads.expand).
         owner = controllers.owner_of(workload, meta["namespace"], meta["name"], template)
         controllers.owned_by(pod, owner)
         owners = (owner,)
-    return WhatIfTarget(pod, document.origin, workload, where, owners=owners)
+    if workload["kind"] == "StatefulSet":
+        # The claims and volumes of its first pod, as fit's expanded pods get them.
+        pod["spec"] = dict(pod["spec"])
+        volume_claims = controllers.statefulset_storage(pod, workload, meta["namespace"], meta["name"], 0,
+                                                        volume_claim_templates(workload, f"{document.origin}: "))
+    return WhatIfTarget(pod, document.origin, workload, where, owners=owners, volume_claims=tuple(volume_claims))
 
 
 def _expanded_pods(document: Document, others: list[dict]) -> list[WhatIfTarget]:

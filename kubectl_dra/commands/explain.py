@@ -270,6 +270,7 @@ def _explain_manifest(plan, objs, features, node, quotas=()) -> list:
         if target.workload is not None:
             print(f"Warning: {safe_line(replicas_note(target))}", file=sys.stderr)
         judged_in = objs.with_objects(target.owners) if target.owners else objs
+        judged_in = admission.with_controller_claims(judged_in, target.volume_claims)
         explanations.append(build_explanation(judged_in, target.obj, features, node))
         if len(explanations) - 1 in refusals:
             admission.refused(explanations[-1], refusals[len(explanations) - 1])

@@ -175,3 +175,11 @@ def with_admitted(objs: ObjectSet, new: Iterable[dict]) -> ObjectSet:
                **{(o.get("metadata") or {}).get("name"): o for o in new if o.get("kind") == "StorageClass"}}
     return objs.with_objects([with_default_class(o, classes.values()) if o.get("kind") == "PersistentVolumeClaim"
                               else o for o in new])
+
+
+def with_controller_claims(objs: ObjectSet, claims: Iterable[dict]) -> ObjectSet:
+    """`objs` with the PersistentVolumeClaims a controller makes for its pods (a StatefulSet's
+    volumeClaimTemplates) as admitted; one the cluster has already is used as it is, as the
+    controller creates only the missing ones (createMissingPersistentVolumeClaims)."""
+    missing = [c for c in claims if (c["metadata"]["namespace"], c["metadata"]["name"]) not in objs.pvcs]
+    return with_admitted(objs, missing) if missing else objs

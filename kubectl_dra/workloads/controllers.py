@@ -100,6 +100,29 @@ def statefulset_pod(pod: dict, name: str, index: int) -> None:
     labels[POD_INDEX] = str(index)
 
 
+def statefulset_storage(pod: dict, statefulset: dict, namespace: str, name: str, index: int,
+                        templates: list[dict]) -> list[dict]:
+    """The PersistentVolumeClaims the StatefulSet controller makes for pod `index` from its
+    volumeClaimTemplates (`TEMPLATE-NAME-INDEX`, the selector's labels added), and the pod's volumes
+    it writes for them in place of any template volume of the same name
+    (pkg/controller/statefulset/stateful_set_utils.go getPersistentVolumeClaims, updateStorage)."""
+    selector_labels = (dict_field(statefulset, "spec").get("selector") or {}).get("matchLabels") or {}
+    claims, volumes = [], []
+    for template in templates:
+        metadata = copy.deepcopy(dict_field(template, "metadata"))
+        volume = metadata["name"]
+        metadata.update(name=f"{volume}-{name}-{index}", namespace=namespace,
+                        labels={**(metadata.get("labels") or {}), **selector_labels})
+        claims.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": metadata,
+                       "spec": copy.deepcopy(dict_field(template, "spec"))})
+        volumes.append({"name": volume, "persistentVolumeClaim": {"claimName": metadata["name"]}})
+    if volumes:
+        names = {v["name"] for v in volumes}
+        kept = [v for v in pod["spec"].get("volumes") or [] if not (isinstance(v, dict) and v.get("name") in names)]
+        pod["spec"]["volumes"] = volumes + kept
+    return claims
+
+
 def jobset_pod(pod: dict, jobset: dict, replicated_job: str, job_index: int, global_index: int,
                job_name: str, completion_index: int) -> None:
     """JobSet's labels and annotations on one pod of child Job `job_name`, and its exclusive

@@ -55,6 +55,9 @@ class WorkloadPods:
     # create them (a Deployment's ReplicaSet): the what-if set holds them, so PodTopologySpread's
     # default selector reads them as the scheduler will.
     owners: list[dict] = field(default_factory=list)
+    # The PersistentVolumeClaims its controller makes for its pods (a StatefulSet's
+    # volumeClaimTemplates); the judgement adds those the cluster does not have yet.
+    volume_claims: list[dict] = field(default_factory=list)
 
     @property
     def ref(self) -> str:
@@ -84,11 +87,14 @@ def expand(obj: dict, others: Sequence[dict] = (), replicas: int | None = None, 
         template = builder.template(spec, "spec.template")
         owner = controllers.owner_of(obj, namespace, name, template)
         builder.owners.append(owner)
+        claim_templates = volume_claim_templates(obj, where) if kind == "StatefulSet" else []
         for i in range(count):
             pod = builder.add(template, f"{name}-{i}", "replica")
             controllers.owned_by(pod, owner)
             if kind == "StatefulSet":
                 controllers.statefulset_pod(pod, name, i)
+                builder.volume_claims.extend(controllers.statefulset_storage(pod, obj, namespace, name, i,
+                                                                             claim_templates))
     elif kind == "Job":
         builder.job(spec, "spec", name, "pod", replicas)
     elif kind == "JobSet":
@@ -107,6 +113,18 @@ def expand(obj: dict, others: Sequence[dict] = (), replicas: int | None = None, 
                          "(resourceClaims, or extended resources a DeviceClass may back) in the pod template; "
                          "fit places pods that use DRA devices")
     return result
+
+
+def volume_claim_templates(statefulset: dict, where: str = "") -> list[dict]:
+    """A StatefulSet's spec.volumeClaimTemplates, each with its metadata.name. Raises InputError."""
+    templates = dict_field(statefulset, "spec").get("volumeClaimTemplates") or []
+    if not isinstance(templates, list):
+        raise InputError(f"{where}{describe(statefulset)}: spec.volumeClaimTemplates: must be a list")
+    for i, template in enumerate(templates):
+        metadata = template.get("metadata") if isinstance(template, dict) else None
+        if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str) or not metadata["name"]:
+            raise InputError(f"{where}{describe(statefulset)}: spec.volumeClaimTemplates[{i}].metadata.name: required")
+    return templates
 
 
 def _extended(pod: dict) -> bool:
@@ -149,6 +167,7 @@ class _Builder:
         self.claims_field = "spec.template.spec.resourceClaims"
         self.jobs_made = 0   # a JobSet's child Jobs so far (their global index)
         self.owners: list[dict] = []
+        self.volume_claims: list[dict] = []
 
     def fail(self, path: str, message: str) -> InputError:
         return InputError(f"{self.where}{describe(self.obj)}: {path}: {message}")
@@ -316,7 +335,7 @@ class _Builder:
     def result(self) -> WorkloadPods:
         return WorkloadPods(self.obj["kind"], self.namespace, self.name, self.pods, self.roles, self.shared,
                             self.gang_min, template_paths=self.paths, shared_claim_names=self.shared_names,
-                            owners=self.owners)
+                            owners=self.owners, volume_claims=self.volume_claims)
 
 
 def _belongs(pod: dict, kind: str, name: str, namespace: str) -> bool:

@@ -71,3 +71,47 @@ def test_a_claim_that_names_a_class_or_the_empty_class_keeps_it():
     assert with_default_class({"spec": {"storageClassName": ""}}, classes)["spec"]["storageClassName"] == ""
     beta = {"metadata": {"annotations": {"volume.beta.kubernetes.io/storage-class": "fast"}}, "spec": {}}
     assert with_default_class(beta, classes) is beta
+
+
+def statefulset(replicas: int, templates: list[dict], volumes: list[dict] | None = None) -> dict:
+    spec = seat_pod_spec([])
+    spec["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
+    if volumes is not None:
+        spec["volumes"] = volumes
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "research"},
+            "spec": {"serviceName": "db", "replicas": replicas, "selector": {"matchLabels": {"app": "db"}},
+                     "template": {"metadata": {"labels": {"app": "db"}}, "spec": spec},
+                     "volumeClaimTemplates": templates}}
+
+
+DATA = {"metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}}}
+
+
+def test_a_statefulsets_pods_get_the_claims_of_its_volume_claim_templates(run_cli, tmp_path):
+    path = write(tmp_path, [statefulset(2, [DATA], volumes=[{"name": "data", "emptyDir": {}}]), SEAT_TEMPLATE])
+    # Each pod's claim data-db-N is provisioned by the default class: only zone-a nodes can hold it.
+    assert fitting_nodes(run_cli, path) == ZONE_A
+    placed = json.loads(run_cli("--demo", "fit", "-f", path, "-o", "json").stdout)
+    assert placed["fits"] and all(p["node"] in ZONE_A for p in placed["placements"]), placed["placements"]
+
+
+def test_a_statefulsets_claim_that_exists_is_used_as_it_is(run_cli, tmp_path):
+    # The controller makes only the claims that are missing: the manifest's profiles-x-0 is used, not the template's.
+    template = {"metadata": {"name": "profiles"},
+                "spec": {"storageClassName": "no-such-class", "resources": {"requests": {"storage": "1Gi"}}}}
+    workload = statefulset(1, [template])
+    workload["metadata"]["name"] = "x"
+    workload["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = [{"name": "profiles", "mountPath": "/p"}]
+    existing = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "profiles-x-0", "namespace": "research"},
+                "spec": {"storageClassName": "standard-rwo", "resources": {"requests": {"storage": "1Gi"}}}}
+    assert fitting_nodes(run_cli, write(tmp_path, [existing, workload, SEAT_TEMPLATE])) == ZONE_A
+
+
+def test_a_volume_claim_template_without_a_name_is_refused(run_cli, tmp_path):
+    path = write(tmp_path, [statefulset(1, [{"spec": DATA["spec"]}]), SEAT_TEMPLATE])
+    for command in ("explain", "fit"):
+        result = run_cli("--demo", command, "-f", path)
+        assert result.status == 2 and result.stdout == ""
+        assert "StatefulSet/research/db: spec.volumeClaimTemplates[0].metadata.name: required" in result.stderr

@@ -9,6 +9,7 @@ import json
 from allocator import ObjectSet, normalise_object as normalise
 
 from ...workloads import WorkloadPods
+from ..admission import with_controller_claims
 from .placer import GROUP_CLAIMS_ANNOTATION
 
 
@@ -44,6 +45,7 @@ def prepare(objs: ObjectSet, workload: WorkloadPods, group_claims: bool = False)
     added.extend(workload.owners)
     if added:
         objs = objs.with_changes(add=added)
+    objs = with_controller_claims(objs, workload.volume_claims)
     for raw in workload.pods:
         pod = copy.deepcopy(raw)
         spec = pod["spec"]
