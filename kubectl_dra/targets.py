@@ -283,7 +283,10 @@ def replicas_note(target: WhatIfTarget) -> str:
     if kind == "DaemonSet":
         count = "one pod per node"
     elif kind == "CronJob":
-        count = "one pod per scheduled run"
+        job_spec = dict_field(dict_field(spec, "jobTemplate"), "spec")
+        parallelism = job_spec.get("parallelism")
+        count = (f"parallelism {parallelism} per scheduled run" if isinstance(parallelism, int) and parallelism != 1
+                 else "one pod per scheduled run")
     elif target.pods is not None:
         count = f"{target.pods} pod{'s' if target.pods != 1 else ''} in all"
     else:
@@ -291,4 +294,13 @@ def replicas_note(target: WhatIfTarget) -> str:
         value = spec.get(field) if isinstance(spec.get(field), int) else 1
         count = f"{field} {value}"
     return (f"{target.ref}: judged as one pod of its {target.template_path} ({count}); "
-            f"whether all of its pods fit at the same time is not checked here (kubectl dra fit -f places them)")
+            f"whether all of its pods fit at the same time is not checked here"
+            + (" (kubectl dra fit -f places them)" if fit_places(target) else ""))
+
+
+def fit_places(target: WhatIfTarget) -> bool:
+    """Whether `kubectl dra fit -f` places the target's pods (it refuses a DaemonSet, a CronJob
+    and a ReplicationController): only then do explain's words send the user there."""
+    from kubectl_dra.workloads import SUPPORTED_KINDS
+
+    return (target.workload or target.obj).get("kind") in SUPPORTED_KINDS

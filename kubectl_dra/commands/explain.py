@@ -251,7 +251,7 @@ def _explain_manifest(plan, objs, features, node, quotas=()) -> list:
     applied; nothing is judged when any object is one the API server would refuse. A target whose
     claim a ResourceQuota would refuse has that refusal as its verdict (scheduling/admission)."""
     from kubectl_dra.scheduling import admission
-    from kubectl_dra.targets import replicas_note
+    from kubectl_dra.targets import fit_places, replicas_note
 
     _refuse_invalid(plan, features)
     if plan.skipped:
@@ -263,8 +263,10 @@ def _explain_manifest(plan, objs, features, node, quotas=()) -> list:
                                           [d.obj for d in plan.applied if d.obj["kind"] == "ResourceClaim"],
                                           cluster.claims)
     if len(plan.targets) > 1:
+        together = (" (kubectl dra fit -f places them as one set)" if all(fit_places(t) for t in plan.targets)
+                    else "")
         print(f"Warning: {len(plan.targets)} targets, each judged alone: one's devices are not taken from the "
-              f"others (kubectl dra fit -f places them as one set)", file=sys.stderr)
+              f"others{together}", file=sys.stderr)
     explanations = []
     for target in plan.targets:
         if target.workload is not None:

@@ -93,6 +93,26 @@ def test_cronjob_template_is_found_under_its_job_template(run_cli, tmp_path):
     assert "judged as one pod of its spec.jobTemplate.spec.template (one pod per scheduled run)" in result.stderr
 
 
+def test_the_notes_send_to_fit_only_what_fit_places(run_cli, tmp_path):
+    """fit refuses a CronJob and a DaemonSet: explain's notes do not send the user there for them,
+    and a CronJob's run counts its Job's parallelism."""
+    spec = {"containers": [{"name": "c", "image": "i", "resources": {"claims": [{"name": "q"}]}}],
+            "resourceClaims": [{"name": "q", "resourceClaimName": "h100-quad"}]}
+    cronjob = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly", "namespace": "research"},
+               "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"parallelism": 4, "template": {
+                   "spec": {**spec, "restartPolicy": "Never"}}}}}}
+    daemonset = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "research"},
+                 "spec": {"selector": {"matchLabels": {"a": "b"}},
+                          "template": {"metadata": {"labels": {"a": "b"}}, "spec": spec}}}
+    path = tmp_path / "workloads.yaml"
+    path.write_text(yaml.safe_dump_all([cronjob, daemonset]))
+    result = run_cli("--demo", "explain", "-f", str(path))
+    assert "(parallelism 4 per scheduled run)" in result.stderr
+    assert "Warning: 2 targets, each judged alone: one's devices are not taken from the others\n" in result.stderr
+    assert "kubectl dra fit" not in result.stderr
+    assert run_cli("--demo", "fit", "-f", str(path)).status == 2
+
+
 def test_directory_is_read_without_subdirectories_unless_recursive(run_cli):
     flat = run_cli("--demo", "explain", "-f", str(QUICKSTART), "-o", "json")
     names = [i["target"]["name"] for i in json.loads(flat.stdout)["items"]]
