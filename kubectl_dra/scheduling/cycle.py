@@ -10,6 +10,7 @@ import allocator
 from allocator import ClaimVerdicts, SelectorEvaluator
 
 from .extended import classes_by_resource, dra_backed
+from .plugins import storage
 from .resources import NodeInfo, is_extended, pod_requests
 
 _FILTERED: dict[str, NodeInfo] = {}
@@ -50,6 +51,11 @@ class Cycle:
         self.class_by_resource = classes_by_resource(self.objs.device_classes) if extended_on else {}
         # hasDeviceClassMappedExtendedResource: nothing of this applies unless some request is backed.
         self._backed = dra_backed(self.requests, self.class_by_resource)
+        self.pvcs = self.objs.pvcs
+        if self.what_if:
+            made = ephemeral_claims(self.pod, self.objs)
+            if made:
+                self.pvcs = {**self.objs.pvcs, **made}
 
     def dra_backed_requests(self) -> dict[str, int]:
         return self._backed
@@ -64,3 +70,32 @@ class Cycle:
         return sorted(name for name, amount in self.requests.items()
                       if amount and (is_extended(name) or name.startswith("deviceclass.resource.kubernetes.io/"))
                       and name not in self.class_by_resource)
+
+
+def ephemeral_claims(pod: dict, objs: allocator.ObjectSet) -> dict[tuple[str, str], dict]:
+    """The claims the ephemeral volume controller makes for a what-if pod's generic ephemeral
+    volumes that do not exist yet: `POD-VOLUME`, owned by the pod, with the template's labels,
+    annotations and spec (pkg/controller/volume/ephemeral/controller.go handleVolume), created as
+    the API server admits them (the default StorageClass). Without them every such pod would read
+    as waiting for the controller."""
+    meta = pod.get("metadata") or {}
+    namespace = meta.get("namespace") or "default"
+    made = {}
+    for volume in (pod.get("spec") or {}).get("volumes") or []:
+        template = (volume.get("ephemeral") or {}).get("volumeClaimTemplate") if isinstance(volume, dict) else None
+        if not isinstance(template, dict):
+            continue
+        name, _ = storage.claim_name(pod, volume)
+        if name is None or (namespace, name) in objs.pvcs:
+            continue
+        template_meta = template.get("metadata") or {}
+        claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                 "metadata": {"name": name, "namespace": namespace,
+                              "labels": dict(template_meta.get("labels") or {}),
+                              "annotations": dict(template_meta.get("annotations") or {}),
+                              "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta.get("name"),
+                                                   "uid": meta.get("uid"), "controller": True,
+                                                   "blockOwnerDeletion": True}]},
+                 "spec": dict(template.get("spec") or {})}
+        made[(namespace, name)] = storage.with_default_class(claim, objs.storage_classes.values())
+    return made

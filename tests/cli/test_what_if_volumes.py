@@ -115,3 +115,19 @@ def test_a_volume_claim_template_without_a_name_is_refused(run_cli, tmp_path):
         result = run_cli("--demo", command, "-f", path)
         assert result.status == 2 and result.stdout == ""
         assert "StatefulSet/research/db: spec.volumeClaimTemplates[0].metadata.name: required" in result.stderr
+
+
+def test_a_pods_generic_ephemeral_volume_is_made_by_the_controller(run_cli, tmp_path):
+    ephemeral = {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "eph", "namespace": "research"},
+           "spec": seat_pod_spec([ephemeral])}
+    path = write(tmp_path, [pod, SEAT_TEMPLATE])
+    # Not "waiting for ephemeral volume controller to create the persistentvolumeclaim" on every
+    # node: the claim eph-scratch of the default class is provisioned where it has capacity.
+    assert fitting_nodes(run_cli, path) == ZONE_A
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "research"},
+                  "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                           "template": {"metadata": {"labels": {"app": "web"}}, "spec": seat_pod_spec([ephemeral])}}}
+    placed = json.loads(run_cli("--demo", "fit", "-f", write(tmp_path, [deployment, SEAT_TEMPLATE]), "-o", "json").stdout)
+    assert placed["fits"] and all(p["node"] in ZONE_A for p in placed["placements"]), placed["placements"]

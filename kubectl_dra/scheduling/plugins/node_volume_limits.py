@@ -206,7 +206,7 @@ def _attachable(cycle: Cycle, pod: dict, csinode: dict | None, new_pod: bool, re
             continue
         if not name:
             raise _LookupError("PersistentVolumeClaim had no name")
-        pvc = cycle.objs.pvcs.get((namespace, name))
+        pvc = cycle.pvcs.get((namespace, name))
         if pvc is None:
             if new_pod:
                 raise _LookupError(f"looking up PVC {namespace}/{name}: {st.not_found(st.PVC_RESOURCE, name)}",

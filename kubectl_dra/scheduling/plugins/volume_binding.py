@@ -144,7 +144,7 @@ def _why_immediate(pvc: dict, classes: dict) -> str:
 
 def pre_filter(cycle: Cycle) -> tuple[set[str] | None, Status]:
     pod = cycle.pod
-    pvcs = cycle.objs.pvcs
+    pvcs = cycle.pvcs
     has, problem = _pvc_problem(pod, pvcs)
     if problem:
         return None, Status(Code.UNRESOLVABLE, (problem,), detail=problem)

@@ -69,7 +69,7 @@ def pre_filter(cycle: Cycle) -> tuple[set[str] | None, Status]:
     needs_check = any(_needs_check(v) for v in st.pod_volumes(pod))
     rwop: set[str] = set()
     for name in _claim_names(pod):
-        pvc = cycle.objs.pvcs.get((namespace, name))
+        pvc = cycle.pvcs.get((namespace, name))
         if pvc is None:
             message = st.not_found(st.PVC_RESOURCE, name)
             return None, Status(Code.UNRESOLVABLE, (message,), detail=message)
