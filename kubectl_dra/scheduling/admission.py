@@ -171,8 +171,8 @@ def with_admitted(objs: ObjectSet, new: Iterable[dict]) -> ObjectSet:
     created: its mutating admission gives a PersistentVolumeClaim without a class the default
     StorageClass, of the cluster or of the manifest (storage.with_default_class)."""
     new = list(new)
-    classes = {**objs.storage_classes,
-               **{(o.get("metadata") or {}).get("name"): o for o in new if o.get("kind") == "StorageClass"}}
+    classes: dict[str, dict] = dict(objs.storage_classes)
+    classes.update({str((o.get("metadata") or {}).get("name")): o for o in new if o.get("kind") == "StorageClass"})
     return objs.with_objects([with_default_class(o, classes.values()) if o.get("kind") == "PersistentVolumeClaim"
                               else o for o in new])
 
