@@ -31,6 +31,9 @@ class Member:
 def fleet_of(config: SourceConfig, context_names: list[str] | None = None) -> list[Member] | None:
     """The fleet `config` selects, in the order given (`--all-contexts`: the contexts by name), or None when it selects one cluster. `context_names`: the kubeconfig's contexts (read
     from the kubeconfig when None and a context list needs them)."""
+    if context_names is None and config.context and "," in config.context and not config.offline:
+        # Whether `a,b` is one context named with a comma or a list of two, only the kubeconfig says.
+        context_names = _kubeconfig_contexts(config)
     contexts = split_contexts(config.context, context_names) if config.context else []
     files = list(config.fleet_files)
     if sum(bool(x) for x in (len(contexts) > 1 or config.all_contexts, files)) > 1:

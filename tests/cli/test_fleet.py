@@ -116,6 +116,15 @@ def test_an_unknown_context_is_named_before_anything_is_read(run_cli, isolated_k
     assert result.stderr.strip() == 'error: --context: context "nope" not found in the kubeconfig (contexts: a, b)'
 
 
+def test_a_context_whose_name_has_a_comma_is_one_context_on_the_command_line(run_cli, isolated_kubeconfig,
+                                                                             tmp_path):
+    kubeconfig = kubeconfig_of(tmp_path / "config", {"team,gpu": "https://127.0.0.1:1", "b": "https://127.0.0.1:1"})
+    for command in ("pools", "doctor"):
+        result = run_cli("--kubeconfig", kubeconfig, "--context", "team,gpu", "--request-timeout", "2s", command)
+        assert "not found in the kubeconfig" not in result.stderr and "several clusters" not in result.stderr, result
+        assert "(context team,gpu)" in result.stderr, result  # one cluster read, as kubectl reads that context
+
+
 def test_clusters_that_do_not_answer_are_unknown_each_and_do_not_hold_the_others(run_cli, isolated_kubeconfig,
                                                                                  tmp_path):
     kubeconfig = kubeconfig_of(tmp_path / "config", {"b-down": "https://127.0.0.1:1", "a-down": "https://127.0.0.1:1"})
