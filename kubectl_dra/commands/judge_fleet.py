@@ -104,7 +104,11 @@ def judge_across(ctx: click.Context, members, judgement: Judgement, output: str)
         verdicts.append(verdict)
     wrong = {v.failure for v in verdicts if v.input_error}
     if len(wrong) == 1 and all(not v.known for v in verdicts):
-        raise InputError(str(wrong.pop()))  # the input itself is wrong: every cluster that read it says so
+        # The input itself is wrong: every cluster that read it says so. A cluster that could not be
+        # read (which may yet have what the input names) is still named, as a fleet names every
+        # Unknown cluster, on the error's one line.
+        unread = "; ".join(f"cluster {v.cluster} not read: {v.failure}" for v in verdicts if not v.input_error)
+        raise InputError(str(wrong.pop()) + (f" ({unread})" if unread else ""))
     ranked = sorted(verdicts, key=ClusterVerdict.rank)  # stable: the fleet's order among equals
     yes = [v for v in ranked if v.known and v.fits]
     _emit(ranked, judgement, output, yes[0].cluster if yes else None)

@@ -273,6 +273,16 @@ def test_explain_across_a_fleet_ranks_the_clusters_and_judges_each_as_alone(run_
     assert nowhere.status == 1 and nowhere.stdout.startswith("a: Unschedulable"), nowhere
 
 
+def test_a_pod_found_in_no_cluster_read_still_names_the_cluster_that_could_not_be_read(run_cli):
+    """The pod may be in the cluster that could not be read: its error line says that cluster was not read."""
+    result = run_cli("--from", f"a={DEMO_PATH}", "--from", f"bad={FIXTURES / 'broken-snapshot.yaml'}",
+                     "explain", "pod/no-such-pod", "-n", "default")
+    assert result.status == 2 and result.stdout == "", result
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith("error: Pod default/no-such-pod not found (cluster bad not read: "), result.stderr
+    assert "spec.pool: required" in result.stderr, result.stderr
+
+
 def test_a_directory_of_snapshots_is_a_fleet_and_a_directory_of_manifests_one_cluster(run_cli, tmp_path):
     fleet = tmp_path / "fleet"
     fleet.mkdir()
