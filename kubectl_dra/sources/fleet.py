@@ -65,6 +65,8 @@ def fleet_of(config: SourceConfig, context_names: list[str] | None = None) -> li
         if not files:
             return None  # a directory of manifests: one cluster, as it always was
     if files:
+        # A directory of snapshots is its files wherever it is given, beside other --from too.
+        files = [each for given in files for each in (_snapshots_in(given) or [given])]
         if config.demo:
             raise InputError("--demo and --from cannot be used together")
         members = [_file_member(config, given) for given in files]
@@ -120,6 +122,11 @@ def snapshot_directory(path: str) -> list[str]:
             if SNAPSHOT_MARK not in stream.read(HEADER_BYTES):
                 return []
     return files
+
+
+def _snapshots_in(given: str) -> list[str]:
+    """The snapshot files of a directory given as a plain `--from DIR`, else []."""
+    return snapshot_directory(given) if os.path.isdir(given) else []
 
 
 def split_named_file(given: str) -> tuple[str, str]:

@@ -295,3 +295,16 @@ def test_a_directory_of_snapshots_is_a_fleet_and_a_directory_of_manifests_one_cl
     (fleet / "notes.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\n")
     mixed = run_cli("--from", str(fleet), "pools", "-o", "json")  # one cluster's manifests, as always
     assert mixed.status == 2 and "defined twice" in mixed.stderr and "cluster" not in mixed.stderr, mixed
+
+
+def test_a_directory_of_snapshots_beside_another_from_is_its_files_too(run_cli, tmp_path):
+    fleet = tmp_path / "fleet"
+    fleet.mkdir()
+    for name, source in (("lab", ("--demo",)), ("prod", ("--from", str(FIXTURES / "kubectl-get-nvidia.yaml")))):
+        assert run_cli(*source, "snapshot", "save", str(fleet / f"{name}.yaml")).status == 0
+    result = run_cli("--from", str(fleet), "--from", f"edge={DEMO_PATH}", "fleet", "-o", "json")
+    assert result.status == 0, result
+    assert [(item["name"], item["status"]) for item in json.loads(result.stdout)["items"]] == [
+        ("lab", "Known"), ("prod", "Known"), ("edge", "Known")]
+    twice = run_cli("--from", str(fleet), "--from", f"lab={DEMO_PATH}", "pools")
+    assert twice.status == 2 and "cluster 'lab' is given twice" in twice.stderr, twice
