@@ -93,7 +93,10 @@ def _from_files(ctx, param, value):
         return value
     config = options_of(ctx)
     if len(value) == 1:
-        config.from_file, config.fleet_files = value[0], ()
+        from kubectl_dra.sources.fleet import file_of_one
+
+        config.from_name, config.from_file = file_of_one(value[0])
+        config.fleet_files = ()
     else:
         config.from_file, config.fleet_files = None, tuple(value)
     return value

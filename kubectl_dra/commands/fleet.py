@@ -23,6 +23,7 @@ def fleet(ctx, output, no_headers):
     from kubectl_dra.commands.fleet_lists import print_member_warnings
     from kubectl_dra.commands.printing import print_view
     from kubectl_dra.errors import EXIT_SERVER_REFUSED, InputError
+    from kubectl_dra.invocation import options_of
     from kubectl_dra.options import listing_of
     from kubectl_dra.render.clusters import ClusterRow, ClustersView
 
@@ -31,7 +32,8 @@ def fleet(ctx, output, no_headers):
     members = fleet_members(ctx)
     if members is None:
         session = open_session(ctx)
-        rows = [ClusterRow(_single_name(session.store.connection), _summary(session))]
+        name = options_of(ctx).from_name or _single_name(session.store.connection)
+        rows = [ClusterRow(name, _summary(session))]
         context = render_context(session)
     else:
         from kubectl_dra.commands.fleet_state import each_member

@@ -26,6 +26,8 @@ class SourceConfig:
     all_namespaces: bool = False
     request_timeout: float | None = None
     from_file: str | None = None
+    from_name: str | None = None
+    """The cluster's name when one --from gave it (`--from NAME=FILE`): what `fleet` calls its row."""
     demo: bool = False
     kubernetes_version: str | None = None
     """--kubernetes-version: judge with the rules of this minor instead of the cluster's."""

@@ -129,6 +129,16 @@ def _snapshots_in(given: str) -> list[str]:
     return snapshot_directory(given) if os.path.isdir(given) else []
 
 
+def file_of_one(given: str) -> tuple[str | None, str]:
+    """What one `--from` alone reads, and the cluster's name when given: `NAME=FILE` reads FILE as a
+    fleet of one would (unless `NAME=FILE` is itself a path that exists); anything else is the path
+    as given, with no name."""
+    name, equals, path = given.partition("=")
+    if equals and path and MEMBER_NAME.fullmatch(name) and not os.path.exists(given):
+        return name, path
+    return None, given
+
+
 def split_named_file(given: str) -> tuple[str, str]:
     """`NAME=FILE` as (NAME, FILE); a plain FILE (or a path that exists with `=` in it) is named by
     its stem (`prod-a.json` -> prod-a)."""

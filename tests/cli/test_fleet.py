@@ -308,3 +308,14 @@ def test_a_directory_of_snapshots_beside_another_from_is_its_files_too(run_cli, 
         ("lab", "Known"), ("prod", "Known"), ("edge", "Known")]
     twice = run_cli("--from", str(fleet), "--from", f"lab={DEMO_PATH}", "pools")
     assert twice.status == 2 and "cluster 'lab' is given twice" in twice.stderr, twice
+
+
+def test_one_from_named_reads_its_file_and_names_the_fleets_row(run_cli):
+    """`--from NAME=FILE` given once (a fleet of one, as a script builds it) reads FILE, as one cluster."""
+    alone = run_cli("--from", str(DEMO_PATH), "pools", "-o", "json")
+    named = run_cli("--from", f"prod={DEMO_PATH}", "pools", "-o", "json")
+    assert named.status == 0 and named.stdout == alone.stdout, named
+    row = run_cli("--from", f"prod={DEMO_PATH}", "fleet", "-o", "json")
+    assert row.status == 0 and [item["name"] for item in json.loads(row.stdout)["items"]] == ["prod"], row
+    missing = run_cli("--from", "prod=/no/such/file.yaml", "pools")
+    assert missing.status == 2 and missing.stderr.startswith("error: /no/such/file.yaml: "), missing
