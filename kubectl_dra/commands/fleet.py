@@ -45,12 +45,15 @@ def fleet(ctx, output, no_headers):
             warnings = list(member.session.warnings)
             return ClusterRow(member.name, _summary(member.session)), warnings, render_context(member.session)
 
-        rows, contexts = [], []
+        rows, contexts, fleet_warnings = [], [], []
         for row, warnings, member_context in each_member(members, summarize_member, _warm_summary):
             print_member_warnings(row.name, warnings)
+            fleet_warnings += [f"cluster {row.name}: {warning}" for warning in warnings]
             rows.append(row)
             contexts.append(member_context)
         context = next((each for each in contexts if each is not None), None)
+        if context is not None:  # the JSON metadata's are every member's, named as on stderr
+            context.warnings = fleet_warnings
     if context is None:
         from kubectl_dra.commands.common import now
         from kubectl_dra.render.base import RenderContext

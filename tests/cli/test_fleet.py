@@ -319,3 +319,14 @@ def test_one_from_named_reads_its_file_and_names_the_fleets_row(run_cli):
     assert row.status == 0 and [item["name"] for item in json.loads(row.stdout)["items"]] == ["prod"], row
     missing = run_cli("--from", "prod=/no/such/file.yaml", "pools")
     assert missing.status == 2 and missing.stderr.startswith("error: /no/such/file.yaml: "), missing
+
+
+def test_the_fleet_summarys_json_warnings_are_every_clusters_named(run_cli, tmp_path):
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    result = run_cli("--from", f"first={empty}", "--from", f"demo={DEMO_PATH}", "--from", f"last={empty}",
+                     "fleet", "-o", "json")
+    assert result.status == 0, result
+    warnings = json.loads(result.stdout)["metadata"]["warnings"]
+    assert warnings == [line.removeprefix("Warning: ") for line in result.stderr.splitlines()], result.stderr
+    assert [warning.split(":")[0] for warning in warnings] == ["cluster first", "cluster last"]
