@@ -20,15 +20,23 @@ def fleet(ctx, output, no_headers):
     """
     from kubectl_dra.commands.common import open_session, render_context
     from kubectl_dra.commands.fleet_choice import fleet_members
-    from kubectl_dra.commands.fleet_lists import print_member_warnings
+    from kubectl_dra.commands.fleet_lists import print_member_warnings, select_and_sort
     from kubectl_dra.commands.printing import print_view
     from kubectl_dra.errors import EXIT_SERVER_REFUSED, InputError
     from kubectl_dra.invocation import options_of
     from kubectl_dra.options import listing_of
     from kubectl_dra.render.clusters import ClusterRow, ClustersView
 
-    if listing_of(ctx).watch:
+    listing = listing_of(ctx)
+    if listing.watch:
         raise InputError("-w/--watch: fleet prints each cluster once")
+    if listing.selector:
+        raise InputError("-l/--selector: the fleet's rows are clusters, which have no labels "
+                         "(--field-selector picks them, e.g. cluster=prod-a or status=Unknown)")
+    if listing.field_selector:
+        from kubectl_dra.commands.listing import parse_field_selector
+
+        parse_field_selector(listing.field_selector)  # refused before anything is read
     members = fleet_members(ctx)
     if members is None:
         session = open_session(ctx)
@@ -61,11 +69,7 @@ def fleet(ctx, output, no_headers):
         context = RenderContext(now=now())
     context.kubernetes_version = None  # each row says its cluster's
     view = ClustersView(rows, context)
-    sort_by = listing_of(ctx).sort_by
-    if sort_by:
-        from kubectl_dra.render.templates import sorted_by
-
-        view.records = sorted_by(view.records, view.document()["items"], sort_by)
+    select_and_sort(view, listing)
     print_view(view, output, no_headers, "No clusters found.")
     if any(row.summary is None for row in rows):
         ctx.exit(EXIT_SERVER_REFUSED)

@@ -197,7 +197,7 @@ def _fleet_view(ctx: click.Context, results: list[MemberList], collected: list[C
                                       for warning in result.warnings])
     members = [(each.cluster, cast("DetachedView", each.view)) for each in collected]  # made by _run_member
     view = fleet_view(members, [result.status for result in results], context)
-    _select_and_sort(view, listing_of(ctx))
+    select_and_sort(view, listing_of(ctx))
     return view
 
 
@@ -252,8 +252,9 @@ class _MemberRebuild:
         return _fleet_view(self.ctx, self.results, [outcome])
 
 
-def _select_and_sort(view, listing) -> None:
-    """--field-selector and --sort-by over the whole list: their paths may name `cluster`."""
+def select_and_sort(view, listing) -> None:
+    """--field-selector and --sort-by over the whole list: their paths may name `cluster` (the fleet
+    summary's rows are clusters: `cluster` is their name)."""
     if not view.records or not (listing.field_selector or listing.sort_by):
         return
     from kubectl_dra.commands.listing import select_fields

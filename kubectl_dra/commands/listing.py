@@ -28,6 +28,7 @@ FIELD_ALIASES: dict[str | None, dict[str, str]] = {
     "DRAPool": {"metadata.name": "pool", "spec.driver": "driver", "spec.pool.name": "pool"},
     "DRADevice": {"metadata.name": "name", "spec.driver": "driver", "spec.pool.name": "pool"},
     "DRADeviceTaint": {"metadata.name": "source.name"},
+    "DRACluster": {"metadata.name": "name", "cluster": "name"},
 }
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9_./-]+)\s*(==|!=|=)\s*(.*?)\s*$")
 _ABSENT = object()

@@ -330,3 +330,14 @@ def test_the_fleet_summarys_json_warnings_are_every_clusters_named(run_cli, tmp_
     warnings = json.loads(result.stdout)["metadata"]["warnings"]
     assert warnings == [line.removeprefix("Warning: ") for line in result.stderr.splitlines()], result.stderr
     assert [warning.split(":")[0] for warning in warnings] == ["cluster first", "cluster last"]
+
+
+def test_the_fleet_summary_picks_rows_by_field_and_refuses_labels_it_cannot_match(run_cli):
+    fleet = (*FLEET, "--from", f"bad={FIXTURES / 'broken-snapshot.yaml'}")
+    picked = run_cli(*fleet, "fleet", "--field-selector", "cluster=prod-b", "-o", "name")
+    assert picked.stdout == "cluster/prod-b\n", picked
+    unknown = run_cli(*fleet, "fleet", "--field-selector", "status=Unknown", "-o", "name")
+    assert unknown.stdout == "cluster/bad\n", unknown
+    labels = run_cli(*fleet, "fleet", "-l", "team=ml")
+    assert labels.status == 2 and labels.stdout == "" and "have no labels" in labels.stderr, labels
+    assert len(labels.stderr.splitlines()) == 1, labels.stderr
