@@ -83,7 +83,9 @@ class ClusterVerdict:
 def judge_across(ctx: click.Context, members, judgement: Judgement, output: str) -> None:
     from kubectl_dra.commands.fleet_lists import print_member_warnings
     from kubectl_dra.commands.fleet_state import each_member
+    from kubectl_dra.options import refuse_unused_filters
 
+    refuse_unused_filters(ctx)  # as one cluster's open_session does: a row filter here would be ignored
     def judge_member(member, index: int) -> tuple[list[str], ClusterVerdict]:
         """The member's load warnings (printed here, in the fleet's order) and its verdict."""
         if member.session is None:

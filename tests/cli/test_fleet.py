@@ -341,3 +341,14 @@ def test_the_fleet_summary_picks_rows_by_field_and_refuses_labels_it_cannot_matc
     labels = run_cli(*fleet, "fleet", "-l", "team=ml")
     assert labels.status == 2 and labels.stdout == "" and "have no labels" in labels.stderr, labels
     assert len(labels.stderr.splitlines()) == 1, labels.stderr
+
+
+@pytest.mark.parametrize("command", (("fit", "-f", str(FIT / "trainer.yaml")), ("explain", "-f", str(FIT / "two-gpus.yaml")),
+                                     ("capacity", "--class", "gpu.example.com")), ids=("fit", "explain", "capacity"))
+@pytest.mark.parametrize("flag", (("--field-selector", "cluster=big"), ("-l", "team=ml")), ids=("field", "label"))
+def test_a_row_filter_across_a_fleet_is_refused_as_for_one_cluster(run_cli, command, flag):
+    """fit, explain and capacity have no rows to filter: a filter would be ignored, so it is refused."""
+    alone = run_cli("--from", str(FIT / "cluster.yaml"), *command, *flag)
+    fleet = run_cli(*FIT_FLEET, *command, *flag)
+    assert alone.status == fleet.status == 2 and fleet.stdout == "", fleet
+    assert fleet.stderr == alone.stderr and "selects rows of list commands" in fleet.stderr, fleet
