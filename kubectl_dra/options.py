@@ -33,6 +33,7 @@ class Listing:
     field_selector: str | None = None
     sort_by: str | None = None
     watch: bool = False
+    summary: bool = False
 
 
 def listing_of(ctx: click.Context) -> Listing:
@@ -185,15 +186,19 @@ def _output_candidates(ctx, param, incomplete: str) -> list:
             if value.startswith(incomplete)]
 
 
-def output_options(selector: bool = True, sort_example: str = ".name") -> Callable:
+def output_options(selector: bool = True, sort_example: str = ".name", summary: bool = True) -> Callable:
     """-o, --no-headers, --sort-by and -w; `selector`: the command takes the -l value (given before
     or after its name) as its `selector` argument and filters by its objects' own labels; other
     commands' rows are matched by commands.common.show. `sort_example`: a path every item of the
-    command's -o json has, for --sort-by's help."""
+    command's -o json has, for --sort-by's help. `summary`: --summary prints the clusters' rows of
+    `kubectl dra fleet` instead of the list (commands.fleet_lists.across_fleet)."""
 
     def decorate(command: Callable) -> Callable:
         if selector:
             command = _with_selector(command)
+        if summary:
+            command = click.option("--summary", is_flag=True, expose_value=False, callback=_remember_listing("summary"),
+                                   help="One row per cluster read (kubectl dra fleet) instead of the list.")(command)
         command = click.option("-w", "--watch", is_flag=True, expose_value=False, callback=_remember_listing("watch"),
                                help="After listing, print rows as they change (a live cluster only).")(command)
         command = click.option("--sort-by", metavar="PATH", expose_value=False, callback=_remember_listing("sort_by"),

@@ -68,6 +68,8 @@ def across_fleet(command: Callable) -> Callable:
     @functools.wraps(command)
     def run(*args, **kwargs):
         ctx = click.get_current_context()
+        if listing_of(ctx).summary:
+            return _summary_instead(ctx, kwargs)
         members = fleet_members(ctx)
         if members is None:
             return command(*args, **kwargs)
@@ -92,6 +94,27 @@ def across_fleet(command: Callable) -> Callable:
             ctx.exit(EXIT_SERVER_REFUSED)
 
     return run
+
+
+def _summary_instead(ctx: click.Context, kwargs: dict) -> None:
+    """--summary: `kubectl dra fleet` with the same clusters and output. An option of the list's own
+    (which picks its rows) has no rows to pick there, so it is refused rather than ignored."""
+    from click.core import ParameterSource
+
+    from kubectl_dra.errors import InputError
+
+    for param in ctx.command.params:
+        if (param.name in kwargs and param.name not in ("output", "no_headers")
+                and ctx.get_parameter_source(param.name or "") == ParameterSource.COMMANDLINE):
+            flag = param.opts[-1] if param.opts else param.name
+            raise InputError(f"--summary prints one row per cluster; {flag} picks the rows of "
+                             f"'{ctx.command_path}': give one or the other")
+    # The command is looked up by name rather than imported (its module imports this one), and its
+    # callback runs in this command's context: a fleet is this list command's to read.
+    root = ctx.find_root().command
+    fleet = root.get_command(ctx, "fleet") if isinstance(root, click.Group) else None
+    assert fleet is not None and fleet.callback is not None
+    ctx.invoke(fleet.callback, output=kwargs.get("output", "table"), no_headers=kwargs.get("no_headers", False))
 
 
 def _list_in_workers(ctx: click.Context, members: list[Member], invoked: _MemberCommand) -> list[MemberList]:

@@ -352,3 +352,24 @@ def test_a_row_filter_across_a_fleet_is_refused_as_for_one_cluster(run_cli, comm
     fleet = run_cli(*FIT_FLEET, *command, *flag)
     assert alone.status == fleet.status == 2 and fleet.stdout == "", fleet
     assert fleet.stderr == alone.stderr and "selects rows of list commands" in fleet.stderr, fleet
+
+
+@pytest.mark.parametrize("command, args", LISTS, ids=[c for c, _ in LISTS])
+def test_a_list_commands_summary_is_the_fleets(run_cli, command, args):
+    fleet = run_cli(*FLEET, "--from", f"bad={FIXTURES / 'broken-snapshot.yaml'}", "fleet", "-o", "wide")
+    summary = run_cli(*FLEET, "--from", f"bad={FIXTURES / 'broken-snapshot.yaml'}", command, *args, "--summary",
+                      "-o", "wide")
+    assert (summary.status, summary.stdout, summary.stderr) == (fleet.status, fleet.stdout, fleet.stderr) == (
+        1, fleet.stdout, fleet.stderr)
+    one = run_cli("--demo", command, *args, "--summary", "-o", "json")
+    assert one.status == 0 and one.stdout == run_cli("--demo", "fleet", "-o", "json").stdout
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("pools", "--driver", "gpu.nvidia.com"), "--driver picks the rows of 'kubectl dra pools'"),
+    (("devices", "-l", "team=ml"), "-l/--selector: the fleet's rows are clusters"),
+    (("taints", "-w"), "-w/--watch: fleet prints each cluster once"),
+])
+def test_a_summary_refuses_what_picks_the_lists_rows(run_cli, argv, message):
+    result = run_cli(*FLEET, argv[0], "--summary", *argv[1:])
+    assert result.status == 2 and message in result.stderr and result.stdout == "", result
