@@ -440,16 +440,20 @@ class Features:
 
 
 def parse_minor(minor: int | str | None) -> int:
-    """Accepts 37, "37", "1.37", "v1.37.2"; None means the newest supported; outside 1.34-1.37 is an error."""
+    """Accepts 37, "37", "1.37", "v1.37.2"; None means the newest supported; another major or a minor
+    outside 1.34-1.37 is an error."""
     if minor is None:
         return NEWEST_MINOR
     if isinstance(minor, str):
         text = minor.strip().lstrip("v")
         parts = text.split(".")
         try:
+            major = int(parts[0]) if len(parts) > 1 else 1
             value = int(parts[1]) if len(parts) > 1 else int(parts[0])
         except ValueError:
             raise FeatureError(f"invalid Kubernetes version {minor!r}") from None
+        if major != 1:  # "2.35" is no Kubernetes 1.35: every release with DRA rules is 1.N
+            raise FeatureError(f"invalid Kubernetes version {minor!r} (expected 1.N)")
         minor = value
     if minor < OLDEST_MINOR:
         raise FeatureError(f"Kubernetes 1.{minor} is not supported (DRA structured allocation is GA from 1.{OLDEST_MINOR})")

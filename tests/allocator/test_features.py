@@ -31,6 +31,8 @@ def test_parse_minor(text, minor):
 
 
 @pytest.mark.parametrize("text, message", [("1.33", "not supported"), ("one", "invalid"),
+                                           ("2.35", r"invalid Kubernetes version '2.35' \(expected 1.N\)"),
+                                           ("0.36", "invalid"), ("v2.0.1", "invalid"),
                                            ("1.38", r"newer than the DRA rules kubectl-dra knows \(1.34-1.37\)")])
 def test_parse_minor_rejects_versions_outside_the_known_rules(text, message):
     with pytest.raises(FeatureError, match=message):
