@@ -41,6 +41,7 @@ def version(ctx: click.Context, client_only: bool, output: str) -> None:
 
     refuse_unused_filters(ctx)
     config = options_of(ctx)
+    override = _rules_override(config)  # a bad value is refused whether or not a server is asked
     info: dict = {
         "clientVersion": {
             "version": client_version(),
@@ -53,7 +54,7 @@ def version(ctx: click.Context, client_only: bool, output: str) -> None:
         from kubectl_dra.errors import CommandError
 
         try:
-            info.update(_server_info(config))
+            info.update(_server_info(config, override))
         except CommandError as failure:  # kubectl prints the client's part, then the error
             error = failure
     _emit(info, output)
@@ -61,7 +62,20 @@ def version(ctx: click.Context, client_only: bool, output: str) -> None:
         raise error
 
 
-def _server_info(config) -> dict:
+def _rules_override(config) -> int | None:
+    """The minor --kubernetes-version names, None without it. Raises InputError."""
+    if not config.kubernetes_version:
+        return None
+    from allocator import FeatureError, parse_minor
+    from kubectl_dra.errors import InputError
+
+    try:
+        return parse_minor(config.kubernetes_version)
+    except FeatureError as failure:
+        raise InputError(f"--kubernetes-version {config.kubernetes_version}: {failure}") from None
+
+
+def _server_info(config, override: int | None) -> dict:
     import asyncio
 
     from kubectl_dra.sources.apiserver import ApiServer
@@ -77,14 +91,7 @@ def _server_info(config) -> dict:
 
     discovery = asyncio.run(run())
     store = Store()  # its kubernetes_minor() is the one rule for which minor judges a cluster
-    if config.kubernetes_version:
-        from allocator import FeatureError, parse_minor
-        from kubectl_dra.errors import InputError
-
-        try:
-            store.kubernetes_minor_override = parse_minor(config.kubernetes_version)
-        except FeatureError as failure:
-            raise InputError(f"--kubernetes-version {config.kubernetes_version}: {failure}") from None
+    store.kubernetes_minor_override = override
     store.set_connection(kubernetes_minor=discovery.kubernetes_minor)
     rules = store.kubernetes_minor()
     if config.kubernetes_version:

@@ -63,6 +63,14 @@ def test_version(run_cli):
     assert (document["kind"], document["clientVersion"]["kubernetesVersions"]) == ("DRAVersion", ["1.34", "1.35", "1.36", "1.37"])
 
 
+@pytest.mark.parametrize("args", [("--demo", "pools"), ("version", "--client"), ("--demo", "version")])
+def test_a_kubernetes_version_of_another_major_is_refused(run_cli, args):
+    """`--kubernetes-version 2.35` is no 1.35; and version refuses a bad value even where it asks no server."""
+    result = run_cli("--kubernetes-version", "2.35", *args)
+    assert (result.status, result.stdout) == (2, "")
+    assert result.stderr == "error: --kubernetes-version 2.35: invalid Kubernetes version '2.35' (expected 1.N)\n"
+
+
 @pytest.mark.parametrize("args", [("--demo",), ("tui", "--demo")])
 def test_the_dashboard_without_a_terminal_says_so_at_once(args, tmp_path):
     """`kubectl-dra --demo </dev/null >out` in a script: one line and exit 2 within 2 s, nothing on stdout."""
