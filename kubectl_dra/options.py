@@ -166,6 +166,8 @@ def output_format(ctx: click.Context, param: click.Parameter, value: str) -> str
     kind, equals, argument = value.partition("=")
     if not equals and value in FORMATS:
         return value
+    if kind in ("jsonpath", "jsonpath-as-json", "jsonpath-file") and not argument:
+        raise click.BadParameter("template format specified but no template given")  # kubectl's words
     if kind not in TEMPLATE_FORMATS or not equals:
         allowed = ", ".join((*FORMATS, *(f"{t}=..." for t in TEMPLATE_FORMATS)))
         raise click.BadParameter(f"{value!r} is not one of {allowed}")
