@@ -42,11 +42,15 @@ def compile_path(text: str, flag: str):
         raise InputError(f"{flag}: cannot parse the path {text!r}: {_one_line(str(error))}") from None
 
 
-def relaxed(text: str) -> str:
-    """kubectl's RelaxedJSONPathExpression: `{.a.b}`, `.a.b` and `a.b` all mean `.a.b`."""
+def relaxed(text: str, flag: str = "path") -> str:
+    """kubectl's RelaxedJSONPathExpression: `{.a.b}`, `.a.b` and `a.b` all mean `.a.b`; a brace
+    anywhere else (`{.a`, `.a}`) is an error, as there (kubectl/pkg/cmd/get/customcolumn.go)."""
     text = text.strip()
     if text.startswith("{") and text.endswith("}"):
         text = text[1:-1].strip()
+    if "{" in text or "}" in text:
+        raise InputError(f"{flag}: unexpected path string {text!r}, expected a 'name1.name2' or '.name1.name2' or "
+                         "'{name1.name2}' or '{.name1.name2}'")
     if text and text[0] not in ".$@[":
         text = "." + text
     return text
@@ -278,7 +282,7 @@ def parse_custom_columns(spec: str, flag: str = "-o custom-columns") -> list[Cus
         header, colon, path = part.partition(":")
         if not colon or not header.strip() or not path.strip():
             raise InputError(f"{flag}: {part!r} is not HEADER:PATH (e.g. NAME:.name,STATE:.state)")
-        source = relaxed(path)
+        source = relaxed(path, flag)
         columns.append(CustomColumn(header.strip(), source, compile_path(source, flag)))
     return columns
 
@@ -307,7 +311,7 @@ def custom_column_rows(columns: list[CustomColumn], items: Iterable[dict]) -> li
 
 
 def sort_key_path(spec: str):
-    return compile_path(relaxed(spec), "--sort-by")
+    return compile_path(relaxed(spec, "--sort-by"), "--sort-by")
 
 
 def sorted_by(records: list, items: list[dict], spec: str) -> list:

@@ -98,6 +98,9 @@ def test_sort_by_numbers_sorts_numerically(run_cli):
     (("-o", "jsonpath-as-json="), "template format specified but no template given"),
     (("-o", "jsonpath-file="), "template format specified but no template given"),
     (("--sort-by", ".items[?("), "--sort-by: cannot parse the path"),
+    (("--sort-by", "{.devices.free"), "--sort-by: unexpected path string '{.devices.free', expected a 'name1.name2'"),
+    (("--sort-by", ".devices.free}"), "--sort-by: unexpected path string '.devices.free}'"),
+    (("-o", "custom-columns=FREE:{.devices.free"), "-o custom-columns: unexpected path string '{.devices.free'"),
     (("--field-selector", "spec.driver"), "--field-selector 'spec.driver': 'spec.driver' is not FIELD=VALUE"),
     (("--field-selector", "bogus=1"), "--field-selector: field label not supported: bogus"),
 ])
