@@ -278,9 +278,11 @@ class _MemberRebuild:
 def select_and_sort(view, listing) -> None:
     """--field-selector and --sort-by over the whole list: their paths may name `cluster` (the fleet
     summary's rows are clusters: `cluster` is their name)."""
+    from kubectl_dra.commands.listing import check_selectors, select_fields
+
+    check_selectors(listing)
     if not view.records or not (listing.field_selector or listing.sort_by):
         return
-    from kubectl_dra.commands.listing import select_fields
     from kubectl_dra.render.templates import sorted_by
 
     items = view.document()["items"]

@@ -105,8 +105,20 @@ def select_labels(view: ListView, items: list[dict], selector: str, store) -> tu
     return [record for record, _ in kept], [item for _, item in kept]
 
 
+def check_selectors(listing: Listing) -> None:
+    """A malformed -l or --field-selector is an error even when no row is left to select, as the
+    API server refuses it whatever the list holds. Raises InputError."""
+    from kubectl_dra.labels import parse_selector
+
+    if listing.selector:
+        parse_selector(listing.selector)
+    if listing.field_selector:
+        parse_field_selector(listing.field_selector)
+
+
 def arrange(view: ListView, listing: Listing, store) -> None:
     """Apply -l (derived rows), --field-selector and --sort-by to the view's records in place."""
+    check_selectors(listing)
     if not (listing.selector or listing.field_selector or listing.sort_by) or not view.records:
         return
     items = view.document()["items"]

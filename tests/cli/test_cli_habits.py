@@ -232,3 +232,25 @@ def test_sort_by_compares_quantities_by_value():
 
     items = [{"mem": "1Gi"}, {"mem": "500Mi"}, {"mem": "2"}, {}, {"mem": "gpu"}]
     assert sorted_by(["a", "b", "c", "d", "e"], items, ".mem") == ["d", "c", "b", "a", "e"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (("claims", "--field-selector", "state"), "--field-selector 'state': 'state' is not FIELD=VALUE"),
+    (("claims", "-n", "nowhere", "-l", "a b"), "-l 'a b': cannot parse label requirement 'a b'"),
+    (("pools", "--driver", "nope", "-l", "a b"), "-l 'a b': cannot parse label requirement 'a b'"),
+    (("devices", "--driver", "nope", "--field-selector", "=x"), "'=x' is not FIELD=VALUE"),
+])
+def test_a_malformed_selector_is_an_error_even_when_no_row_is_left(run_cli, args, message):
+    """The API server refuses a malformed selector whatever the list holds; an empty list is no excuse."""
+    result = run_cli("--demo", *args)
+    assert (result.status, result.stdout) == (2, ""), result
+    assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+
+
+def test_a_malformed_field_selector_is_an_error_in_a_fleet_with_no_row(run_cli, tmp_path):
+    snapshot = tmp_path / "a.yaml"
+    assert run_cli("--demo", "snapshot", "save", str(snapshot)).status == 0
+    result = run_cli("--from", f"a={snapshot}", "--from", f"b={snapshot}", "claims", "--field-selector", "state")
+    assert (result.status, result.stdout) == (2, ""), result
+    assert "--field-selector 'state': 'state' is not FIELD=VALUE" in result.stderr
+
