@@ -42,9 +42,12 @@ class FieldRequirement:
 
 
 def parse_field_selector(text: str) -> list[FieldRequirement]:
-    """`a=b,c!=d` (kubectl's equality-based field selector). Raises InputError."""
+    """`a=b,c!=d` (kubectl's equality-based field selector; an empty term is skipped, as in
+    apimachinery/pkg/fields/selector.go parseSelector). Raises InputError."""
     requirements = []
     for part in text.split(","):
+        if not part.strip():
+            continue
         match = _REQUIREMENT.match(part)
         if not match:
             raise InputError(f"--field-selector {text!r}: {part.strip()!r} is not FIELD=VALUE or FIELD!=VALUE")

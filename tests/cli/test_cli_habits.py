@@ -254,3 +254,10 @@ def test_a_malformed_field_selector_is_an_error_in_a_fleet_with_no_row(run_cli, 
     assert (result.status, result.stdout) == (2, ""), result
     assert "--field-selector 'state': 'state' is not FIELD=VALUE" in result.stderr
 
+
+def test_an_empty_field_selector_term_is_skipped_as_kubectl_skips_it(run_cli):
+    plain = run_cli("--demo", "pools", "--field-selector", "state=Complete", "-o", "name")
+    assert plain.status == 0 and plain.stdout
+    for spelling in ("state=Complete,", ",state=Complete", "state=Complete,,driver!=x"):
+        result = run_cli("--demo", "pools", "--field-selector", spelling, "-o", "name")
+        assert (result.status, result.stdout) == (0, plain.stdout), (spelling, result)
