@@ -1,4 +1,4 @@
-"""kubectl label selectors (-l): `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`."""
+"""kubectl label selectors (-l): `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`, `a>1`, `a<1`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from kubectl_dra.errors import InputError
 _SET = re.compile(r"^([A-Za-z0-9_./-]+)\s+(in|notin)\s+\(([^)]*)\)$")
 _EQUALITY = re.compile(r"^([A-Za-z0-9_./-]+)\s*(==|=|!=)\s*([A-Za-z0-9_.-]*)$")
 _EXISTS = re.compile(r"^(!?)\s*([A-Za-z0-9_./-]+)$")
+_COMPARE = re.compile(r"^([A-Za-z0-9_./-]+)\s*([<>])\s*(\S*)$")
+_INTEGER = re.compile(r"^[+-]?[0-9]+$")  # Go's strconv.ParseInt(s, 10, 64), short of its range check
 
 Requirement = Callable[[dict], bool]
 
@@ -44,6 +46,8 @@ def _split(text: str) -> list[str]:
 def _requirement(part: str, whole: str) -> Requirement:
     if match := _SET.match(part):
         key, operator, values = match.group(1), match.group(2), {v.strip() for v in match.group(3).split(",")}
+        if values == {""}:
+            raise InputError(f"-l {whole!r}: for 'in', 'notin' operators, values set can't be empty")
         if operator == "in":
             return lambda labels: labels.get(key) in values
         return lambda labels: labels.get(key) not in values
@@ -52,10 +56,28 @@ def _requirement(part: str, whole: str) -> Requirement:
         if operator == "!=":
             return lambda labels: labels.get(key) != value
         return lambda labels: key in labels and labels[key] == value
+    if match := _COMPARE.match(part):
+        return _comparison(*match.groups(), whole)
     if match := _EXISTS.match(part):
         negate, key = match.group(1) == "!", match.group(2)
         return (lambda labels: key not in labels) if negate else (lambda labels: key in labels)
     raise InputError(f"-l {whole!r}: cannot parse label requirement {part!r}")
+
+
+def _comparison(key: str, operator: str, value: str, whole: str) -> Requirement:
+    """`a>1`, `a<1`: the label must exist and be an integer beyond the bound
+    (apimachinery/pkg/labels/selector.go: Requirement.Matches for GreaterThan and LessThan)."""
+    if not _INTEGER.match(value):
+        raise InputError(f"-l {whole!r}: for 'Gt', 'Lt' operators, the value must be an integer")
+    bound = int(value)
+
+    def matches(labels: dict) -> bool:
+        actual = labels.get(key)
+        if not isinstance(actual, str) or not _INTEGER.match(actual):
+            return False
+        return int(actual) > bound if operator == ">" else int(actual) < bound
+
+    return matches
 
 
 def labels_of(obj: dict) -> dict:

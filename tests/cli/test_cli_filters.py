@@ -58,6 +58,26 @@ def test_label_selector_semantics(selector, labels, expected):
     assert parse_selector(selector)(labels) is expected
 
 
+@pytest.mark.parametrize("selector, labels, expected", [
+    ("gen>2", {"gen": "3"}, True), ("gen>2", {"gen": "2"}, False), ("gen > 2", {"gen": "10"}, True),
+    ("gen<2", {"gen": "-1"}, True), ("gen<2", {}, False), ("gen<2", {"gen": "one"}, False),
+    ("team=ml,gen>1", {"team": "ml", "gen": "2"}, True),
+])
+def test_label_selector_greater_and_less_than_as_kubectl(selector, labels, expected):
+    """apimachinery's label selectors take `>` and `<` with an integer: the label must exist and be an integer."""
+    assert parse_selector(selector)(labels) is expected
+
+
+@pytest.mark.parametrize("selector, message", [
+    ("gen>two", "for 'Gt', 'Lt' operators, the value must be an integer"),
+    ("gen<", "for 'Gt', 'Lt' operators, the value must be an integer"),
+    ("zone in ()", "for 'in', 'notin' operators, values set can't be empty"),
+])
+def test_label_selector_values_refused_as_kubectl_refuses_them(selector, message):
+    with pytest.raises(InputError, match=message):
+        parse_selector(selector)
+
+
 def test_label_selector_syntax_error():
     with pytest.raises(InputError, match="cannot parse label requirement 'a=b=c'"):
         parse_selector("x,a=b=c")
