@@ -188,12 +188,15 @@ def _output_candidates(ctx, param, incomplete: str) -> list:
             if value.startswith(incomplete)]
 
 
-def output_options(selector: bool = True, sort_example: str = ".name", summary: bool = True) -> Callable:
+def output_options(selector: bool = True, sort_example: str = ".name", summary: bool = True,
+                   watch: bool = True) -> Callable:
     """-o, --no-headers, --sort-by and -w; `selector`: the command takes the -l value (given before
     or after its name) as its `selector` argument and filters by its objects' own labels; other
     commands' rows are matched by commands.common.show. `sort_example`: a path every item of the
     command's -o json has, for --sort-by's help. `summary`: --summary prints the clusters' rows of
-    `kubectl dra fleet` instead of the list (commands.fleet_lists.across_fleet)."""
+    `kubectl dra fleet` instead of the list (commands.fleet_lists.across_fleet). `watch`: whether
+    the command can follow changes (without it, -w is no option of the command, so its help does
+    not offer it)."""
 
     def decorate(command: Callable) -> Callable:
         if selector:
@@ -201,8 +204,10 @@ def output_options(selector: bool = True, sort_example: str = ".name", summary: 
         if summary:
             command = click.option("--summary", is_flag=True, expose_value=False, callback=_remember_listing("summary"),
                                    help="One row per cluster read (kubectl dra fleet) instead of the list.")(command)
-        command = click.option("-w", "--watch", is_flag=True, expose_value=False, callback=_remember_listing("watch"),
-                               help="After listing, print rows as they change (a live cluster only).")(command)
+        if watch:
+            command = click.option("-w", "--watch", is_flag=True, expose_value=False,
+                                   callback=_remember_listing("watch"),
+                                   help="After listing, print rows as they change (a live cluster only).")(command)
         command = click.option("--sort-by", metavar="PATH", expose_value=False, callback=_remember_listing("sort_by"),
                                help=f"Sort rows by a JSONPath into each -o json item, e.g. --sort-by={sort_example}")(command)
         command = click.option("--no-headers", is_flag=True, help="Omit the header row of tables.")(command)

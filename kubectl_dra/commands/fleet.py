@@ -9,7 +9,7 @@ Examples:
   kubectl dra fleet --context prod-a,prod-b -o wide
   kubectl dra fleet --from prod=prod.json --from lab=lab.json -o json""")
 @global_options
-@output_options(selector=False, sort_example=".devices.free", summary=False)
+@output_options(selector=False, sort_example=".devices.free", summary=False, watch=False)
 @click.pass_context
 def fleet(ctx, output, no_headers):
     """Every cluster in one row: version, devices and free, pending pods, doctor's problems.

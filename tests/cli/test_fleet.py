@@ -240,6 +240,19 @@ def test_the_fleet_summary_of_one_cluster_is_its_row(run_cli):
     assert result.stdout.splitlines()[1].split()[:3] == ["demo", "Known", "1.37"]
 
 
+def test_the_fleet_summary_selects_with_field_selectors_and_offers_no_flag_it_ignores(run_cli):
+    """Its help offered -w (always refused) and -l and --field-selector (silently ignored)."""
+    unknown = run_cli(*FLEET, "--from", f"bad={FIXTURES / 'broken-snapshot.yaml'}", "fleet", "-o", "name",
+                      "--field-selector", "status=Unknown")
+    assert (unknown.status, unknown.stdout) == (1, "cluster/bad\n"), unknown
+    known = run_cli(*FLEET, "fleet", "-o", "name", "--field-selector", "name!=prod-b", "--sort-by", "{.name}")
+    assert (known.status, known.stdout) == (0, "cluster/dranet-resourceslicelist\ncluster/prod-a\n"), known
+    labels = run_cli("--demo", "fleet", "-l", "team=ml")
+    assert (labels.status, labels.stdout) == (2, "") and "clusters have no labels" in labels.stderr
+    assert "--watch" not in run_cli("fleet", "--help").stdout
+    assert run_cli("--demo", "fleet", "-w").status == 2
+
+
 def test_capacity_across_a_fleet_counts_each_cluster_as_alone(run_cli):
     argv = ("--class", "gpu.example.com", "--count", "2")
     fleet = run_cli(*FIT_FLEET, "capacity", *argv, "-o", "json")
