@@ -129,7 +129,8 @@ def main() -> None:
         sys.exit(status)
     except click.UsageError as error:
         hint = f" (see '{error.ctx.command_path} --help')" if error.ctx else ""
-        _fail(error.format_message() + hint)
+        # One line: click lays out some messages over several (a missing choice: "Choose from:\n\tbash,").
+        _fail(" ".join(error.format_message().split()) + hint)
     except click.ClickException as error:
         _fail(error.format_message())
     except click.exceptions.Abort:

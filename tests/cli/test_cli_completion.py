@@ -93,6 +93,14 @@ def test_scripts_target_the_standalone_command(shell, marker, run_cli):
     assert result.stdout == script(cli, shell)
 
 
+def test_completion_without_a_shell_is_one_error_line(run_cli):
+    """click lays a missing choice out over four lines, which _fail showed as four `error:` lines with `\\t`."""
+    result = run_cli("completion")
+    assert (result.status, result.stdout) == (2, "")
+    assert result.stderr == ("error: Missing argument '{bash|zsh|fish}'. Choose from: bash, zsh, fish "
+                             "(see 'kubectl dra completion --help')\n")
+
+
 def test_shipped_scripts_are_up_to_date():
     from .conftest import HERE
 
