@@ -46,6 +46,8 @@ def cobra_lines(cli, args: list[str]) -> list[str]:
             lines.append(f"{item.value}\t{_one_line(item.help)}" if item.help else item.value)
             if item.value.endswith("/"):
                 directive |= DIRECTIVE_NO_SPACE  # pod/ is a prefix: keep typing the name
+    if lines and all(line.split("\t")[0].endswith("=") for line in lines):
+        directive |= DIRECTIVE_NO_SPACE  # -o jsonpath=: the template follows the `=`
     return lines + [f":{directive}"]
 
 

@@ -41,6 +41,12 @@ def test_explain_target_kinds_keep_typing_without_a_space():
     assert directive == ":6"  # NoFileComp | NoSpace
 
 
+def test_an_output_format_that_takes_an_argument_keeps_typing_without_a_space():
+    assert candidates("pools", "-o", "jsonp") == (["jsonpath=", "jsonpath-as-json=", "jsonpath-file="], ":6")
+    assert candidates("pools", "-o", "custom-columns-") == (["custom-columns-file="], ":6")
+    assert candidates("pools", "-o", "js")[1] == ":4"  # json is complete as it is
+
+
 def test_names_come_from_the_demo_snapshot():
     assert values("explain", "--demo", "-n", "research", "pod/b") == ["pod/big-model-train"]
     assert values("explain", "--demo", "-n", "inference", "claim/s") == ["claim/spare-mig"]
