@@ -80,12 +80,17 @@ def undecodable_argument(argv: list[str]) -> str | None:
 
 
 def parse_duration(text: str) -> float | None:
-    """kubectl's --request-timeout: "0" (no timeout), "30", "30s", "2m", "1h"."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", text or "")
-    if not match:
-        raise click.BadParameter(f"{text!r} is not a duration like 30s, 2m or 0")
-    value = float(match.group(1)) * {"ms": 0.001, None: 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
-    return value or None
+    """kubectl's --request-timeout: "0" (no timeout), seconds ("30"), or a Go duration ("30s", "2m30s",
+    "500ms"), as client-go reads it; None for no limit."""
+    from kubectl_dra.errors import InputError
+    from kubectl_dra.remediation.policy import parse_duration as go_duration
+
+    value = (text or "").strip()
+    try:
+        seconds = float(value) if re.fullmatch(r"\d+(?:\.\d+)?", value) else go_duration(value, "")
+    except InputError:
+        raise click.BadParameter(f"{text!r} is not a duration like 30s, 2m or 0") from None
+    return seconds or None
 
 
 def _from_files(ctx, param, value):
