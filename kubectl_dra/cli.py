@@ -68,6 +68,15 @@ class LazyGroup(click.Group):
         LazyGroup.invoked = ctx.invoked_subcommand
         return result
 
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError as error:
+            # `kubectl dra --help | head -1`: the top level prints its help while parsing, before
+            # invoke; click's main would make the reader that left an exit 1.
+            raise ReaderLeft from error
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
 

@@ -79,6 +79,18 @@ def test_a_reader_that_left_is_a_quiet_exit(tmp_path):
     assert statuses == [(0, b"", 100), (0, b"", 100)]
 
 
+@pytest.mark.parametrize("args", [("--help",), ("pools", "--help"), ("--demo", "pools")])
+def test_a_reader_gone_before_anything_is_written_is_a_quiet_exit(args):
+    """`kubectl dra --help | true`: the top level prints its help while click parses, before any
+    command is invoked, where click's main made the broken pipe an exit 1."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    done = subprocess.run([sys.executable, "-c", "from kubectl_dra.cli import main; main()", *args], stdout=write_end,
+                          stderr=subprocess.PIPE, timeout=60, check=False)
+    os.close(write_end)
+    assert (done.returncode, done.stderr) == (0, b"")
+
+
 def test_a_run_inside_the_test_process_returns(run_cli):
     """cli.main called in-process (tests/conftest.py run_cli) must return: os._exit would end pytest."""
     result = run_cli("--demo", "doctor")
