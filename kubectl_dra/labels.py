@@ -57,7 +57,7 @@ def _requirement(part: str, whole: str) -> Requirement:
             return lambda labels: labels.get(key) != value
         return lambda labels: key in labels and labels[key] == value
     if match := _COMPARE.match(part):
-        return _comparison(*match.groups(), whole)
+        return _comparison(match.group(1), match.group(2), match.group(3), whole)
     if match := _EXISTS.match(part):
         negate, key = match.group(1) == "!", match.group(2)
         return (lambda labels: key not in labels) if negate else (lambda labels: key in labels)
