@@ -62,7 +62,7 @@ def capacity(ctx, filenames, class_name, count, time_limit, feature_gates, outpu
             return count_capacity(session, request, read_warnings if first else [])
 
         judge_across(ctx, members, Judgement("DRAFleetCapacity", "capacity", count_in,
-                                             lambda report: report.together > 0, lambda report: report.together,
+                                             lambda report: report.copies > 0, lambda report: report.copies,
                                              lambda cluster, report: f"{cluster}: {report.summary()}", capacity_text),
                      output)
         return
@@ -70,7 +70,7 @@ def capacity(ctx, filenames, class_name, count, time_limit, feature_gates, outpu
 
     report = count_capacity(open_session(ctx), request, read_warnings)
     _emit(report, output)
-    ctx.exit(EXIT_OK if report.together else EXIT_DOES_NOT_FIT)
+    ctx.exit(EXIT_OK if report.copies else EXIT_DOES_NOT_FIT)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -180,7 +180,8 @@ def capacity_text(report, limit: int = 50, none_shown: int = 3, causes_shown: in
     from kubectl_dra.terminal_text import safe_line
 
     features = report.features.to_dict()
-    lines = [report.summary() + (" (search cut short by the time limit)" if report.cut_short else ""),
+    cut_short = report.cut_short or (report.in_cluster is not None and report.in_cluster.cut_short)
+    lines = [report.summary() + (" (search cut short by the time limit)" if cut_short else ""),
              f"Rules:   Kubernetes {features['kubernetesVersion']}, {features['allocator']} allocator"]
     text = "".join(safe_line(line) + "\n" for line in lines)
     fit = [n for n in report.nodes if n.together]
@@ -203,7 +204,8 @@ def capacity_text(report, limit: int = 50, none_shown: int = 3, causes_shown: in
             text += f"  ... {len(causes) - causes_shown} other causes\n"
     pools = report.pools()
     if pools:
-        rows = [["POOL", "DEVICES TAKEN ONE AT A TIME"]] + [[p, str(c)] for p, c in list(pools.items())[:limit]]
+        taken = "DEVICES TAKEN ONE AT A TIME" + (" IN THE CLUSTER" if report.in_cluster is not None else "")
+        rows = [["POOL", taken]] + [[p, str(c)] for p, c in list(pools.items())[:limit]]
         text += "\n" + text_table(rows)
         if len(pools) > limit:
             text += f"... and {len(pools) - limit} more pools (-o json lists all)\n"

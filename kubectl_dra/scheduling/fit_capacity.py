@@ -30,12 +30,29 @@ class NodeCapacity:
 
 
 @dataclass
+class ClusterCount:
+    """Copies placed one at a time across the whole cluster, each on the node the scheduler scores
+    best and committed before the next: counted where the nodes' own counts overlap."""
+
+    one_at_a_time: int
+    pools: dict[str, int]
+    cut_short: bool = False
+
+    def to_dict(self) -> dict:
+        return {"oneAtATime": self.one_at_a_time, "cutShort": self.cut_short,
+                "pools": [{"pool": p, "devices": c} for p, c in sorted(self.pools.items())]}
+
+
+@dataclass
 class CapacityReport:
     target: str
     nodes: list[NodeCapacity]
     warnings: list[str] = field(default_factory=list)
     cut_short: bool = False
     features: Features | None = None
+    in_cluster: ClusterCount | None = None
+    """Set where the nodes' counts overlap (pools several nodes reach, copies that place each other):
+    their sums then count devices or room more than once, and this is the cluster's count."""
 
     @property
     def together(self) -> int:
@@ -46,6 +63,8 @@ class CapacityReport:
         return sum(n.one_at_a_time for n in self.nodes)
 
     def pools(self) -> dict[str, int]:
+        if self.in_cluster is not None:
+            return dict(sorted(self.in_cluster.pools.items()))
         total: dict[str, int] = {}
         for n in self.nodes:
             for pool, count in n.pools.items():
@@ -53,18 +72,39 @@ class CapacityReport:
         return dict(sorted(total.items()))
 
     def summary(self) -> str:
-        text = f"{self.together} more cop{'ies' if self.together != 1 else 'y'} of {self.target} fit"
+        if self.in_cluster is not None:
+            count = self.in_cluster.one_at_a_time
+            text = (f"{_copies(count)} of {self.target} {_fit(count)} in the cluster, one at a time as the "
+                    f"scheduler places them")
+            if self.together != count:
+                text += f" (the nodes below, each counted alone, hold {self.together} between them)"
+            return text
+        text = f"{_copies(self.together)} of {self.target} {_fit(self.together)}"
         if self.one_at_a_time != self.together:
             text += f" together; the scheduler's one-at-a-time order places {self.one_at_a_time}"
         return text
+
+    @property
+    def copies(self) -> int:
+        """How many more copies fit: the cluster's count where the nodes' overlap, else their sum."""
+        return self.in_cluster.one_at_a_time if self.in_cluster is not None else self.together
 
     def to_dict(self) -> dict:
         return {"kind": "DRACapacity", "apiVersion": API_VERSION, "target": self.target,
                 **(self.features.to_dict() if self.features is not None else {}),
                 "summary": self.summary(), "together": self.together, "oneAtATime": self.one_at_a_time,
                 "cutShort": self.cut_short,
+                "inCluster": self.in_cluster.to_dict() if self.in_cluster is not None else None,
                 "pools": [{"pool": p, "devices": c} for p, c in self.pools().items()],
                 "nodes": [n.to_dict() for n in self.nodes], "warnings": list(self.warnings)}
+
+
+def _copies(count: int) -> str:
+    return f"{count} more cop{'y' if count == 1 else 'ies'}"
+
+
+def _fit(count: int) -> str:
+    return "fits" if count == 1 else "fit"
 
 
 COPY_CLAIM = "claim"
@@ -91,10 +131,8 @@ def capacity(objs: ObjectSet, namespace: str, template_name: str, features: Feat
     fits and that are alike in everything the copies' judgement reads are counted once. `pod`:
     count copies of this (normalised) pod instead of pods with one claim from the template."""
     report = CapacityReport(target, [], features=features)
-    shared_pools = [s for s in objs.slices if not (s.get("spec") or {}).get("nodeName")]
-    if shared_pools:
-        report.warnings.append("some pools are not node-local (network-attached or per node selector): each node is "
-                               "counted as if it had them alone, so totals may count their devices more than once")
+    shared_pools = {f"{s['spec']['driver']}/{s['spec']['pool']['name']}" for s in objs.slices
+                    if not (s.get("spec") or {}).get("nodeName")}
     with paused_gc():
         placer = Placer(objs, features)
         first = copy_pod(namespace, template_name, 0, pod)
@@ -117,8 +155,67 @@ def capacity(objs: ObjectSet, namespace: str, template_name: str, features: Feat
                 pools = {p.replace(rep, name): c for p, c in counted.pools.items()}
                 report.nodes.append(NodeCapacity(name, counted.together, counted.one_at_a_time,
                                                  counted.limit.replace(rep, name), pools))
+        takes_shared = any(pool in shared_pools for counted_node in report.nodes for pool in counted_node.pools)
+        if takes_shared:
+            report.warnings.append("the copies take devices of pools that are not node-local (network-attached or "
+                                   "per node selector): each node below is counted as if it had them alone; the "
+                                   "total is counted across the cluster")
+        if fitting and (takes_shared or _copies_interact(objs, first)):
+            report.in_cluster = _in_cluster(placer, namespace, template_name, pod, report.together,
+                                            time.monotonic() + time_limit)
     report.nodes.sort(key=lambda n: (-n.together, n.node))
     return report
+
+
+def _commit_copy(placer: Placer, pod: dict, node: str, verdict: NodeVerdict | None, pools: dict[str, int],
+                 undo: list[tuple]) -> None:
+    """Commit a copy on `node`, counting the devices it takes per pool into `pools` and what takes
+    it back into `undo`."""
+    previous, change, placement = placer.commit(pod, node, verdict)
+    undo.append((previous, change))
+    for device in placement.devices:
+        key = f"{device['driver']}/{device['pool']}"
+        pools[key] = pools.get(key, 0) + 1
+
+
+def _take_back(placer: Placer, undo: list[tuple]) -> None:
+    """Every copy committed, taken back, newest first: the placer's cluster is as before."""
+    for previous, change in reversed(undo):
+        placer.undo(previous, change)
+
+
+def _copies_interact(objs: ObjectSet, pod: dict) -> bool:
+    """Whether a copy on one node can change what fits on another through other pods: its own pod
+    (anti-)affinity or spread constraints, or a bound pod's required anti-affinity."""
+    spec = pod["spec"]
+    affinity = spec.get("affinity") or {}
+    if affinity.get("podAffinity") or affinity.get("podAntiAffinity") or spec.get("topologySpreadConstraints"):
+        return True
+    return any((((p.get("spec") or {}).get("affinity") or {}).get("podAntiAffinity") or {})
+               .get("requiredDuringSchedulingIgnoredDuringExecution") for p in objs.pods.values())
+
+
+def _in_cluster(placer: Placer, namespace: str, template_name: str, source: dict | None, most: int,
+                deadline: float) -> ClusterCount:
+    """Copies placed one at a time on the whole cluster (Placer.best: the node the scheduler scores
+    best), each committed before the next, until none fits, `most` (the nodes' own counts together,
+    which no placement across the cluster exceeds) or `deadline`; then taken back."""
+    pools: dict[str, int] = {}
+    undo: list[tuple] = []
+    count, cut_short = 0, False
+    while count < most:
+        if time.monotonic() >= deadline:
+            cut_short = True
+            break
+        pod = copy_pod(namespace, template_name, count, source)
+        found = placer.best(pod)
+        if found is None:
+            break
+        node, verdict, _, _ = found
+        _commit_copy(placer, pod, node, verdict, pools, undo)
+        count += 1
+    _take_back(placer, undo)
+    return ClusterCount(count, pools, cut_short)
 
 
 def _first_copy(placer: Placer, pod: dict) -> tuple[dict[str, NodeVerdict | None], dict[str, str]]:
@@ -300,7 +397,7 @@ def _capacity_on(placer: Placer, node: str, first_verdict: NodeVerdict | None, n
     first copy's, found already."""
     pools: dict[str, int] = {}
     count, limit, verdict = 0, "", first_verdict
-    undo = []
+    undo: list[tuple] = []
     while count < max_per_node:
         pod = copy_pod(namespace, template_name, count, source)
         if count:
@@ -313,14 +410,9 @@ def _capacity_on(placer: Placer, node: str, first_verdict: NodeVerdict | None, n
                     limit = _readable(_limit(result, diagnosis, cycle.state.get(dynamic_resources.NAME, {}).get(node)),
                                       pod)
                 break
-        previous, change, placement = placer.commit(pod, node, verdict)
-        undo.append((previous, change))
-        for device in placement.devices:
-            key = f"{device['driver']}/{device['pool']}"
-            pools[key] = pools.get(key, 0) + 1
+        _commit_copy(placer, pod, node, verdict, pools, undo)
         count += 1
-    for previous, change in reversed(undo):
-        placer.undo(previous, change)
+    _take_back(placer, undo)
     if count >= max_per_node:
         limit = f"stopped counting at {max_per_node}"
     together = count

@@ -307,3 +307,38 @@ def test_explain_a_pending_podgroup_member_with_and_without_the_gate(run_cli, tm
     document = json.loads(on.stdout)
     # The group's claim, allocated on gpu-node-3, is the pod's: it goes there.
     assert [n["node"] for n in document["nodes"] if n["verdict"] == "Fits"] == ["gpu-node-3"]
+
+
+def test_capacity_counts_a_pool_several_nodes_reach_once_across_the_cluster(run_cli):
+    """The demo's floating license seats reach every node and 2 are free: each node alone holds 2
+    copies, the cluster 2, not 10."""
+    result = run_cli("--demo", "capacity", "--class", "license-seat.example.com", "-o", "json")
+    assert result.status == 0, result
+    report = json.loads(result.stdout)
+    free = [d for d in json.loads(run_cli("--demo", "devices", "-o", "json").stdout)["items"]
+            if d["pool"] == "floating-seats" and d["state"] == "Free"]
+    assert len(free) == 2
+    assert report["inCluster"] == {"oneAtATime": 2, "cutShort": False,
+                                   "pools": [{"pool": "licenses.example.com/floating-seats", "devices": 2}]}
+    assert report["pools"] == report["inCluster"]["pools"]
+    assert [n["oneAtATime"] for n in report["nodes"]] == [2] * 5 and report["oneAtATime"] == 10
+    assert report["summary"].startswith("2 more copies of 1 × license-seat.example.com fit in the cluster")
+    assert "the copies take devices of pools that are not node-local" in report["warnings"][0]
+
+
+def test_capacity_counts_copies_that_repel_each_other_across_the_cluster(run_cli):
+    """One copy per zone (required pod anti-affinity): the two nodes with a NIC share zone-a."""
+    result = run_cli("--demo", "capacity", "-f", str(FIT / "relay-one-per-zone.yaml"), "-o", "json")
+    assert result.status == 0, result
+    report = json.loads(result.stdout)
+    assert {n["node"]: n["oneAtATime"] for n in report["nodes"] if n["oneAtATime"]} == {"gpu-node-1": 1,
+                                                                                         "gpu-node-2": 1}
+    assert report["inCluster"]["oneAtATime"] == 1
+    assert report["summary"] == ("1 more copy of Pod/default/relay fits in the cluster, one at a time as the scheduler "
+                                 "places them (the nodes below, each counted alone, hold 2 between them)")
+
+
+def test_capacity_sums_the_nodes_where_their_counts_cannot_overlap(run_cli):
+    report = json.loads(run_cli("--demo", "capacity", "--class", "gpu.nvidia.com", "-o", "json").stdout)
+    assert report["inCluster"] is None and not report["warnings"]
+    assert report["summary"] == "1 more copy of 1 × gpu.nvidia.com fits"
