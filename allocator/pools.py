@@ -62,6 +62,9 @@ class SkippedPool:
     state: str  # BeingReplaced | Incomplete | Invalid
     reason: str
     devices: list[Device] = field(default_factory=list)
+    exact_count_usable: bool = False
+    """An incomplete pool of 1.34's per-node gathering: ExactCount requests may still take its
+    devices; only a request for all devices fails on it."""
 
 
 def slice_targets_node(s: Slice, node: dict, features: Features | None = None) -> bool | None:
@@ -176,7 +179,7 @@ def _gather_pools_per_node(index: ClusterIndex, node: dict, features: Features,
         if skipped is not None and pool.incomplete:
             skipped.append(SkippedPool(pool.driver, pool.name, "Incomplete",
                                        f"{len(slices)} of {expected} slices of generation {generation} reach this node",
-                                       [d for s in slices for d in s.devices]))
+                                       [d for s in slices for d in s.devices], exact_count_usable=True))
         pools.append(pool)
     return _in_search_order(pools, skipped)
 

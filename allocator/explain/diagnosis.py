@@ -44,6 +44,11 @@ class Diagnoser:
         self.features = explainer.features
         self.node = node
         self.pools = [p for p in pools if not p.incomplete and not p.invalid]
+        # 1.34's per-node gathering: an ExactCount request may still take devices of an incomplete
+        # pool; only an "All" request fails on it (v0.34 structured/internal/experimental
+        # allocator_experimental.go, allocateOne). From 1.35 nothing is taken from one.
+        usable = {(s.driver, s.name) for s in skipped if s.exact_count_usable}
+        self.incomplete_but_usable = [p for p in pools if p.incomplete and (p.driver, p.name) in usable]
         self.skipped = skipped
         self.state = state
         self.selectors = selectors
@@ -74,7 +79,11 @@ class Diagnoser:
         outcome = RequestOutcome(request.full_name, request.class_name, wanted, 0, list(chosen))
         searched = trace.rejected.get((ci, request.full_name), {})
         chosen_set = set(chosen)
+        usable_incomplete = {(p.driver, p.name) for p in self.incomplete_but_usable} \
+            if request.mode == "ExactCount" else set()
         for skipped in self.skipped:
+            if (skipped.driver, skipped.name) in usable_incomplete:
+                continue  # its devices are judged with the complete pools' below
             code = {"Incomplete": POOL_INCOMPLETE, "BeingReplaced": POOL_BEING_REPLACED}.get(skipped.state, POOL_INVALID)
             for device in skipped.devices:
                 rejection = self._selectable(spec, request, klass, device)
@@ -85,7 +94,7 @@ class Diagnoser:
                     # Of the class, so on this node, but not what the claim asks for: said so,
                     # never "no devices of the class on this node".
                     outcome.rejected.append(rejection)
-        for pool in self.pools:
+        for pool in self.pools + (self.incomplete_but_usable if usable_incomplete else []):
             for device in pool.devices_targeting_node():
                 if device.id in chosen_set:
                     outcome.candidates += 1

@@ -156,9 +156,15 @@ def node_branches(node: Any, devices_per_reason: int = DEVICES_PER_REASON) -> li
         if status.rejected or status.code.value == "Error":
             branches.append(Line(f"{status.plugin}: {status.detail or status.message}", status.code.value))
     branches.extend(_claim_branch(claim, devices_per_reason) for claim in node.claims)
-    branches.extend(Line(f"pool {pool.driver}/{pool.name} not used: {pool.state} — {pool.reason}", "warning")
-                    for pool in node.skipped_pools)
+    branches.extend(Line(_skipped_line(pool), "warning") for pool in node.skipped_pools)
     return branches
+
+
+def _skipped_line(pool: Any) -> str:
+    if pool.exact_count_usable:
+        return (f"pool {pool.driver}/{pool.name}: {pool.state} — {pool.reason}; a request for a count of devices may "
+                f"use it, a request for all of them fails")
+    return f"pool {pool.driver}/{pool.name} not used: {pool.state} — {pool.reason}"
 
 
 def fit_line(node: Any) -> Line:

@@ -342,3 +342,28 @@ def test_capacity_sums_the_nodes_where_their_counts_cannot_overlap(run_cli):
     report = json.loads(run_cli("--demo", "capacity", "--class", "gpu.nvidia.com", "-o", "json").stdout)
     assert report["inCluster"] is None and not report["warnings"]
     assert report["summary"] == "1 more copy of 1 × gpu.nvidia.com fits"
+
+
+def _node(run_cli, manifest: str, node: str, *version: str) -> dict:
+    result = run_cli("--demo", *version, "explain", "-f", manifest, "-o", "json")
+    return next(n for n in json.loads(result.stdout)["nodes"] if n["node"] == node)
+
+
+def test_under_1_34_an_incomplete_pool_is_explained_as_usable_for_a_count_of_devices(run_cli, tmp_path):
+    """1.34 gathers pools per node and lets an ExactCount request take devices of an incomplete
+    pool: the explanation must not call them unusable while the allocation takes one; a request
+    for all devices still fails on the pool, and from 1.35 nothing is taken from it."""
+    manifest = str(FIT / "pinned-to-incomplete-pool.yaml")
+    [request] = _node(run_cli, manifest, "gpu-node-4", "--kubernetes-version", "1.34")["claims"][0]["requests"]
+    assert (request["candidates"], request["chosen"], request["rejected"]) == (
+        4, ["gpu.nvidia.com/gpu-node-4/gpu-0"], [])
+    text = run_cli("--demo", "--kubernetes-version", "1.34", "explain", "-f", manifest).stdout
+    assert "a request for a count of devices may use it, a request for all of them fails" in text
+    assert "not used: Incomplete" not in text
+    every = tmp_path / "all.yaml"
+    every.write_text((FIT / "pinned-to-incomplete-pool.yaml").read_text().replace(
+        "exactly: {deviceClassName: gpu.nvidia.com}", "exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All}"))
+    node = _node(run_cli, str(every), "gpu-node-4", "--kubernetes-version", "1.34")
+    assert node["verdict"] != "Fits" and set(node["claims"][0]["requests"][0]["rejectedByReason"]) == {"PoolIncomplete"}
+    newer = _node(run_cli, manifest, "gpu-node-4")
+    assert newer["claims"][0]["requests"][0]["rejectedByReason"] == {"PoolIncomplete": 4}
