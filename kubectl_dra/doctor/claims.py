@@ -9,7 +9,7 @@ from kubectl_dra import scheduling
 from kubectl_dra.doctor.common import meta, nodes_by_name, plural
 from kubectl_dra.doctor.quota import quotas_near_limit
 from kubectl_dra.doctor.report import OK, PROBLEM, WARNING, Check, Context, Finding
-from kubectl_dra.model.claims import LEAK_OWNER_DELETED, LEAK_POD_DELETED, claim_leaks
+from kubectl_dra.model.claims import LEAK_OWNER_DELETED, LEAK_POD_DELETED, asks_admin_access, claim_leaks
 from kubectl_dra.model.health import HEALTH_INPUTS, UNHEALTHY, unwell_of
 from kubectl_dra.model.nodes import node_trouble
 from kubectl_dra.model.states import BLOCKED_BY_COUNTERS, FREE, SHARED
@@ -242,28 +242,19 @@ def claims_on_unready_nodes(ctx: Context) -> Finding:
                    f"run, and their devices stay held", found, "kubectl get nodes")
 
 
-def _admin_requests(spec: dict) -> bool:
-    for request in (spec.get("devices") or {}).get("requests") or []:
-        for exact in [request.get("exactly") or {}, *(request.get("firstAvailable") or [])]:
-            if exact.get("adminAccess"):
-                return True
-    return False
-
-
 def admin_access_namespaces(ctx: Context) -> Finding:
     model = ctx.model
     labelled = {meta(ns).get("name"): (meta(ns).get("labels") or {}).get(ADMIN_ACCESS_LABEL) == "true"
                 for ns in model.raw.get("Namespace", ())}
     found = []
-    for kind, objects in (("resourceclaim", model.raw.get("ResourceClaim", ())),
-                          ("resourceclaimtemplate", model.raw.get("ResourceClaimTemplate", ()))):
-        for obj in objects:
-            spec = obj.get("spec") or {}
-            if kind == "resourceclaimtemplate":
-                spec = spec.get("spec") or {}
-            namespace = meta(obj).get("namespace")
-            if _admin_requests(spec) and namespace in labelled and not labelled[namespace]:
-                found.append(f"{kind}/{namespace}/{meta(obj).get('name')}")
+    # The normalised objects: a v1beta1 request carries adminAccess flat, v1 and v1beta2 under `exactly`.
+    objects = model.objects
+    specs = [("resourceclaim", key, obj.get("spec") or {}) for key, obj in objects.claims.items()]
+    specs += [("resourceclaimtemplate", key, (obj.get("spec") or {}).get("spec") or {})
+              for key, obj in objects.claim_templates.items()]
+    for kind, (namespace, name), spec in specs:
+        if asks_admin_access(spec) and namespace in labelled and not labelled[namespace]:
+            found.append(f"{kind}/{namespace}/{name}")
     if not found:
         return Finding(OK, f"admin-access claims only in namespaces labelled {ADMIN_ACCESS_LABEL}=true")
     namespace = found[0].split("/")[1]

@@ -8,6 +8,7 @@ from allocator.codes import BEING_REPLACED, INCOMPLETE, INVALID
 from kubectl_dra import missing_nodes as missing_nodes_words
 from kubectl_dra.doctor.common import STUCK_AFTER, duration, meta, nodes_by_name, parse_time, plural
 from kubectl_dra.doctor.report import OK, PROBLEM, WARNING, Check, Context, Finding
+from kubectl_dra.model.claims import asks_admin_access
 from kubectl_dra.model.coverage import nodes_lacking_driver
 from kubectl_dra.model.nodes import node_trouble
 from kubectl_dra.snapshot import kubernetes_minor
@@ -69,16 +70,9 @@ FEATURE_USE = (
     ("DRADeviceBindingConditions", "binding conditions", lambda m: any(d.binding_conditions for d in m.devices)),
     ("DRAExtendedResource", "extended resources",
      lambda m: any((c.get("spec") or {}).get("extendedResourceName") for c in m.raw.get("DeviceClass", ()))),
-    ("DRAAdminAccess", "admin access", lambda m: any(_admin_request(c) for c in m.raw.get("ResourceClaim", ()))),
+    ("DRAAdminAccess", "admin access",
+     lambda m: any(asks_admin_access(c.get("spec") or {}) for c in m.objects.claims.values())),
 )
-
-
-def _admin_request(claim: dict) -> bool:
-    for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
-        exact = request.get("exactly") or request
-        if exact.get("adminAccess"):
-            return True
-    return False
 
 
 def api_features(ctx: Context) -> Finding:

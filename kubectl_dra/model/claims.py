@@ -75,6 +75,17 @@ def request_text(request: dict) -> str:
     return f"{request['name']}:{one(request.get('exactly') or {})}"
 
 
+def asks_admin_access(claim_spec: dict) -> bool:
+    """Whether a claim spec in the v1 shape (ObjectSet.claims, the `spec.spec` of
+    ObjectSet.claim_templates; v1beta1's flat requests are normalised into `exactly`) asks for
+    admin access in a request or in one of its firstAvailable alternatives."""
+    for request in (claim_spec.get("devices") or {}).get("requests") or []:
+        for exact in [request.get("exactly") or {}, *(request.get("firstAvailable") or [])]:
+            if exact.get("adminAccess"):
+                return True
+    return False
+
+
 def requests_text(claim: dict) -> str:
     return ", ".join(request_text(r) for r in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or [])
 

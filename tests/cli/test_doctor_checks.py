@@ -309,6 +309,21 @@ def test_admin_access_outside_labelled_namespaces():
     assert finding.next == "kubectl label namespace ml resource.kubernetes.io/admin-access=true"
 
 
+def test_admin_access_is_found_in_v1beta1_claims_and_templates_whose_requests_are_flat():
+    flat = {"name": "gpu", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1, "adminAccess": True}
+    beta_claim = {"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaim",
+                  "metadata": {"name": "beta-diag", "namespace": "ml", "uid": "uid-beta-diag"},
+                  "spec": {"devices": {"requests": [flat]}}}
+    beta_template = {"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaimTemplate",
+                     "metadata": {"name": "beta-debug", "namespace": "ml", "uid": "uid-beta-debug"},
+                     "spec": {"spec": {"devices": {"requests": [flat]}}}}
+    objects = healthy() + [beta_claim, beta_template]
+    finding = result(objects, "claims.admin-access")
+    assert (finding.result, finding.objects) == (
+        PROBLEM, ["resourceclaim/ml/beta-diag", "resourceclaimtemplate/ml/beta-debug"])
+    assert "admin access" in result(objects, "api.rules").details[0]
+
+
 def test_a_class_with_every_device_taken_and_shared_capacity_near_exhaustion():
     objects = healthy()[:3] + [slice_for("node-0", [gpu("gpu-0")]), device_class("gpu"), namespace("ml"),
                                claim("train", device="gpu-0", pod="train"), pod("train", "train")]
