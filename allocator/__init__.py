@@ -29,6 +29,7 @@ from .objects import (
     json_copy,
     load_objects,
     normalise as normalise_object,
+    plain_attribute_value,
 )
 from .pools import SkippedPool
 from .quantity import BINARY_SI, DECIMAL_SI, Quantity, QuantityError, exact_amount, parse_quantity
@@ -87,6 +88,6 @@ __all__ = [
     "describe_node_selector", "device_usage", "exact_amount", "explain_claim", "explain_objects", "explain_pod",
     "explain_pod_object", "json_copy", "load_objects", "node_matches", "node_selector_matches",
     "node_selector_term_matches", "normalise_object", "normalise_target", "parse_gate_overrides", "parse_minor",
-    "parse_quantity", "parse_semver", "paused_gc", "reserved_pods", "scope_of", "share_indexes", "tolerates",
+    "parse_quantity", "parse_semver", "paused_gc", "plain_attribute_value", "reserved_pods", "scope_of", "share_indexes", "tolerates",
     "untolerated_taints", "validate_node_selector", "validate_object",
 ]

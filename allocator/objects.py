@@ -9,6 +9,7 @@ object and the field and is left out; it never hides the others.
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -449,8 +450,51 @@ _ATTRIBUTE_TYPES = ("int", "bool", "string", "version", "ints", "bools", "string
 _ATTRIBUTE_TYPE_SET = frozenset(_ATTRIBUTE_TYPES)
 ATTRIBUTE_TYPES = _ATTRIBUTE_TYPE_SET
 """The value types of a device attribute: an attribute is plain when it is a one-key dict with
-one of these keys and a value that is not null (what _plain_device and Prepared.plain_attributes
-mean by it)."""
+one of these keys and a value of that type (plain_attribute_value; what _plain_device and
+Prepared.plain_attributes mean by it)."""
+# The JSON type each attribute value decodes to in k8s.io/api resource/v1 DeviceAttribute (IntValue
+# *int64, BoolValue *bool, StringValue and VersionValue *string, and lists of these): the API server
+# refuses another (a string "5" for an int, 9.5, true), and an int outside int64.
+_SCALAR_ATTRIBUTE_CLASSES: dict[str, type] = {"int": int, "bool": bool, "string": str, "version": str}
+_ATTRIBUTE_CLASSES: dict[str, type] = {**_SCALAR_ATTRIBUTE_CLASSES,
+                                       "ints": int, "bools": bool, "strings": str, "versions": str}
+_ATTRIBUTE_WORDS = {int: ("an integer", "integers"), bool: ("a boolean", "booleans"), str: ("a string", "strings")}
+_INT64 = range(-(1 << 63), 1 << 63)
+
+
+def plain_attribute_value(value_type: str, value: Any) -> bool:
+    """Whether `value` is what the API server decodes for an attribute of `value_type`: exactly that
+    JSON type (a boolean is no integer), an integer within int64, a list of such for the list types."""
+    wanted = _ATTRIBUTE_CLASSES.get(value_type)
+    if wanted is None:
+        return False
+    if value_type in _SCALAR_ATTRIBUTE_CLASSES:
+        return value.__class__ is wanted and (wanted is not int or value in _INT64)
+    if value.__class__ is not list:
+        return False
+    return all(item.__class__ is wanted and (wanted is not int or item in _INT64) for item in value)
+
+
+def _attribute_value_problem(value_type: str, value: Any, path: str) -> FieldError:
+    """What plain_attribute_value refused, in the API server's terms, naming the value's field."""
+    wanted = _ATTRIBUTE_CLASSES[value_type]
+    scalar = value_type in _SCALAR_ATTRIBUTE_CLASSES
+    items = [(None, value)] if scalar else list(enumerate(value)) if isinstance(value, list) else []
+    for index, item in items:
+        where = path if index is None else f"{path}[{index}]"
+        if item.__class__ is wanted and wanted is int and item not in _INT64:
+            return FieldError(where, f"{item} is out of range for a 64-bit integer")
+        if item.__class__ is not wanted:
+            return FieldError(where, f"must be {_ATTRIBUTE_WORDS[wanted][0]}, not {_json_words(item)}")
+    return FieldError(path, f"must be a list of {_ATTRIBUTE_WORDS[wanted][1]}, not {_json_words(value)}")
+
+
+def _json_words(value: Any) -> str:
+    if value is None:
+        return "null"
+    kind = ("a boolean" if isinstance(value, bool) else "a number" if isinstance(value, (int, float))
+            else "a string" if isinstance(value, str) else "a list" if isinstance(value, list) else "an object")
+    return f"{kind} {json.dumps(value)}" if not isinstance(value, (list, dict)) else kind
 
 
 def _normalise_slice(obj: dict, version: str, known: Prepared | None = None) -> None:
@@ -464,11 +508,15 @@ def _normalise_slice(obj: dict, version: str, known: Prepared | None = None) -> 
     generation = pool.get("generation")
     if generation is not None and (isinstance(generation, bool) or not isinstance(generation, int)):
         raise FieldError("spec.pool.generation", f"must be an integer, not {generation!r}")
+    if generation is not None and generation not in _INT64:
+        raise FieldError("spec.pool.generation", f"{generation} is out of range for a 64-bit integer")
     count = pool.get("resourceSliceCount")
     if count is None:
         raise FieldError("spec.pool.resourceSliceCount", "required")
     if isinstance(count, bool) or not isinstance(count, int):
         raise FieldError("spec.pool.resourceSliceCount", f"must be an integer, not {count!r}")
+    if count not in _INT64:
+        raise FieldError("spec.pool.resourceSliceCount", f"{count} is out of range for a 64-bit integer")
     if count < 1:
         raise FieldError("spec.pool.resourceSliceCount", f"must be positive, not {count}")
     _node_selector(spec.get("nodeSelector"), "spec.nodeSelector", store=False)
@@ -509,8 +557,10 @@ def _plain_device(device: Any, plain: dict | None = None, attributes_known: bool
             if attr.__class__ is not dict or len(attr) != 1:
                 return False
             for kind, value in attr.items():
-                if kind not in _ATTRIBUTE_TYPE_SET or value is None:
-                    return False
+                wanted = _SCALAR_ATTRIBUTE_CLASSES.get(kind)  # a list type: None, judged below
+                if value.__class__ is not wanted or wanted is int and value not in _INT64:
+                    if not plain_attribute_value(kind, value):
+                        return False
     capacity = device.get("capacity")
     if capacity is not None and (plain is None or plain.get(id(capacity)) is not capacity):
         if capacity.__class__ is not dict or not _plain_quantities(capacity, "requestPolicy"):
@@ -573,7 +623,7 @@ def _normalise_device(device: Any, d: int, version: str) -> None:
                        if attributes is not None else ()):
         if attr.__class__ is dict and len(attr) == 1:
             for kind, value in attr.items():
-                if kind in _ATTRIBUTE_TYPE_SET and value is not None:
+                if plain_attribute_value(kind, value):
                     break
             else:
                 kind = None
@@ -585,6 +635,8 @@ def _normalise_device(device: Any, d: int, version: str) -> None:
         present = [t for t in _ATTRIBUTE_TYPES if attr.get(t) is not None]
         if len(present) != 1:
             raise FieldError(apath, f"exactly one of {', '.join(_ATTRIBUTE_TYPES)} must be set")
+        if not plain_attribute_value(present[0], attr[present[0]]):
+            raise _attribute_value_problem(present[0], attr[present[0]], f"{apath}.{present[0]}")
     capacity = device.get("capacity")
     for name, cap in (_dict(device, "capacity", f"{dpath}.capacity", store=False).items()
                       if capacity is not None else ()):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from allocator import ATTRIBUTE_TYPES
+from allocator import plain_attribute_value
 from kubectl_dra.fields import dict_field
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -159,7 +159,7 @@ class Interner:
         self.plain_attributes: dict[int, dict] | None = {} if record_plain else None
         """With `record_plain` (a file source, which validates what it loaded once, at once):
         id -> the spec of each slice whose devices' attributes are all plain
-        (allocator.objects.ATTRIBUTE_TYPES), found while sharing them, for
+        (allocator.plain_attribute_value), found while sharing them, for
         allocator.objects.Prepared.plain_attributes: validation then need not walk them again."""
 
     def slice(self, obj: dict) -> None:
@@ -275,9 +275,9 @@ class Interner:
     def _leaves(self, values: dict) -> bool:
         """Shares each one-key value dict ({"string": "H100"}, {"value": "80Gi"}) with an equal one
         seen before, in place; tells whether all are plain attributes (one-key dicts of a known
-        value type, the value not null; allocator.objects.ATTRIBUTE_TYPES), which only a device's
+        value type, the value of that type; allocator.objects.plain_attribute_value), which only a device's
         attributes ask."""
-        tables, types, plain, last = self._shared, ATTRIBUTE_TYPES, True, self._last
+        tables, plain, last = self._shared, True, self._last
         for name, value in values.items():
             before = last.get(name)
             if before is not None and before == value:
@@ -288,7 +288,8 @@ class Interner:
                 plain = False
                 continue
             [(value_type, leaf)] = value.items()
-            if leaf is None or value_type not in types:
+            valid = plain_attribute_value(value_type, leaf)
+            if not valid:
                 plain = False
             leaf_type = leaf.__class__
             if leaf_type is not str:
@@ -301,7 +302,7 @@ class Interner:
             found = table.setdefault(leaf, value)
             if found is not value:
                 values[name] = found
-            if leaf_type is str and value_type in types:
+            if leaf_type is str and valid:
                 last[name] = found
         return plain
 

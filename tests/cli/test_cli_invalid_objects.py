@@ -59,6 +59,32 @@ def test_each_problem_is_one_line_naming_the_document(run_cli, tmp_path):
     ]
 
 
+@pytest.mark.parametrize("value, field, message", [
+    ("{bool: 'false'}", "bool", 'must be a boolean, not a string "false"'),
+    ("{int: '9.0e3'}", "int", 'must be an integer, not a string "9.0e3"'),
+    ("{int: 9.5}", "int", 'must be an integer, not a number 9.5'),
+    ("{int: 99999999999999999999}", "int", "99999999999999999999 is out of range for a 64-bit integer"),
+    ("{ints: [1, x]}", "ints[1]", 'must be an integer, not a string "x"'),
+])
+def test_an_attribute_value_of_another_json_type_is_refused_not_converted(run_cli, tmp_path, value, field, message):
+    """The API server decodes IntValue as int64, BoolValue as bool...: a string "false" is refused
+    there, never taken for true (nor "9.0e3" a crash of every command that evaluates CEL)."""
+    path = _write(tmp_path, _slice(body=f"  devices:\n  - name: gpu-0\n    attributes:\n      ecc: {value}"))
+    for command in ("pools", "doctor", "devices"):
+        result = run_cli("--from", path, command)
+        assert (result.status, result.stdout) == (2, ""), result
+        assert result.stderr == f"error: {path}: ResourceSlice/s: spec.devices[0].attributes[ecc].{field}: {message}\n"
+
+
+def test_a_pool_generation_or_slice_count_past_int64_is_refused(run_cli, tmp_path):
+    huge = str(1 << 63)
+    for pool, field in ((f"{{name: node-a, generation: {huge}, resourceSliceCount: 1}}", "generation"),
+                        (f"{{name: node-a, generation: 1, resourceSliceCount: {huge}}}", "resourceSliceCount")):
+        text = _slice().replace("{name: node-a, generation: 1, resourceSliceCount: 1}", pool)
+        result = run_cli("--from", _write(tmp_path, text), "pools")
+        assert result.status == 2 and f"spec.pool.{field}: {huge} is out of range for a 64-bit integer" in result.stderr
+
+
 def test_a_device_class_whose_selector_does_not_compile_is_refused(run_cli, tmp_path):
     path = _write(tmp_path, textwrap.dedent("""\
         apiVersion: resource.k8s.io/v1
