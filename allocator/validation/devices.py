@@ -9,8 +9,8 @@ from typing import Any
 
 from ..quantity import Quantity, QuantityError, parse_quantity
 from .decoding import json_type
-from .limits import MAX_COMPATIBILITY_GROUPS
-from .names import dns_label, dns_subdomain, fully_qualified_name
+from .limits import MAX_COMPATIBILITY_GROUPS, TAINT_EFFECTS
+from .names import dns_label, dns_subdomain, fully_qualified_name, label_key, label_value
 from .problems import Problems
 
 
@@ -37,6 +37,8 @@ def validate_device(device: dict, path: str, per_device: bool, problems: Problem
                 dns_label(group, f"{gpath}[{g}]", problems)
                 if group in names[:g]:
                     problems.duplicate(f"{gpath}[{g}]", group)
+    for t, taint in enumerate(device.get("taints") or []):
+        validate_device_taint(taint, f"{path}.taints[{t}]", problems)
     device_scope = [f"`{key}`" for key in ("nodeName", "nodeSelector", "allNodes") if device.get(key) is not None]
     rule = ("exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` "
             "is set to true in the ResourceSlice spec")
@@ -52,6 +54,19 @@ def validate_device(device: dict, path: str, per_device: bool, problems: Problem
     elif device_scope:
         problems.add(path, "Invalid value: null: `nodeName`, `nodeSelector` and `allNodes` can only be set if "
                            "`perDeviceNodeSelection` is set to true in the ResourceSlice spec")
+
+
+def validate_device_taint(taint: dict, path: str, problems: Problems) -> None:
+    """validateDeviceTaint (k8s.io/kubernetes pkg/apis/resource/validation/validation.go), for a
+    device's taint in a ResourceSlice and a DeviceTaintRule's spec.taint: the key a label name, the
+    value a label value, the effect one the scheduler knows (an unknown one would taint nothing)."""
+    label_key(taint.get("key") or "", f"{path}.key", problems)
+    label_value(taint.get("value") or "", f"{path}.value", problems)
+    effect = taint.get("effect") or ""
+    if not effect:
+        problems.required(f"{path}.effect")
+    elif effect not in TAINT_EFFECTS:
+        problems.unsupported(f"{path}.effect", effect, TAINT_EFFECTS)
 
 
 def _is_node_allocatable_resource_name(name: str) -> bool:

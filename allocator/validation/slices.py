@@ -97,7 +97,7 @@ def _plain_device(device: dict, groups: bool) -> bool:
     """Whether validate_device finds nothing wrong with `device` in a slice without per-device node
     selection, known without spelling a field path: its name is a DNS label, every counter
     consumption names its set and counters (and, with the gate on, no compatibility groups), and
-    no node scope of its own. False sends it through validate_device, which words what is wrong."""
+    no node scope or taints of its own. False sends it through validate_device, which words what is wrong."""
     name = device.get("name")
     if name.__class__ is not str:
         return False
@@ -113,7 +113,8 @@ def _plain_device(device: dict, groups: bool) -> bool:
         if groups and consumption.get("compatibilityGroups"):
             return False
     return device.keys() <= PLAIN_DEVICE_KEYS or (
-        device.get("nodeName") is None and device.get("nodeSelector") is None and device.get("allNodes") is None)
+        device.get("nodeName") is None and device.get("nodeSelector") is None and device.get("allNodes") is None
+        and device.get("taints") is None)
 
 
 def _pool_name(name: str, path: str, problems: Problems) -> None:

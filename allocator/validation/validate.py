@@ -10,6 +10,7 @@ from ..objects import Prepared, normalise
 from .claims import validate_resource_claim
 from .classes import validate_device_class
 from .decoding import json_type
+from .devices import validate_device_taint
 from .pods import validate_pod
 from .problems import Problems
 from .slices import validate_resource_slice
@@ -19,8 +20,9 @@ def validate_object(obj: Any, features: Features, prepared: dict | None = None) 
     """Every reason the API server would refuse `obj` as `kubectl apply` sends it; [] when none.
 
     ResourceClaims, ResourceClaimTemplates, ResourceSlices, DeviceClasses and Pods are checked as
-    the API server does (slices and classes by its rules, without strict decoding); other kinds the
-    allocator reads only as far as it reads them; kinds it does not read pass.
+    the API server does (slices and classes by its rules, without strict decoding), a
+    DeviceTaintRule's taint by validateDeviceTaint; other kinds the allocator reads only as far as
+    it reads them; kinds it does not read pass.
     `prepared` (allocator.objects.Prepared) receives the v1 shape of each slice and class checked,
     for load_objects over the same objects: one walk of every device instead of two.
     """
@@ -50,5 +52,8 @@ def validate_object(obj: Any, features: Features, prepared: dict | None = None) 
             normalise(obj)
         except FieldError as error:
             problems.add(error.field, error.message)
+        else:
+            if kind == "DeviceTaintRule":
+                validate_device_taint((obj.get("spec") or {}).get("taint") or {}, "spec.taint", problems)
     return [ObjectError(kind, namespace, name, path, message) for path, message in problems.items]
 

@@ -16,7 +16,7 @@ from kubectl_dra.store import KINDS, NAMESPACED_KINDS, ConnectionInfo, Store
 # The resource.k8s.io kinds: a file with none of them has nothing for any command to show.
 DRA_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
 # Checked against the API server's rules; other kinds only as far as the allocator reads them.
-VALIDATED_KINDS = ("ResourceSlice", "DeviceClass")
+VALIDATED_KINDS = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")
 MAX_ERROR_LINES = 10
 DEMO_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "demo.yaml")
 

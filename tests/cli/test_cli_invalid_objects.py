@@ -85,6 +85,36 @@ def test_a_pool_generation_or_slice_count_past_int64_is_refused(run_cli, tmp_pat
         assert result.status == 2 and f"spec.pool.{field}: {huge} is out of range for a 64-bit integer" in result.stderr
 
 
+RULE = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceTaintRule
+metadata: {{name: maintenance}}
+spec:
+  deviceSelector: {{driver: gpu.example.com, pool: node-a, device: gpu-0}}
+  taint: {taint}
+"""
+
+
+@pytest.mark.parametrize("taint, field, message", [
+    ("{key: example.com/broken, effect: NoSchedul}", "effect",
+     'Unsupported value: "NoSchedul": supported values: "NoExecute", "NoSchedule", "None"'),
+    ("{key: example.com/broken}", "effect", "required"),
+    ("{key: 'not a key', effect: NoSchedule}", "key", 'Invalid value: "not a key": name part must consist of'),
+])
+def test_a_taint_the_api_server_refuses_is_an_error_in_a_slice_and_in_a_device_taint_rule(
+        run_cli, tmp_path, taint, field, message):
+    """An unknown effect taints nothing in the scheduler, yet `taints` listed it as if in effect:
+    the API server refuses it (validateDeviceTaint), so a file holding it is refused."""
+    in_slice = _slice(body=f"  devices:\n  - name: gpu-0\n    taints:\n    - {taint}")
+    result = run_cli("--from", _write(tmp_path, in_slice), "taints")
+    assert (result.status, result.stdout) == (2, ""), result
+    assert f": ResourceSlice/s: spec.devices[0].taints[0].{field}: {message}" in result.stderr
+    in_rule = RULE.format(taint=taint)
+    result = run_cli("--from", _write(tmp_path, _slice(body="  devices:\n  - name: gpu-0"), in_rule), "taints")
+    assert (result.status, result.stdout) == (2, ""), result
+    assert f"document 2: DeviceTaintRule/maintenance: spec.taint.{field}: {message}" in result.stderr
+
+
 def test_a_device_class_whose_selector_does_not_compile_is_refused(run_cli, tmp_path):
     path = _write(tmp_path, textwrap.dedent("""\
         apiVersion: resource.k8s.io/v1
