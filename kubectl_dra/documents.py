@@ -170,7 +170,7 @@ def _parse(text: str, label: str, is_json: bool, warnings: list[str] | None = No
     as JSON's (line and column), where another name tries it as YAML (a flow mapping) first."""
     if text.lstrip().startswith(("{", "[")):
         try:
-            return [json.loads(text)]
+            return _json_values(text)
         except json.JSONDecodeError as error:
             if is_json:
                 raise InputError(
@@ -179,6 +179,23 @@ def _parse(text: str, label: str, is_json: bool, warnings: list[str] | None = No
     if warnings is not None:
         return _parse_yaml_checked(text, label, warnings, lines if lines is not None else [])
     return _parse_yaml(text, label)
+
+
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _json_values(text: str) -> list[object]:
+    """Every JSON value of `text`, one after another: kubectl's decoder reads a stream of them
+    (apimachinery pkg/util/yaml/decoder.go, YAMLOrJSONDecoder over json.Decoder), so the outputs of
+    several `kubectl get -o json` in one file are read as the documents of a YAML file are."""
+    decoder = json.JSONDecoder()
+    values: list[object] = []
+    index = _JSON_SPACE.match(text).end()  # type: ignore[union-attr]  # matches the empty string too
+    while index < len(text):
+        value, index = decoder.raw_decode(text, index)
+        values.append(value)
+        index = _JSON_SPACE.match(text, index).end()  # type: ignore[union-attr]
+    return values
 
 
 @functools.cache

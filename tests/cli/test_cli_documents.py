@@ -105,3 +105,22 @@ def test_the_content_decides_json_or_yaml_not_the_name(tmp_path):
 def test_a_json_name_still_words_broken_json_as_json(tmp_path):
     with pytest.raises(InputError, match=r"bad\.json: line 1, column 4: invalid JSON: Expecting value$"):
         read_documents(write(tmp_path, "bad.json", "[1,"))
+
+
+@pytest.mark.parametrize("name", ["several.json", "several.yaml"])
+def test_several_json_documents_one_after_another_are_read_as_kubectl_reads_them(tmp_path, name):
+    """kubectl's YAMLOrJSONDecoder reads a JSON stream value by value: `kubectl get nodes -o json;
+    kubectl get resourceslices -o json` into one file is two documents, not 'Extra data'."""
+    nodes = {"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}]}
+    slices = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSliceList", "metadata": {},
+              "items": [{"metadata": {"name": "s1"}, "spec": {}}]}
+    path = write(tmp_path, name, json.dumps(nodes, indent=4) + "\n" + json.dumps(slices) + "\n\n")
+    documents = read_documents(path)
+    assert [(d.obj["kind"], d.obj["metadata"]["name"]) for d in documents] == [("Node", "n1"), ("ResourceSlice", "s1")]
+    assert documents[1].origin.endswith(f"{name} document 2 items[0]")
+
+
+def test_a_json_stream_broken_after_its_first_document_names_the_place(tmp_path):
+    with pytest.raises(InputError, match=r"bad\.json: line 2, column 7: invalid JSON: Expecting value$"):
+        read_documents(write(tmp_path, "bad.json", '{"apiVersion": "v1", "kind": "List", "items": []}\n{"a": '))
