@@ -11,53 +11,74 @@ from typing import Any, Callable
 from ..objects import RESOURCE_GROUP
 from ..quantity import QuantityError, parse_quantity
 from .problems import Problems
-from .schemas import ANY, BOOLEAN, EXACT_FIELDS, INTEGER, OBJECT, QUANTITY, STRING
+from .schemas import ANY, BOOLEAN, EXACT_FIELDS, INTEGER, OBJECT, OTHER_FIELDS, QUANTITY, STRING
 
 _TYPE_WORDS = {STRING: "a string", INTEGER: "an integer", BOOLEAN: "a boolean", OBJECT: "an object"}
 
 
 def decode(value: Any, schema: Any, path: str, problems: Problems, hint: Callable[[str, str], str]) -> None:
-    """Strict decoding: every field known, every value of the declared JSON type."""
+    """Strict decoding: every field known (unless the schema allows OTHER_FIELDS), every value of
+    the declared JSON type. The common cases are tested first: a file source decodes every Pod."""
     if value is None or schema == ANY:
         return  # null decodes to the zero value, as in Go
-    if isinstance(schema, dict) or schema == OBJECT:
+    if schema.__class__ is dict:
         if not isinstance(value, dict):
             problems.add(path, f"must be an object, not {json_type(value)}")
             return
-        if schema == OBJECT:
-            return
+        others = OTHER_FIELDS in schema
         for key, item in value.items():
-            child = f"{path}.{key}" if path else str(key)
-            if key not in schema:
-                problems.add(child, f"unknown field {json.dumps(key)}{hint(path, str(key)) or _suggestion(str(key), schema)}")
+            inner = schema.get(key, _UNKNOWN)
+            if inner is _UNKNOWN:
+                if not others:
+                    child = f"{path}.{key}" if path else str(key)
+                    problems.add(child, f"unknown field {json.dumps(key)}{hint(path, str(key)) or _suggestion(str(key), schema)}")
                 continue
-            decode(item, schema[key], child, problems, hint)
+            if item is None or inner.__class__ is str and (inner == ANY or _EXACT_CLASS.get(inner) is item.__class__):
+                continue  # the common leaves accepted without a call
+            decode(item, inner, f"{path}.{key}" if path else str(key), problems, hint)
         return
-    if isinstance(schema, tuple):
+    if schema.__class__ is tuple:
         shape, inner = schema
         if shape == "list":
             if not isinstance(value, list):
                 problems.add(path, f"must be a list, not {json_type(value)}")
                 return
+            exact = _EXACT_CLASS.get(inner) if inner.__class__ is str else None
             for i, item in enumerate(value):
-                decode(item, inner, f"{path}[{i}]", problems, hint)
+                if exact is None or item.__class__ is not exact:
+                    decode(item, inner, f"{path}[{i}]", problems, hint)
         else:
             if not isinstance(value, dict):
                 problems.add(path, f"must be an object, not {json_type(value)}")
                 return
+            exact = _EXACT_CLASS.get(inner) if inner.__class__ is str else None
             for key, item in value.items():
-                decode(item, inner, f"{path}[{key}]", problems, hint)
+                if exact is None or item.__class__ is not exact:
+                    decode(item, inner, f"{path}[{key}]", problems, hint)
         return
-    if schema == QUANTITY:
+    if schema == STRING:
+        ok = isinstance(value, str)
+    elif schema == INTEGER:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif schema == BOOLEAN:
+        ok = isinstance(value, bool)
+    elif schema == OBJECT:
+        if not isinstance(value, dict):
+            problems.add(path, f"must be an object, not {json_type(value)}")
+        return
+    else:  # QUANTITY
         try:
             parse_quantity(value)
         except QuantityError as error:
             problems.add(path, f"Invalid value: {json.dumps(value)}: {error}")
         return
-    ok = {STRING: isinstance(value, str), BOOLEAN: isinstance(value, bool),
-          INTEGER: isinstance(value, int) and not isinstance(value, bool)}[schema]
     if not ok:
         problems.add(path, f"must be {_TYPE_WORDS[schema]}, not {json_type(value)} {json.dumps(value)}")
+
+
+_UNKNOWN = object()
+_EXACT_CLASS: dict[Any, type] = {STRING: str, INTEGER: int, BOOLEAN: bool, OBJECT: dict}
+"""A leaf of exactly this class is of its schema type (a bool is no INTEGER: its class is bool)."""
 
 
 def json_type(value: Any) -> str:

@@ -7,10 +7,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..errors import ObjectError
 from .decoding import decode, json_type, no_hint
 from .names import dns_label, dns_subdomain, validate_metadata
 from .problems import Problems
-from .schemas import OBJECT, OBJECT_META, QUANTITY, STRING, list_of, map_of
+from .schemas import OBJECT_META, POD_TYPES, STRING, list_of
+
+
+def pod_type_errors(pod: dict) -> list[ObjectError]:
+    """The fields of a Pod the scheduler reads whose JSON type the API server's decoder would refuse
+    (schemas.POD_TYPES; nothing else of the Pod is judged): what a `--from` file is checked for
+    before its Pods are slimmed and kept."""
+    problems = Problems()
+    decode(pod, POD_TYPES, "", problems, no_hint)
+    meta = pod.get("metadata") if isinstance(pod.get("metadata"), dict) else {}
+    namespace, name = meta.get("namespace"), meta.get("name")
+    return [ObjectError("Pod", namespace if isinstance(namespace, str) else None, name if isinstance(name, str) else None,
+                        path, message) for path, message in problems.items]
 
 
 def validate_pod(pod: dict, problems: Problems) -> None:
@@ -29,10 +42,11 @@ def validate_pod(pod: dict, problems: Problems) -> None:
         return
     claims = spec.get("resourceClaims") or []
     decoding = Problems()
-    decode(claims, list_of({"name": STRING, "resourceClaimName": STRING, "resourceClaimTemplateName": STRING}),
-            "spec.resourceClaims", decoding, no_hint)
-    for key in ("containers", "initContainers"):
-        decode(spec.get(key), list_of(OBJECT), f"spec.{key}", decoding, no_hint)
+    decode(spec, POD_TYPES["spec"], "spec", decoding, no_hint)
+    decode(pod.get("status"), POD_TYPES["status"], "status", decoding, no_hint)
+    if not decoding.items:
+        decode(claims, list_of({"name": STRING, "resourceClaimName": STRING, "resourceClaimTemplateName": STRING}),
+               "spec.resourceClaims", decoding, no_hint)
     problems.items.extend(decoding.items)
     if decoding.items:
         return
@@ -64,13 +78,7 @@ def validate_pod(pod: dict, problems: Problems) -> None:
 
 
 def _container_resources(resources: Any, path: str, pod_claims: set[str], problems: Problems) -> None:
-    if resources is None:
-        return
-    decoding = Problems()
-    decode(resources, {"limits": map_of(QUANTITY), "requests": map_of(QUANTITY),
-                        "claims": list_of({"name": STRING, "request": STRING})}, path, decoding, no_hint)
-    problems.items.extend(decoding.items)
-    if decoding.items:
+    if resources is None:  # its JSON types were decoded with the spec's (schemas.CONTAINER_RESOURCES)
         return
     seen = set()
     for i, claim in enumerate(resources.get("claims") or []):

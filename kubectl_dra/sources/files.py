@@ -36,6 +36,9 @@ class FileSource(Source):
         """[KindStatus] of the kinds a snapshot's cluster could not read: Unknown again here."""
         self.plain_attributes: dict[int, dict] = {}
         """What loading found of the slices' attributes, for validation (objects.Interner)."""
+        self.type_errors: list = []
+        """[allocator.ObjectError] of Pods whose fields have JSON types the API server refuses:
+        never kept (slimming and the scheduler read those fields), reported by check()."""
 
     def open(self) -> Store:
         connection: dict[str, Any] = {"mode": self.mode, "source": "built-in demo" if self.mode == "demo" else self.path}
@@ -65,6 +68,13 @@ class FileSource(Source):
                 continue
             obj = self._with_namespace(kind, document.obj)
             self._remember(kind, obj, document.origin)
+            if kind == "Pod":
+                import allocator
+
+                errors = allocator.pod_type_errors(obj)
+                if errors:
+                    self.type_errors.extend(errors)
+                    continue
             # A slice's values are already shared (read_documents' `each`); pods and nodes share theirs here.
             kept = objects.keep(kind, obj, None if kind == "ResourceSlice" else shared)
             if kept is not None:
@@ -109,6 +119,7 @@ class FileSource(Source):
         prepared = Prepared(plain_attributes=self.plain_attributes)
         errors = [error for kind in VALIDATED_KINDS for obj in store.items(kind)
                   for error in allocator.validate_object(obj, features, prepared)]
+        errors.extend(self.type_errors)
         errors.extend(error for error in store.object_set(prepared).errors if error.kind not in VALIDATED_KINDS)
         self.plain_attributes = {}  # told once: a later check walks every attribute again
         if not errors:

@@ -178,3 +178,39 @@ def test_a_device_class_with_a_kubernetes_io_extended_resource_is_refused():
                           "must be a valid extended resource name")
     obj["spec"]["extendedResourceName"] = "example.com/gpu"
     assert allocator.validate_object(obj, allocator.Features.for_version(37)) == []
+
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {{name: p, namespace: ml}}
+spec: {spec}
+"""
+
+
+@pytest.mark.parametrize("spec, field, message", [
+    ("{containers: 5}", "spec.containers", "must be a list, not a number"),
+    ("{containers: [{name: a, ports: 8080}]}", "spec.containers[0].ports", "must be a list, not a number"),
+    ("{containers: [{name: a}], affinity: {nodeAffinity: 5}}", "spec.affinity.nodeAffinity",
+     "must be an object, not a number"),
+    ("{containers: [{name: a}], volumes: {a: b}}", "spec.volumes", "must be a list, not an object"),
+    ("{containers: [{name: a}], overhead: 5}", "spec.overhead", "must be an object, not a number"),
+    ("{containers: [{name: a}], tolerations: [{key: k, tolerationSeconds: soon}]}", "spec.tolerations[0].tolerationSeconds",
+     'must be an integer, not a string "soon"'),
+])
+def test_a_pod_field_the_scheduler_reads_of_another_json_type_is_an_error_not_a_traceback(
+        run_cli, tmp_path, spec, field, message):
+    """In --from (while the file is read) and in explain -f alike: the API server's decoder refuses
+    these, and slimming the pod or a scheduler plugin would fail on them."""
+    path = _write(tmp_path, POD.format(spec=spec))
+    expected = f"error: {path}: Pod/ml/p: {field}: {message}\n"
+    for args in (("--from", path, "pools"), ("--from", path, "explain", "-n", "ml", "pod/p"),
+                 ("--demo", "explain", "-f", path)):
+        result = run_cli(*args)
+        assert (result.status, result.stdout, result.stderr) == (2, "", expected), (args, result)
+
+
+def test_a_pod_with_fields_the_scheduler_does_not_read_is_not_judged_by_them(run_cli, tmp_path):
+    path = _write(tmp_path, POD.format(spec="{containers: [{name: a, env: 5, futureField: {x: 1}}], futureSpec: 1}"))
+    result = run_cli("--from", path, "pools")
+    assert result.status == 0 and "Traceback" not in result.stderr, result
