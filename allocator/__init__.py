@@ -53,7 +53,7 @@ if TYPE_CHECKING:
         normalise_target,
     )
     from .search import SelectorEvaluator
-    from .validation import pod_type_errors, validate_object
+    from .validation import type_errors, validate_object
 
 # Explanations, selectors and validation need the CEL engine; load it only when asked, so that
 # reading objects and pool reports (node mode, --help, completion) does not pay for it.
@@ -63,7 +63,7 @@ _LAZY = {
     **dict.fromkeys(("CelCompileError", "CelRuntimeError"), "cel"),
     "SelectorEvaluator": "search",
     "validate_object": "validation",
-    "pod_type_errors": "validation",
+    "type_errors": "validation",
 }
 
 
@@ -89,6 +89,6 @@ __all__ = [
     "describe_node_selector", "device_usage", "exact_amount", "explain_claim", "explain_objects", "explain_pod",
     "explain_pod_object", "json_copy", "load_objects", "node_matches", "node_selector_matches",
     "node_selector_term_matches", "normalise_object", "normalise_target", "parse_gate_overrides", "parse_minor",
-    "parse_quantity", "parse_semver", "paused_gc", "plain_attribute_value", "pod_type_errors", "reserved_pods", "scope_of", "share_indexes", "tolerates",
-    "untolerated_taints", "validate_node_selector", "validate_object",
+    "parse_quantity", "parse_semver", "paused_gc", "plain_attribute_value", "reserved_pods", "scope_of", "share_indexes", "tolerates",
+    "type_errors", "untolerated_taints", "validate_node_selector", "validate_object",
 ]

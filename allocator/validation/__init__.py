@@ -12,7 +12,7 @@ input error instead of judging something that could never be created:
   constraint and config references, opaque parameters, CEL selectors that do not compile;
 - pkg/apis/core/validation for the Pod fields explain reads (spec.resourceClaims and the
   containers' resources), and the JSON types of every Pod field the scheduler reads
-  (schemas.POD_TYPES; pod_type_errors checks only those, for `--from` files);
+  (schemas.POD_TYPES, and a Node's: type_errors checks only those, for `--from` files);
 - ResourceSlices and DeviceClasses (validateResourceSliceSpec, validateDevice, validateCounterSet,
   validateDeviceClassSpec) on the v1 shape objects.normalise gives them, so `--from` files and
   `explain -f` refuse what could never be created (a 1.35+ slice with both devices and counters).
@@ -27,7 +27,6 @@ The modules: ``validate`` (the entry point), per kind ``claims``, ``pods``, ``sl
 (the errors collected) and ``compilers`` (CEL, loaded on first use).
 """
 
-from .pods import pod_type_errors
-from .validate import validate_object
+from .validate import type_errors, validate_object
 
-__all__ = ["pod_type_errors", "validate_object"]
+__all__ = ["type_errors", "validate_object"]

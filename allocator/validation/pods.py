@@ -7,23 +7,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import ObjectError
 from .decoding import decode, json_type, no_hint
 from .names import dns_label, dns_subdomain, validate_metadata
 from .problems import Problems
 from .schemas import OBJECT_META, POD_TYPES, STRING, list_of
-
-
-def pod_type_errors(pod: dict) -> list[ObjectError]:
-    """The fields of a Pod the scheduler reads whose JSON type the API server's decoder would refuse
-    (schemas.POD_TYPES; nothing else of the Pod is judged): what a `--from` file is checked for
-    before its Pods are slimmed and kept."""
-    problems = Problems()
-    decode(pod, POD_TYPES, "", problems, no_hint)
-    meta = pod.get("metadata") if isinstance(pod.get("metadata"), dict) else {}
-    namespace, name = meta.get("namespace"), meta.get("name")
-    return [ObjectError("Pod", namespace if isinstance(namespace, str) else None, name if isinstance(name, str) else None,
-                        path, message) for path, message in problems.items]
 
 
 def validate_pod(pod: dict, problems: Problems) -> None:

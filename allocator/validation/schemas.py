@@ -59,9 +59,9 @@ def claim_schema(kind: str, version: str) -> dict:
     return {**top, "spec": {"metadata": OBJECT_META, "spec": _claim_spec(version)}}
 
 
-# The JSON types of the Pod fields kube-scheduler's filters and scores and the slimmed store read
-# (k8s.io/api core/v1 types.go), other fields allowed: a value of another type (`ports: 8080`) is
-# what the API server's decoder refuses, and the scheduling code would fail on.
+# The JSON types of the Pod and Node fields kube-scheduler's filters and scores and the slimmed store
+# read (k8s.io/api core/v1 types.go), other fields allowed: a value of another type (`ports: 8080`)
+# is what the API server's decoder refuses, and the scheduling code would fail on.
 _REQUIREMENT = {OTHER_FIELDS: ANY, "key": STRING, "operator": STRING, "values": list_of(STRING)}
 _LABEL_SELECTOR = {OTHER_FIELDS: ANY, "matchLabels": map_of(STRING), "matchExpressions": list_of(_REQUIREMENT)}
 _NODE_SELECTOR_TERM = {OTHER_FIELDS: ANY, "matchExpressions": list_of(_REQUIREMENT), "matchFields": list_of(_REQUIREMENT)}
@@ -106,3 +106,17 @@ POD_TYPES = {
                "initContainerStatuses": list_of(_CONTAINER_STATUS),
                "ephemeralContainerStatuses": list_of(_CONTAINER_STATUS)},
 }
+NODE_TYPES = {
+    OTHER_FIELDS: ANY,
+    "metadata": {OTHER_FIELDS: ANY, "name": STRING, "uid": STRING, "labels": map_of(STRING)},
+    "spec": {OTHER_FIELDS: ANY, "unschedulable": BOOLEAN, "taints": list_of(
+        {OTHER_FIELDS: ANY, "key": STRING, "value": STRING, "effect": STRING, "timeAdded": STRING})},
+    "status": {OTHER_FIELDS: ANY, "capacity": map_of(QUANTITY), "allocatable": map_of(QUANTITY),
+               "conditions": list_of({OTHER_FIELDS: ANY, "type": STRING, "status": STRING}),
+               "nodeInfo": {OTHER_FIELDS: ANY, "kubeletVersion": STRING},
+               "addresses": list_of({OTHER_FIELDS: ANY, "type": STRING, "address": STRING}),
+               "images": list_of({OTHER_FIELDS: ANY, "names": list_of(STRING), "sizeBytes": INTEGER}),
+               "declaredFeatures": list_of(STRING)},
+}
+TYPES = {"Pod": POD_TYPES, "Node": NODE_TYPES}
+"""The kinds whose objects in a file are checked for the JSON types of the fields read (type_errors)."""

@@ -9,10 +9,11 @@ from ..features import Features
 from ..objects import Prepared, normalise
 from .claims import validate_resource_claim
 from .classes import validate_device_class
-from .decoding import json_type
+from .decoding import decode, json_type, no_hint
 from .devices import validate_device_taint
 from .pods import validate_pod
 from .problems import Problems
+from .schemas import TYPES
 from .slices import validate_resource_slice
 
 
@@ -57,3 +58,18 @@ def validate_object(obj: Any, features: Features, prepared: dict | None = None) 
                 validate_device_taint((obj.get("spec") or {}).get("taint") or {}, "spec.taint", problems)
     return [ObjectError(kind, namespace, name, path, message) for path, message in problems.items]
 
+
+def type_errors(obj: dict) -> list[ObjectError]:
+    """The fields of a Pod or Node that the scheduler reads whose JSON type the API server's decoder
+    would refuse (schemas.TYPES; nothing else is judged, other kinds pass): what a `--from` file is
+    checked for before its Pods and Nodes are slimmed and kept."""
+    kind = obj.get("kind")
+    schema = TYPES.get(kind) if isinstance(kind, str) else None
+    if schema is None:
+        return []
+    problems = Problems()
+    decode(obj, schema, "", problems, no_hint)
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    namespace, name = meta.get("namespace"), meta.get("name")
+    return [ObjectError(str(kind), namespace if isinstance(namespace, str) else None,
+                        name if isinstance(name, str) else None, path, message) for path, message in problems.items]

@@ -37,7 +37,7 @@ class FileSource(Source):
         self.plain_attributes: dict[int, dict] = {}
         """What loading found of the slices' attributes, for validation (objects.Interner)."""
         self.type_errors: list = []
-        """[allocator.ObjectError] of Pods whose fields have JSON types the API server refuses:
+        """[allocator.ObjectError] of Pods and Nodes whose fields have JSON types the API server refuses:
         never kept (slimming and the scheduler read those fields), reported by check()."""
 
     def open(self) -> Store:
@@ -68,10 +68,10 @@ class FileSource(Source):
                 continue
             obj = self._with_namespace(kind, document.obj)
             self._remember(kind, obj, document.origin)
-            if kind == "Pod":
+            if kind in ("Pod", "Node"):
                 import allocator
 
-                errors = allocator.pod_type_errors(obj)
+                errors = allocator.type_errors(obj)
                 if errors:
                     self.type_errors.extend(errors)
                     continue

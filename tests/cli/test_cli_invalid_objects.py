@@ -214,3 +214,18 @@ def test_a_pod_with_fields_the_scheduler_does_not_read_is_not_judged_by_them(run
     path = _write(tmp_path, POD.format(spec="{containers: [{name: a, env: 5, futureField: {x: 1}}], futureSpec: 1}"))
     result = run_cli("--from", path, "pools")
     assert result.status == 0 and "Traceback" not in result.stderr, result
+
+
+@pytest.mark.parametrize("body, field, message", [
+    ("spec: {taints: 5}", "spec.taints", "must be a list, not a number"),
+    ("spec: {unschedulable: 'yes'}", "spec.unschedulable", 'must be a boolean, not a string "yes"'),
+    ("status: {allocatable: 5}", "status.allocatable", "must be an object, not a number"),
+    ("status: {nodeInfo: 5}", "status.nodeInfo", "must be an object, not a number"),
+])
+def test_a_node_field_the_scheduler_reads_of_another_json_type_is_an_error_not_a_traceback(
+        run_cli, tmp_path, body, field, message):
+    path = _write(tmp_path, _slice(), f"apiVersion: v1\nkind: Node\nmetadata: {{name: node-a}}\n{body}\n")
+    for command in ("nodes", "doctor"):
+        result = run_cli("--from", path, command)
+        assert (result.status, result.stdout, result.stderr) == (
+            2, "", f"error: {path} document 2: Node/node-a: {field}: {message}\n"), result
