@@ -190,12 +190,17 @@ def _json_values(text: str) -> list[object]:
     several `kubectl get -o json` in one file are read as the documents of a YAML file are."""
     decoder = json.JSONDecoder()
     values: list[object] = []
-    index = _JSON_SPACE.match(text).end()  # type: ignore[union-attr]  # matches the empty string too
+    index = _after_json_space(text, 0)
     while index < len(text):
         value, index = decoder.raw_decode(text, index)
         values.append(value)
-        index = _JSON_SPACE.match(text, index).end()  # type: ignore[union-attr]
+        index = _after_json_space(text, index)
     return values
+
+
+def _after_json_space(text: str, index: int) -> int:
+    space = _JSON_SPACE.match(text, index)  # always a match: the pattern may match nothing
+    return space.end() if space else index
 
 
 @functools.cache

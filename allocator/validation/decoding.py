@@ -11,7 +11,7 @@ from typing import Any, Callable
 from ..objects import RESOURCE_GROUP
 from ..quantity import QuantityError, parse_quantity
 from .problems import Problems
-from .schemas import ANY, BOOLEAN, EXACT_FIELDS, INTEGER, OBJECT, OTHER_FIELDS, QUANTITY, STRING
+from .schemas import ANY, BOOLEAN, EXACT_FIELDS, INTEGER, OBJECT, OTHER_FIELDS, STRING
 
 _TYPE_WORDS = {STRING: "a string", INTEGER: "an integer", BOOLEAN: "a boolean", OBJECT: "an object"}
 

@@ -69,7 +69,8 @@ def type_errors(obj: dict) -> list[ObjectError]:
         return []
     problems = Problems()
     decode(obj, schema, "", problems, no_hint)
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    metadata = obj.get("metadata")
+    meta = metadata if isinstance(metadata, dict) else {}
     namespace, name = meta.get("namespace"), meta.get("name")
     return [ObjectError(str(kind), namespace if isinstance(namespace, str) else None,
                         name if isinstance(name, str) else None, path, message) for path, message in problems.items]
