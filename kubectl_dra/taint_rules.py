@@ -53,6 +53,9 @@ class RulePreview:
     rule: dict
     devices: list[allocator.DeviceReport] = field(default_factory=list)
     claims: tuple[AffectedClaim, ...] = ()
+    claims_known: bool = True
+    """False when ResourceClaims could not be read: the claims held and the pods evicted are then
+    unknown, never "none" (as the `taints` list shows them: `?`, and null in JSON)."""
 
     @property
     def name(self) -> str:
@@ -68,6 +71,9 @@ class RulePreview:
                                   for ns, pod in claim.pods))
 
     def to_dict(self) -> dict:
+        if not self.claims_known:
+            return {"rule": self.rule, "devices": [str(d.id) for d in self.devices], "claims": None,
+                    "evictedByNoExecute": None}
         return {"rule": self.rule, "devices": [str(d.id) for d in self.devices],
                 "claims": [{"namespace": c.namespace, "name": c.name, "tolerated": c.tolerated,
                             "pods": [f"{ns}/{pod}" for ns, pod in c.pods]} for c in self.claims],
@@ -158,9 +164,10 @@ def _selected(selection: Selection, driver: str | None, pool: str | None, device
 
 
 def preview(raw_objects: list[dict], rules: list[dict], features: allocator.Features,
-            replace: bool = False) -> list[RulePreview]:
+            replace: bool = False, unreadable: frozenset[str] = frozenset()) -> list[RulePreview]:
     """What each rule would taint over these objects (the store's, any kinds) with the rules added
-    (`replace`: a rule of the same name in the objects is this one's older version)."""
+    (`replace`: a rule of the same name in the objects is this one's older version; `unreadable`:
+    the kinds that could not be read, store.unreadable_set)."""
     names = {rule["metadata"]["name"] for rule in rules}
     kept = [obj for obj in raw_objects if not (obj.get("kind") == "DeviceTaintRule"
                                                and (obj.get("metadata") or {}).get("name") in names)]
@@ -180,7 +187,8 @@ def preview(raw_objects: list[dict], rules: list[dict], features: allocator.Feat
     out = []
     for rule in rules:
         group = groups.get(RULE_PREFIX + rule["metadata"]["name"])
-        out.append(RulePreview(rule, list(group.devices) if group else [], group.claims if group else ()))
+        out.append(RulePreview(rule, list(group.devices) if group else [], group.claims if group else (),
+                               "ResourceClaim" not in unreadable))
     return out
 
 

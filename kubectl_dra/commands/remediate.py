@@ -102,13 +102,14 @@ def _once(ctx, policy, output: str, apply_: bool) -> None:
     from kubectl_dra.commands.common import open_session, require_readable
     from kubectl_dra.commands.taint import raw_objects, rule_api_version
     from kubectl_dra.remediation.planner import Memory, plan, step_previews
+    from kubectl_dra.store import unreadable_set
 
     session = open_session(ctx)
     store = session.loaded_store
     api_version = rule_api_version(store)
     require_readable(session, "DeviceTaintRule")  # which rules are ours must be known, not guessed
     steps = plan(policy, store.object_set(), store.features(), Memory(), _now(store), api_version)
-    previews = step_previews(steps, raw_objects(store), store.features())
+    previews = step_previews(steps, raw_objects(store), store.features(), unreadable_set(store.kind_status))
     if apply_:
         _, errors = asyncio.run(_apply_once(session, store, steps, previews))
         for error in errors:
@@ -232,6 +233,13 @@ def _show(policy, steps, previews, output: str, applied: bool) -> None:
         preview = previews.get(index)
         if preview is None:
             continue
+        if not preview.claims_known:
+            from kubectl_dra.commands.taint import CLAIMS_UNKNOWN
+
+            click.echo(f"  claims: {CLAIMS_UNKNOWN}")
+            if step.action != "delete":
+                click.echo(f"  {'evicts' if step.effect == 'NoExecute' else 'with NoExecute would evict'}: {CLAIMS_UNKNOWN}")
+            continue
         claims = [f"{c.namespace}/{c.name}" + (" (tolerates)" if c.tolerated else "") for c in preview.claims]
         if claims:
             click.echo(safe_line(f"  claims: {', '.join(claims)}"))
@@ -333,6 +341,7 @@ class Controller:
     async def _reconcile_forever(self, store, server, changed: asyncio.Event) -> None:
         from kubectl_dra.commands.taint import raw_objects, rule_api_version
         from kubectl_dra.remediation.planner import plan, step_previews
+        from kubectl_dra.store import unreadable_set
 
         while True:
             try:
@@ -346,7 +355,8 @@ class Controller:
             try:
                 steps = plan(self.policy, store.object_set(), store.features(), self.memory, _now(store),
                              rule_api_version(store))
-                previews = step_previews(steps, raw_objects(store), store.features())
+                previews = step_previews(steps, raw_objects(store), store.features(),
+                                         unreadable_set(store.kind_status))
             except Exception as error:  # a bug or a refused rule must not stop the controller: say it on /readyz
                 self.problem = f"planning failed: {type(error).__name__}: {error}"
                 print(f"error: {self.problem}", file=sys.stderr, flush=True)

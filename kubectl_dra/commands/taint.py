@@ -100,7 +100,7 @@ def taint(ctx, device, driver, pool, key, value, effect, name, promote, wait, ou
         # A typo would otherwise write a rule that taints nothing (kubectl taint refuses a node that does not exist).
         raise InputError(f"{device or selection}: no such device ({selection} matches no device of the cluster; "
                          "kubectl dra devices lists them)")
-    previews = taint_rules.preview(raw_objects(store), rules, store.features())
+    previews = previews_of(store, rules)
     if apply_:
         written = _run(_create(session, rules))
         if effect == "None":
@@ -145,7 +145,7 @@ def _promote(ctx, name, effect, wait, output, apply_):
     changed = json.loads(json.dumps(current))
     changed["spec"]["taint"] = {**taint, "effect": effect}
     changed.pop("status", None)
-    [preview] = taint_rules.preview(raw_objects(store), [changed], store.features(), replace=True)
+    [preview] = previews_of(store, [changed], replace=True)
     if apply_:
         [written] = _run(_patch_effect(session, current, effect))
         if effect == "None":
@@ -196,7 +196,7 @@ def untaint(ctx, names, key, output, apply_):
         if missing:
             raise InputError(f"DeviceTaintRule/{missing[0]} not found")
         chosen = [by_name[n] for n in dict.fromkeys(names)]
-    previews = taint_rules.preview(raw_objects(store), chosen, store.features(), replace=True)
+    previews = previews_of(store, chosen, replace=True)
     if apply_:
         _run(_delete(session, chosen))
     _show(previews, output, apply_, "deleted", removing=True)
@@ -226,6 +226,15 @@ def rule_api_version(store) -> str:
         return status.api_version
     version = store.connection.resource_api_version or "resource.k8s.io/v1"
     return version if store.kubernetes_minor() >= 35 or "alpha" in version else "resource.k8s.io/v1alpha3"
+
+
+def previews_of(store, rules: list[dict], replace: bool = False) -> list:
+    """taint_rules.preview over the store's objects, knowing which kinds it could not read."""
+    from kubectl_dra import taint_rules
+    from kubectl_dra.store import unreadable_set
+
+    return taint_rules.preview(raw_objects(store), rules, store.features(), replace=replace,
+                               unreadable=unreadable_set(store.kind_status))
 
 
 def raw_objects(store) -> list[dict]:
@@ -345,11 +354,15 @@ def _show(previews, output: str, applied: bool, done: str, removing: bool = Fals
         devices = [str(d.id) for d in preview.devices]
         lines.append(f"  devices: {len(devices)}" + (f" ({_few(devices)})" if devices else ""))
         claims = [f"{c.namespace}/{c.name}" + (" (tolerates)" if c.tolerated else "") for c in preview.claims]
-        if claims:
-            lines.append(f"  claims: {_few(claims)}")
         evicted = preview.evicted_pods()
         effect = taint.get("effect")
-        if removing:
+        if not preview.claims_known:
+            lines.append(f"  claims: {CLAIMS_UNKNOWN}")
+            if not removing:
+                lines.append(f"  {'evicts' if effect == 'NoExecute' else 'with NoExecute would evict'}: {CLAIMS_UNKNOWN}")
+        elif claims:
+            lines.append(f"  claims: {_few(claims)}")
+        if removing or not preview.claims_known:
             pass
         elif effect == "NoExecute":
             lines.append(f"  evicts: {_few(evicted) if evicted else 'no pods'}")
@@ -363,6 +376,10 @@ def _show(previews, output: str, applied: bool, done: str, removing: bool = Fals
                          "of kube-controller-manager writes it)")
         for line in lines:
             click.echo(safe_line(line))
+
+
+CLAIMS_UNKNOWN = "? (claims not readable)"
+"""A preview's claims and evictions when ResourceClaims could not be read (RulePreview.claims_known)."""
 
 
 def _few(items: list[str], limit: int = 8) -> str:

@@ -292,10 +292,12 @@ def written_rule(step: Step) -> dict:
     return changed
 
 
-def step_previews(steps: list[Step], raw_objects: list[dict], features: allocator.Features) -> dict[int, RulePreview]:
-    """Step index -> what its rule taints (create, change) or frees (delete): `taint`'s preview."""
+def step_previews(steps: list[Step], raw_objects: list[dict], features: allocator.Features,
+                  unreadable: frozenset[str] = frozenset()) -> dict[int, RulePreview]:
+    """Step index -> what its rule taints (create, change) or frees (delete): `taint`'s preview
+    (`unreadable`: the kinds that could not be read)."""
     acting = [(i, written_rule(s)) for i, s in enumerate(steps) if s.acts]
     if not acting:
         return {}
-    found = preview(raw_objects, [rule for _, rule in acting], features, replace=True)
+    found = preview(raw_objects, [rule for _, rule in acting], features, replace=True, unreadable=unreadable)
     return {i: shown for (i, _), shown in zip(acting, found)}

@@ -87,3 +87,16 @@ def test_the_controller_serves_probes_and_metrics(isolated_kubeconfig, policy):
         assert 'dra_remediation_devices_held{policy="gpu-health"} 1.0' in metrics
         assert 'dra_remediation_reconciles_total{policy="gpu-health"}' in metrics
         assert 'dra_remediation_leader{policy="gpu-health"} 1.0' in metrics
+
+
+def test_with_claims_unreadable_a_step_says_its_claims_are_unknown(run_cli, isolated_kubeconfig, tmp_path):
+    from .conftest import FIXTURES
+
+    path = tmp_path / "policy.yaml"
+    path.write_text("name: p\nrules:\n- {signal: driverTaint, key: gpu.nvidia.com/xid, effect: NoExecute}\nlimit: {maxDevices: 1}\n")
+    result = run_cli("--from", str(FIXTURES / "claims-forbidden-snapshot.yaml"), "remediate", "-f", str(path))
+    assert result.status == 0, result.stderr
+    assert result.stdout.splitlines()[2:] == ["  claims: ? (claims not readable)", "  evicts: ? (claims not readable)"]
+    result = run_cli("--from", str(FIXTURES / "claims-forbidden-snapshot.yaml"), "remediate", "-f", str(path), "-o", "json")
+    [create] = json.loads(result.stdout)["steps"]
+    assert (create["claims"], create["evictedByNoExecute"]) == (None, None)

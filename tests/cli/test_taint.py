@@ -194,3 +194,23 @@ def test_taint_says_its_selector_is_cel_not_a_label_selector(run_cli):
     assert result.status == 0
     flag = result.stdout[result.stdout.index("-l, --selector"):].split("--field-selector")[0]
     assert "CEL" in flag and "Label selector" not in flag
+
+
+def test_with_claims_unreadable_the_preview_says_unknown_not_no_pods(run_cli, isolated_kubeconfig):
+    """As `taints` shows `?`: a NoExecute preview that cannot see the claims must not promise that
+    it evicts no pods."""
+    snapshot = str(FIXTURES / "claims-forbidden-snapshot.yaml")
+    assert "?" in run_cli("--from", snapshot, "taints").stdout
+    result = run_cli("--from", snapshot, "taint", "gpu.nvidia.com/gpu-node-2/gpu-2", "--key", "example.com/k",
+                     "--effect", "NoExecute")
+    assert result.status == 0, result.stderr
+    assert result.stdout.splitlines()[1:] == ["  devices: 1 (gpu.nvidia.com/gpu-node-2/gpu-2)",
+                                              "  claims: ? (claims not readable)",
+                                              "  evicts: ? (claims not readable)"]
+    store_preview = taint_rules.preview([], [], demo_store().features(), unreadable=frozenset({"ResourceClaim"}))
+    assert store_preview == []
+    [known] = taint_rules.preview([obj for kind in KINDS for obj in demo_store().items(kind)],
+                                  [taint_rules.build_rule("r", taint_rules.Selection("gpu.nvidia.com", "gpu-node-2", "gpu-0"),
+                                                          "example.com/k", None, "NoExecute", "resource.k8s.io/v1")],
+                                  demo_store().features(), unreadable=frozenset({"ResourceClaim"}))
+    assert (known.to_dict()["claims"], known.to_dict()["evictedByNoExecute"]) == (None, None)
