@@ -107,7 +107,7 @@ def _once(ctx, policy, output: str, apply_: bool) -> None:
     session = open_session(ctx)
     store = session.loaded_store
     api_version = rule_api_version(store)
-    require_readable(session, "DeviceTaintRule")  # which rules are ours must be known, not guessed
+    require_readable(session, *policy.read_kinds)  # which rules are ours, and which devices fail, must be known
     steps = plan(policy, store.object_set(), store.features(), Memory(), _now(store), api_version)
     previews = step_previews(steps, raw_objects(store), store.features(), unreadable_set(store.kind_status))
     if apply_:
@@ -339,9 +339,10 @@ class Controller:
         return self.elector is None or self.elector.leading(time.monotonic())
 
     async def _reconcile_forever(self, store, server, changed: asyncio.Event) -> None:
+        from kubectl_dra.commands.common import unreadable_line
         from kubectl_dra.commands.taint import raw_objects, rule_api_version
         from kubectl_dra.remediation.planner import plan, step_previews
-        from kubectl_dra.store import unreadable_set
+        from kubectl_dra.store import unreadable_kinds, unreadable_set
 
         while True:
             try:
@@ -352,6 +353,11 @@ class Controller:
             self.ticked_at = time.monotonic()
             leading = self.may_act()
             self.leader.labels(self.policy.name).set(1 if leading else 0)
+            missing = unreadable_kinds(store.kind_status, self.policy.read_kinds)
+            if missing:  # no plan without the signals: a rule would be deleted as if its device were healthy
+                self.problem = f"cannot plan: {unreadable_line(missing[0])}"
+                print(f"error: {self.problem}", file=sys.stderr, flush=True)
+                continue
             try:
                 steps = plan(self.policy, store.object_set(), store.features(), self.memory, _now(store),
                              rule_api_version(store))

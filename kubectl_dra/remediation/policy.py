@@ -52,6 +52,9 @@ OWNER_LABEL = "kubectl-dra.io/remediation"
 """The label naming the policy that owns a DeviceTaintRule: the planner changes no other rule."""
 _TOP_FIELDS = ("name", "taintKey", "driver", "rules", "limit")
 _RULE_FIELDS = {"signal", "after", "effect", "clearAfter"}
+_SIGNAL_KINDS = {"kubeletUnhealthy": "Pod", "driverCondition": "ResourceClaim", "driverTaint": "ResourceSlice",
+                 "nvmlHealth": "ResourceSlice"}
+"""Where each signal is read (kubectl_dra/remediation/planner.py active_signals)."""
 _SIGNAL_FIELDS = {"kubeletUnhealthy": set(), "driverCondition": {"conditionType", "conditionStatus"},
                   "driverTaint": {"key"}, "nvmlHealth": set()}
 _LIMIT_FIELDS = ("per", "maxDevices", "maxPercent")
@@ -113,6 +116,16 @@ class Policy:
     taint_key: str = DEFAULT_TAINT_KEY
     driver: str | None = None
     """Only this driver's devices (None: every driver's)."""
+
+    @property
+    def read_kinds(self) -> tuple[str, ...]:
+        """The kinds a plan must have read: the rules it owns, the devices, where its signals are
+        reported and, with `per: class`, the classes. A signal's kind not read would look like a
+        healthy device, and the plan would delete the rule of a device still failing."""
+        kinds = ["DeviceTaintRule", "ResourceSlice", *(_SIGNAL_KINDS[rule.signal] for rule in self.rules)]
+        if self.limit.per == "class":
+            kinds.append("DeviceClass")
+        return tuple(dict.fromkeys(kinds))
 
 
 def parse_duration(text: object, where: str) -> float:

@@ -5,11 +5,14 @@ leader election against the real apiserver are in test_realcluster_remediate.py.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 
 import pytest
 import yaml
 
-from .test_exporter import get, serving
+from .test_exporter import free_port, get, serving
 
 POLICY = """
 name: gpu-health
@@ -100,3 +103,49 @@ def test_with_claims_unreadable_a_step_says_its_claims_are_unknown(run_cli, isol
     result = run_cli("--from", str(FIXTURES / "claims-forbidden-snapshot.yaml"), "remediate", "-f", str(path), "-o", "json")
     [create] = json.loads(result.stdout)["steps"]
     assert (create["claims"], create["evictedByNoExecute"]) == (None, None)
+
+
+def _pods_forbidden(tmp_path):
+    from .conftest import FIXTURES
+
+    text = (FIXTURES / "claims-forbidden-snapshot.yaml").read_text()
+    header, rest = text.split("\n---\n", 1)
+    header = header.replace("- kind: ResourceClaim\n  state: forbidden\n  namespace: ml-training\n",
+                            "- kind: Pod\n  state: forbidden\n")
+    header = header.replace('resourceclaims.resource.k8s.io is forbidden', 'pods is forbidden')
+    assert "kind: Pod" in header
+    snapshot = tmp_path / "snapshot.yaml"
+    snapshot.write_text(header + "\n---\n" + "\n---\n".join(
+        document for document in rest.split("\n---\n") if "\nkind: Pod\n" not in f"\n{document}"))
+    return str(snapshot)
+
+
+def test_a_signal_whose_kind_cannot_be_read_is_not_taken_for_health(run_cli, isolated_kubeconfig, tmp_path, policy):
+    """With Pods unreadable no kubelet says Unhealthy: the plan would delete the policy's rules as
+    if the devices were healthy again. It refuses, as a list command does, and the controller waits."""
+    snapshot = _pods_forbidden(tmp_path)
+    result = run_cli("--from", snapshot, "remediate", "-f", str(policy))
+    assert result.status == 1 and result.stdout == ""
+    assert result.stderr.strip().splitlines()[-1].startswith("Error from server (Forbidden): pods is forbidden")
+    taints_only = tmp_path / "taints-only.yaml"
+    taints_only.write_text("name: p\nrules:\n- {signal: driverTaint, key: gpu.nvidia.com/xid, effect: NoSchedule}\n"
+                           "limit: {maxDevices: 1}\n")
+    assert run_cli("--from", snapshot, "remediate", "-f", str(taints_only)).status == 0
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-c", "from kubectl_dra.cli import main; main()", "--from", snapshot,
+                                "remediate", "-f", str(policy), "--interval", "1s", "--listen", f"127.0.0.1:{port}"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        answer = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (answer is None or "cannot plan" not in answer[2]):
+            try:
+                answer = get(f"http://127.0.0.1:{port}/readyz")
+            except OSError:
+                assert process.poll() is None, process.communicate()
+            time.sleep(0.1)
+        assert answer is not None and answer[0] == 503, answer
+        assert "cannot plan: Error from server (Forbidden): pods is forbidden" in answer[2]
+    finally:
+        process.terminate()
+        process.wait(20)
