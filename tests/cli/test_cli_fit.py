@@ -367,3 +367,14 @@ def test_under_1_34_an_incomplete_pool_is_explained_as_usable_for_a_count_of_dev
     assert node["verdict"] != "Fits" and set(node["claims"][0]["requests"][0]["rejectedByReason"]) == {"PoolIncomplete"}
     newer = _node(run_cli, manifest, "gpu-node-4")
     assert newer["claims"][0]["requests"][0]["rejectedByReason"] == {"PoolIncomplete": 4}
+
+
+def test_capacity_with_claims_unreadable_is_unknown_not_the_count_of_an_idle_cluster(run_cli):
+    """Devices held by claims it cannot see would count as free: exit 2 naming what it lacked, as
+    explain's Unknown verdict does."""
+    snapshot = str(FIXTURES / "claims-forbidden-snapshot.yaml")
+    for args in (["--class", "gpu.nvidia.com"], ["-f", str(FIXTURES / "what-if-pod.yaml")]):
+        result = run_cli("--from", snapshot, "capacity", *args)
+        assert (result.status, result.stdout) == (2, ""), result
+        assert result.stderr.strip().splitlines()[-1].startswith(
+            "error: cannot count without claims (forbidden: resourceclaims.resource.k8s.io is forbidden"), result.stderr
