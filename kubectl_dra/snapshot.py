@@ -100,11 +100,12 @@ def connection_from_header(doc: dict, origin: str) -> dict:
     saved_at = None
     created = (doc.get("metadata") or {}).get("creationTimestamp")
     if created:
-        try:
-            saved_at = datetime.datetime.fromisoformat(str(created).replace("Z", "+00:00"))
-        except ValueError:
+        from kubectl_dra.model.words import parse_time
+
+        saved_at = parse_time(str(created))
+        if saved_at is None:
             raise InputError(f"{origin}: {SNAPSHOT_KIND}: field metadata.creationTimestamp: "
-                             f"{created!r} is not a time like 2026-11-30T09:00:00Z") from None
+                             f"{created!r} is not a time like 2026-11-30T09:00:00Z")
     return {
         "since": saved_at,
         "server_version": version,

@@ -20,16 +20,6 @@ def ref(kind: str, obj: dict) -> str:
     return f"{kind}/{namespace}/{metadata.get('name')}" if namespace else f"{kind}/{metadata.get('name')}"
 
 
-def parse_time(value) -> datetime.datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.timezone.utc)
-
-
 def duration(delta: datetime.timedelta) -> str:
     """kubectl's short age words: 45s, 12m, 3h, 2d."""
     seconds = max(0, int(delta.total_seconds()))

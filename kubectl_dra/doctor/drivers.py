@@ -6,11 +6,12 @@ import re
 
 from allocator.codes import BEING_REPLACED, INCOMPLETE, INVALID
 from kubectl_dra import missing_nodes as missing_nodes_words
-from kubectl_dra.doctor.common import STUCK_AFTER, duration, meta, nodes_by_name, parse_time, plural
+from kubectl_dra.doctor.common import STUCK_AFTER, duration, meta, nodes_by_name, plural
 from kubectl_dra.doctor.report import OK, PROBLEM, WARNING, Check, Context, Finding
 from kubectl_dra.model.claims import asks_admin_access
 from kubectl_dra.model.coverage import nodes_lacking_driver
 from kubectl_dra.model.nodes import node_trouble
+from kubectl_dra.model.words import parse_time
 from kubectl_dra.snapshot import kubernetes_minor
 from kubectl_dra.store import KINDS
 

@@ -31,6 +31,7 @@ from kubectl_dra.model.states import (
     POOL_STATES,
     StateCounts,
 )
+from kubectl_dra.model.words import parse_time
 from kubectl_dra.scheduling.extended import backed_resources
 from kubectl_dra.store import KINDS
 
@@ -284,7 +285,7 @@ class MetricsBuilder:
         stamps = []
         for name in pool.slice_names:
             raw = model.raw_slices_by_name.get(name) or {}
-            stamp = _timestamp((raw.get("metadata") or {}).get("creationTimestamp"))
+            stamp = parse_time((raw.get("metadata") or {}).get("creationTimestamp"))
             if stamp is not None:
                 stamps.append(stamp)
         return max(stamps) if stamps else None
@@ -300,7 +301,7 @@ class MetricsBuilder:
             states = counts.setdefault(namespace, dict.fromkeys(BASE_CLAIM_STATES, 0))
             state = claim_state(claim)
             states[state] = states.get(state, 0) + 1
-            since = _timestamp(metadata.get("deletionTimestamp"))
+            since = parse_time(metadata.get("deletionTimestamp"))
             if since is not None and (namespace not in deleting_since or since < deleting_since[namespace]):
                 deleting_since[namespace] = since
         for namespace in sorted(counts):
@@ -366,12 +367,3 @@ class MetricsBuilder:
 def _same(a: list, b: list) -> bool:
     """The same objects (the store replaces an object on every change)."""
     return len(a) == len(b) and all(x is y for x, y in zip(a, b))
-
-
-def _timestamp(text) -> datetime.datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None

@@ -17,13 +17,26 @@ def joined(values: Iterable[str], limit: int | None = None) -> str:
     return ",".join(values)
 
 
+def parse_time(value: object) -> datetime.datetime | None:
+    """An API timestamp (RFC 3339 as the API server writes it, `2026-11-30T09:00:00Z`) as an aware
+    datetime; one without a zone (hand-written) is taken as UTC, so that it can be compared with
+    every other; None for anything that is not a time. The one reader of creationTimestamp,
+    timeAdded, lastTransitionTime and a snapshot's time."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.timezone.utc)
+
+
 def age(timestamp: str | None, now: datetime.datetime | None) -> str:
     """kubectl's AGE: 45s, 12m, 5h, 3d12h, 47d, 2y; "" without a timestamp or a time to count from."""
     if not timestamp or now is None:
         return ""
-    try:
-        then = datetime.datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-    except ValueError:
+    then = parse_time(timestamp)
+    if then is None:
         return ""
     seconds = int((now - then).total_seconds())
     if seconds < 0:

@@ -23,12 +23,12 @@ OWNER_LABEL=<policy name> are read as the policy's: no other rule is ever change
 from __future__ import annotations
 
 import copy
-import datetime
 from dataclasses import dataclass, field
 from typing import Callable, cast
 
 import allocator
 from kubectl_dra.model.health import UNHEALTHY, DeviceID, health_reports
+from kubectl_dra.model.words import parse_time
 from kubectl_dra.remediation.policy import NEVER, OWNER_LABEL, Policy, PolicyRule
 from kubectl_dra.taint_rules import RulePreview, Selection, build_rule, preview, rule_name
 
@@ -264,12 +264,8 @@ def _selected_device(rule: dict) -> DeviceID | None:
 
 
 def _timestamp(text: str | None) -> float | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
+    parsed = parse_time(text)
+    return parsed.timestamp() if parsed is not None else None
 
 
 def _seconds(value: float) -> str:

@@ -66,3 +66,20 @@ def test_an_argument_that_is_not_utf8_is_named_without_codec_text(run_cli):
     assert result.status == 2 and result.stdout == ""
     assert result.stderr == ("error: argument '/tmp/caf\\xe9.yaml' is not UTF-8 text; "
                              "give file names, names and selectors in UTF-8\n")
+
+
+def test_a_timestamp_without_a_zone_is_read_as_utc_by_every_command(run_cli, tmp_path):
+    """The API server writes RFC 3339 with a zone; a hand-edited `2026-11-30 08:55:00` was compared
+    with zoned times and crashed slices (AGE), doctor and the exporter. It is taken as UTC, as
+    doctor already took it, in a slice, a taint's timeAdded and a snapshot's own time."""
+    from kubectl_dra.sources.files import DEMO_PATH
+
+    text = open(DEMO_PATH, encoding="utf-8").read()
+    edited = (text.replace("creationTimestamp: '2026-11-30T09:00:00Z'", "creationTimestamp: '2026-11-30 09:00:00'", 1)
+              .replace("creationTimestamp: '2026-11-30T08:55:00Z'", "creationTimestamp: '2026-11-30 08:55:00'")
+              .replace("timeAdded: '2026-11-30T08:41:00Z'", "timeAdded: '2026-11-30 08:41:00'"))
+    path = tmp_path / "naive.yaml"
+    path.write_text(edited)
+    for command in (["slices"], ["doctor"], ["taints"], ["pools"]):
+        demo, naive = run_cli("--demo", *command), run_cli("--from", str(path), *command)
+        assert (naive.status, naive.stdout.replace(str(path), "demo")) == (demo.status, demo.stdout), (command, naive)
