@@ -99,6 +99,9 @@ def _context_member(config: SourceConfig, name: str) -> Member:
 
 def _file_member(config: SourceConfig, given: str) -> Member:
     name, path = split_named_file(given)
+    if path == "-":  # read once, and each cluster of a fleet is read in a process of its own
+        raise InputError(f"--from {given}: stdin can be read as one cluster, not as a cluster of a fleet; "
+                         "save it to a file")
     if not os.path.exists(path):
         raise InputError(f"--from {given}: no such file or directory: {path}")
     return Member(name, dataclasses.replace(config, from_file=path, fleet_files=()))

@@ -86,6 +86,8 @@ def test_a_broken_cluster_file_is_one_error_line_and_the_others_still_print(run_
     (("--from", f"a={DEMO_PATH}", "--from", f"a={DEMO_PATH}", "pools"), "--from: cluster 'a' is given twice"),
     (("--from", f"a={DEMO_PATH}", "--from", "b=/no/such/file", "pools"),
      "--from b=/no/such/file: no such file or directory: /no/such/file"),
+    (("--from", f"a={DEMO_PATH}", "--from", "b=-", "pools"),
+     "--from b=-: stdin can be read as one cluster, not as a cluster of a fleet; save it to a file"),
     (("--from", f"a={DEMO_PATH}", "--from", f"b={DEMO_PATH}", "doctor", "--only", "no-such-check"),
      "--from (given 2 times) selects several clusters; 'kubectl dra doctor' reads one"),
     (("--from", f"a={DEMO_PATH}", "--from", f"b={DEMO_PATH}", "taint", "--key", "k", "--driver", "d", "--apply"),
