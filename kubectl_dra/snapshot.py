@@ -11,7 +11,7 @@ import re
 from typing import Any, Sequence
 
 from kubectl_dra.errors import InputError
-from kubectl_dra.store import KIND_STATES, KINDS, ConnectionInfo, KindStatus, Store
+from kubectl_dra.store import KIND_STATES, KINDS, ConnectionInfo, KindStatus, Store, parse_time
 
 API_VERSION = "kubectl-dra.io/v1alpha1"
 SNAPSHOT_KIND = "DRASnapshot"
@@ -100,8 +100,6 @@ def connection_from_header(doc: dict, origin: str) -> dict:
     saved_at = None
     created = (doc.get("metadata") or {}).get("creationTimestamp")
     if created:
-        from kubectl_dra.model.words import parse_time
-
         saved_at = parse_time(str(created))
         if saved_at is None:
             raise InputError(f"{origin}: {SNAPSHOT_KIND}: field metadata.creationTimestamp: "

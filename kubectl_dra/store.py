@@ -151,6 +151,20 @@ class ConnectionInfo:
         return Freshness("offline", self.since)
 
 
+def parse_time(value: object) -> datetime.datetime | None:
+    """An API timestamp (RFC 3339 as the API server writes it, `2026-11-30T09:00:00Z`) as an aware
+    datetime; one without a zone (hand-written) is taken as UTC, so that it can be compared with
+    every other; None for anything that is not a time. The one reader of creationTimestamp,
+    timeAdded, lastTransitionTime and a snapshot's time."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.timezone.utc)
+
+
 def utc_now() -> datetime.datetime:
     """The clock ages are measured against (tests that draw an age pin it)."""
     return datetime.datetime.now(datetime.timezone.utc)

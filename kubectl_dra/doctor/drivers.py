@@ -11,9 +11,8 @@ from kubectl_dra.doctor.report import OK, PROBLEM, WARNING, Check, Context, Find
 from kubectl_dra.model.claims import asks_admin_access
 from kubectl_dra.model.coverage import nodes_lacking_driver
 from kubectl_dra.model.nodes import node_trouble
-from kubectl_dra.model.words import parse_time
 from kubectl_dra.snapshot import kubernetes_minor
-from kubectl_dra.store import KINDS
+from kubectl_dra.store import KINDS, parse_time
 
 RESOURCE_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
 OLDEST_DRA_KUBELET = 34

@@ -31,9 +31,8 @@ from kubectl_dra.model.states import (
     POOL_STATES,
     StateCounts,
 )
-from kubectl_dra.model.words import parse_time
 from kubectl_dra.scheduling.extended import backed_resources
-from kubectl_dra.store import KINDS
+from kubectl_dra.store import KINDS, parse_time
 
 T = TypeVar("T")
 POOL_QUANTITIES = (c.SHARED_COUNTER_CONSUMED, c.SHARED_COUNTER_CONSUMED_BYTES, c.SHARED_COUNTER_SIZE,

@@ -7,6 +7,7 @@ import datetime
 from typing import Iterable
 
 import allocator
+from kubectl_dra.store import parse_time
 
 
 def joined(values: Iterable[str], limit: int | None = None) -> str:
@@ -15,20 +16,6 @@ def joined(values: Iterable[str], limit: int | None = None) -> str:
     if limit is not None and len(values) > limit:
         return ",".join(values[:limit]) + f",+{len(values) - limit}"
     return ",".join(values)
-
-
-def parse_time(value: object) -> datetime.datetime | None:
-    """An API timestamp (RFC 3339 as the API server writes it, `2026-11-30T09:00:00Z`) as an aware
-    datetime; one without a zone (hand-written) is taken as UTC, so that it can be compared with
-    every other; None for anything that is not a time. The one reader of creationTimestamp,
-    timeAdded, lastTransitionTime and a snapshot's time."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.timezone.utc)
 
 
 def age(timestamp: str | None, now: datetime.datetime | None) -> str:

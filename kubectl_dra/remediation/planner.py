@@ -28,8 +28,8 @@ from typing import Callable, cast
 
 import allocator
 from kubectl_dra.model.health import UNHEALTHY, DeviceID, health_reports
-from kubectl_dra.model.words import parse_time
 from kubectl_dra.remediation.policy import NEVER, OWNER_LABEL, Policy, PolicyRule
+from kubectl_dra.store import parse_time
 from kubectl_dra.taint_rules import RulePreview, Selection, build_rule, preview, rule_name
 
 SIGNAL_ANNOTATION = "kubectl-dra.io/remediation-signal"
