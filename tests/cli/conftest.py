@@ -34,6 +34,24 @@ def check_golden(name: str, actual: str) -> None:
     assert actual == expected, f"output differs from {path} (regenerate with {REGENERATE_ENV}=1 if intended)"
 
 
+def forbidden_snapshot(tmp_path: pathlib.Path, kind: str, refusal: str, drop_documents: bool = False) -> str:
+    """fixtures/claims-forbidden-snapshot.yaml with `kind` forbidden in its header instead of the
+    ResourceClaims of one namespace (the API server's words: `refusal`); `drop_documents`: its
+    objects of that kind left out too, as a snapshot of an identity that may not list them holds none."""
+    text = (FIXTURES / "claims-forbidden-snapshot.yaml").read_text()
+    header, rest = text.split("\n---\n", 1)
+    header = header.replace("- kind: ResourceClaim\n  state: forbidden\n  namespace: ml-training\n",
+                            f"- kind: {kind}\n  state: forbidden\n")
+    header = header.replace("resourceclaims.resource.k8s.io is forbidden", refusal)
+    assert f"kind: {kind}" in header
+    if drop_documents:
+        rest = "\n---\n".join(document for document in rest.split("\n---\n")
+                               if f"\nkind: {kind}\n" not in f"\n{document}")
+    snapshot = tmp_path / "snapshot.yaml"
+    snapshot.write_text(header + "\n---\n" + rest)
+    return str(snapshot)
+
+
 @pytest.fixture
 def prometheus(prometheus_binaries, tmp_path):
     """run(config, name) starts a real Prometheus (tests/cli/prometheus_server.py); all are stopped after the test."""

@@ -106,18 +106,9 @@ def test_with_claims_unreadable_a_step_says_its_claims_are_unknown(run_cli, isol
 
 
 def _pods_forbidden(tmp_path):
-    from .conftest import FIXTURES
+    from .conftest import forbidden_snapshot
 
-    text = (FIXTURES / "claims-forbidden-snapshot.yaml").read_text()
-    header, rest = text.split("\n---\n", 1)
-    header = header.replace("- kind: ResourceClaim\n  state: forbidden\n  namespace: ml-training\n",
-                            "- kind: Pod\n  state: forbidden\n")
-    header = header.replace('resourceclaims.resource.k8s.io is forbidden', 'pods is forbidden')
-    assert "kind: Pod" in header
-    snapshot = tmp_path / "snapshot.yaml"
-    snapshot.write_text(header + "\n---\n" + "\n---\n".join(
-        document for document in rest.split("\n---\n") if "\nkind: Pod\n" not in f"\n{document}"))
-    return str(snapshot)
+    return forbidden_snapshot(tmp_path, "Pod", "pods is forbidden", drop_documents=True)
 
 
 def test_a_signal_whose_kind_cannot_be_read_is_not_taken_for_health(run_cli, isolated_kubeconfig, tmp_path, policy):

@@ -14,7 +14,7 @@ from kubectl_dra.errors import InputError
 from kubectl_dra.sources.files import demo_store
 from kubectl_dra.store import KINDS
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, forbidden_snapshot
 
 
 def raw(store):
@@ -176,15 +176,8 @@ def test_a_1_34_cluster_gets_v1alpha3_and_no_none_effect(run_cli, isolated_kubec
 
 @pytest.mark.parametrize("args", (["untaint", "--key", "k"], ["taint", "--promote", "r", "NoExecute"]))
 def test_unreadable_rules_are_kubectls_forbidden_line_not_a_guess(run_cli, isolated_kubeconfig, tmp_path, args):
-    text = (FIXTURES / "claims-forbidden-snapshot.yaml").read_text()
-    header, rest = text.split("\n---\n", 1)
-    header = header.replace("- kind: ResourceClaim\n  state: forbidden\n  namespace: ml-training\n",
-                            "- kind: DeviceTaintRule\n  state: forbidden\n")
-    header = header.replace('resourceclaims.resource.k8s.io is forbidden', 'devicetaintrules.resource.k8s.io is forbidden')
-    assert "kind: DeviceTaintRule" in header
-    snapshot = tmp_path / "snapshot.yaml"
-    snapshot.write_text(header + "\n---\n" + rest)
-    result = run_cli("--from", str(snapshot), *args)
+    snapshot = forbidden_snapshot(tmp_path, "DeviceTaintRule", "devicetaintrules.resource.k8s.io is forbidden")
+    result = run_cli("--from", snapshot, *args)
     assert result.status == 1 and result.stderr.strip().splitlines()[-1].startswith(
         "Error from server (Forbidden): devicetaintrules.resource.k8s.io is forbidden"), result.stderr
 
