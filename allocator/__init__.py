@@ -24,6 +24,7 @@ from .nodeselector import (
 from .objects import (
     ATTRIBUTE_TYPES,
     GIVEN_STORES,
+    STRING_ATTRIBUTE_TYPES,
     ObjectSet,
     Prepared,
     json_copy,
@@ -89,6 +90,6 @@ __all__ = [
     "describe_node_selector", "device_usage", "exact_amount", "explain_claim", "explain_objects", "explain_pod",
     "explain_pod_object", "json_copy", "load_objects", "node_matches", "node_selector_matches",
     "node_selector_term_matches", "normalise_object", "normalise_target", "parse_gate_overrides", "parse_minor",
-    "parse_quantity", "parse_semver", "paused_gc", "plain_attribute_value", "reserved_pods", "scope_of", "share_indexes", "tolerates",
+    "parse_quantity", "parse_semver", "paused_gc", "plain_attribute_value", "STRING_ATTRIBUTE_TYPES", "reserved_pods", "scope_of", "share_indexes", "tolerates",
     "type_errors", "untolerated_taints", "validate_node_selector", "validate_object",
 ]

@@ -455,7 +455,10 @@ Prepared.plain_attributes mean by it)."""
 # The JSON type each attribute value decodes to in k8s.io/api resource/v1 DeviceAttribute (IntValue
 # *int64, BoolValue *bool, StringValue and VersionValue *string, and lists of these): the API server
 # refuses another (a string "5" for an int, 9.5, true), and an int outside int64.
-_SCALAR_ATTRIBUTE_CLASSES: dict[str, type] = {"int": int, "bool": bool, "string": str, "version": str}
+STRING_ATTRIBUTE_TYPES = frozenset(("string", "version"))
+"""The attribute types whose value is a JSON string: for such a type a str value is plain
+(plain_attribute_value), which callers on a hot path may test without the call."""
+_SCALAR_ATTRIBUTE_CLASSES: dict[str, type] = {"int": int, "bool": bool, **dict.fromkeys(STRING_ATTRIBUTE_TYPES, str)}
 _ATTRIBUTE_CLASSES: dict[str, type] = {**_SCALAR_ATTRIBUTE_CLASSES,
                                        "ints": int, "bools": bool, "strings": str, "versions": str}
 _ATTRIBUTE_WORDS = {int: ("an integer", "integers"), bool: ("a boolean", "booleans"), str: ("a string", "strings")}

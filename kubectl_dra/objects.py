@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from allocator import plain_attribute_value
+from allocator import STRING_ATTRIBUTE_TYPES, plain_attribute_value
 from kubectl_dra.fields import dict_field
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -288,10 +288,11 @@ class Interner:
                 plain = False
                 continue
             [(value_type, leaf)] = value.items()
-            valid = plain_attribute_value(value_type, leaf)
+            leaf_type = leaf.__class__
+            # Most attributes are strings: plain_attribute_value's answer for them, without the call.
+            valid = (leaf_type is str and value_type in STRING_ATTRIBUTE_TYPES) or plain_attribute_value(value_type, leaf)
             if not valid:
                 plain = False
-            leaf_type = leaf.__class__
             if leaf_type is not str:
                 if leaf_type is not int and leaf_type is not bool and leaf_type is not float:
                     continue
