@@ -89,7 +89,7 @@ def count_capacity(session, request: CapacityRequest, read_warnings: list[str]):
     """The capacity report in one cluster. Raises InputError for what is wrong there."""
     from kubectl_dra.commands.common import features_with_gates
     from kubectl_dra.commands.fit import refuse_invalid, refuse_invalid_pods
-    from kubectl_dra.commands.manifests import checked_manifest
+    from kubectl_dra.commands.manifests import checked_manifest, refuse_unjudgeable
     from kubectl_dra.errors import InputError, describe
     from kubectl_dra.scheduling import fit_capacity
     from kubectl_dra.scheduling.admission import with_admitted
@@ -148,24 +148,10 @@ def count_capacity(session, request: CapacityRequest, read_warnings: list[str]):
         objs = with_admitted(objs, [d.obj for d in applied] + [template])
         if objs.errors and (claim_namespace, template_name) not in objs.claim_templates:
             raise InputError(f"{target}: {objs.errors[-1]}")
-    _refuse_missing_inputs(session, features, pod)
+    refuse_unjudgeable(session, features, [pod] if pod is not None else [], "count")
     report = fit_capacity.capacity(objs, claim_namespace, template_name, features, target, time_limit, pod=pod)
     report.warnings.extend(warnings)
     return report
-
-
-def _refuse_missing_inputs(session, features, pod: dict | None) -> None:
-    """A count needs what explain needs to judge the pod (or, for claim copies, a claim): a kind
-    that could not be read (claims forbidden, say) would be counted as empty, and the number be
-    the one an idle cluster gives. Exit 2 naming what it lacked, as explain's Unknown verdict."""
-    from kubectl_dra.errors import InputError
-    from kubectl_dra.model.knowledge import explain_inputs
-
-    existing = session.store.object_set().pods.values()
-    missing = explain_inputs(session.store.kind_status, features, "Pod" if pod is not None else "ResourceClaim",
-                             pod, existing)
-    if missing:
-        raise InputError("cannot count without " + "; ".join(m.detail() for m in missing))
 
 
 def _pod_shape(pod: dict) -> str:

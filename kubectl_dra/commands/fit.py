@@ -98,7 +98,7 @@ def plan_fit(session, request: FitRequest, documents: list, warnings: list[str],
     """The plan of the workload in one cluster (its objects, minor, gates and quotas). Raises
     InputError for what this cluster makes wrong (a node or workload it does not have)."""
     from kubectl_dra.commands.common import features_with_gates
-    from kubectl_dra.commands.manifests import checked_manifest
+    from kubectl_dra.commands.manifests import checked_manifest, refuse_unjudgeable
     from kubectl_dra.errors import InputError
     from kubectl_dra.scheduling import fit as fitting
     from kubectl_dra.scheduling.admission import refused_pods, with_admitted
@@ -129,10 +129,12 @@ def plan_fit(session, request: FitRequest, documents: list, warnings: list[str],
         objs = with_admitted(objs, [d.obj for d in manifest.applied])
     # DRAWorkloadResourceClaims is the one switch; --workload-claims only sets it.
     group_claims = features.workload_resource_claims
-    pods = []
+    pods, firsts = [], []
     for member in workload_set.members:
         objs, member_pods = fitting.prepare(objs, member, group_claims)
         pods.extend(member_pods)
+        firsts.extend(member_pods[:1])  # a member's pods are alike in what their judgement reads
+    refuse_unjudgeable(session, features, firsts, "place")
     for pod in pods:
         # Remedies never release a pod of the set being placed (remedies_policy, rule 2).
         pod["metadata"].setdefault("annotations", {})[WORKLOAD_ANNOTATION] = workload_set.ref

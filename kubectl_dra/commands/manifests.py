@@ -34,3 +34,22 @@ def checked_manifest(documents, namespace: str, explicit_namespace: str | None, 
     if manifest.skipped:
         print(safe_line(manifest.skipped_line()), file=sys.stderr)  # names from the files
     return manifest
+
+
+def refuse_unjudgeable(session, features, pods: list[dict], verb: str) -> None:
+    """What explain needs to judge `pods` (with none: a claim), and could not read, refused before
+    anything is counted or placed: a kind not read (claims forbidden, say) would be taken for an
+    empty one, and the answer be an idle cluster's. Exit 2 naming what is missing, as explain's
+    Unknown verdict names it. `verb`: what cannot be done without it ("count", "place")."""
+    from kubectl_dra.errors import InputError
+    from kubectl_dra.model.knowledge import explain_inputs
+
+    existing = session.store.object_set().pods.values()
+    targets: list[dict | None] = list(pods) or [None]
+    missing: list[str] = []
+    for pod in targets:
+        for unreadable in explain_inputs(session.store.kind_status, features, "Pod" if pod is not None else
+                                         "ResourceClaim", pod, existing):
+            missing.append(unreadable.detail())
+    if missing:
+        raise InputError(f"cannot {verb} without " + "; ".join(dict.fromkeys(missing)))

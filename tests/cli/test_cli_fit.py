@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from kubectl_dra.sources.files import DEMO_PATH
+
 from .conftest import FIXTURES, check_golden
 
 FIT = FIXTURES / "fit"
@@ -378,3 +380,19 @@ def test_capacity_with_claims_unreadable_is_unknown_not_the_count_of_an_idle_clu
         assert (result.status, result.stdout) == (2, ""), result
         assert result.stderr.strip().splitlines()[-1].startswith(
             "error: cannot count without claims (forbidden: resourceclaims.resource.k8s.io is forbidden"), result.stderr
+
+
+def test_fit_with_claims_unreadable_is_unknown_not_the_plan_of_an_idle_cluster(run_cli):
+    """As capacity: devices held by claims it cannot see would look free (or, here, the pods not fit
+    for want of what it cannot see): exit 2 naming what it lacked; across a fleet that cluster is
+    Unknown with that reason and the others are judged."""
+    snapshot = str(FIXTURES / "claims-forbidden-snapshot.yaml")
+    manifest = str(FIXTURES / "what-if-pod.yaml")
+    result = run_cli("--from", snapshot, "fit", "-f", manifest)
+    assert (result.status, result.stdout) == (2, ""), result
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        "error: cannot place without claims (forbidden: resourceclaims.resource.k8s.io is forbidden"), result.stderr
+    fleet = run_cli("--from", f"blind={snapshot}", "--from", f"demo={DEMO_PATH}", "fit", "-f", manifest, "-o", "json")
+    clusters = {c["cluster"]: c for c in json.loads(fleet.stdout)["clusters"]}
+    assert clusters["blind"]["status"] == "Unknown" and "cannot place without claims" in clusters["blind"]["reason"]
+    assert clusters["demo"]["status"] == "Known"
