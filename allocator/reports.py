@@ -289,7 +289,11 @@ def _analyze(objs: ObjectSet, index: ClusterIndex, features: Features) -> list[P
                 (*pool.counter_sets, *pool.counter_sets.values(), *(d.counter_amounts for d in taking)),
                 counters_left, pool.counter_sets, taking)
         holders = holders_by_pool.get(pool_id, _NOTHING)
-        devices = _PoolDevices(current, state == COMPLETE, holders,
+        # 1.34 gathers pools per node, and an ExactCount request takes devices of an incomplete
+        # pool's newest generation (only "All" fails on it: allocator.pools._gather_pools_per_node);
+        # from 1.35 nothing is taken from a pool until it is complete.
+        usable = state == COMPLETE or (features.gathers_pools_per_node and state in (INCOMPLETE, BEING_REPLACED))
+        devices = _PoolDevices(current, usable, holders,
                                statuses_by_pool.get(pool_id, _NOTHING), allocated, available)
         facts = devices.facts(shortage)
         consuming: Sequence[Device] = ()

@@ -396,3 +396,16 @@ def test_fit_with_claims_unreadable_is_unknown_not_the_plan_of_an_idle_cluster(r
     clusters = {c["cluster"]: c for c in json.loads(fleet.stdout)["clusters"]}
     assert clusters["blind"]["status"] == "Unknown" and "cannot place without claims" in clusters["blind"]["reason"]
     assert clusters["demo"]["status"] == "Known"
+
+
+@pytest.mark.parametrize("version, free, fits", [("1.34", {"gpu-node-3": 2, "gpu-node-4": 4}, True),
+                                                 ("1.37", {"gpu-node-3": 0, "gpu-node-4": 0}, False)])
+def test_an_incomplete_pools_devices_are_free_where_the_rules_allocate_them(run_cli, tmp_path, version, free, fits):
+    """pools and devices count what the same rules' allocator takes: under 1.34 a count of devices
+    comes from an incomplete or being-replaced pool, from 1.35 nothing does."""
+    pools = json.loads(run_cli("--demo", "--kubernetes-version", version, "pools", "-o", "json").stdout)["items"]
+    assert {p["pool"]: p["devices"]["free"] for p in pools if p["pool"] in free} == free
+    for node in free:
+        manifest = tmp_path / f"{node}.yaml"
+        manifest.write_text((FIT / "pinned-to-incomplete-pool.yaml").read_text().replace("gpu-node-4", node))
+        assert (_node(run_cli, str(manifest), node, "--kubernetes-version", version)["verdict"] == "Fits") is fits
