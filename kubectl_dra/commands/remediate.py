@@ -234,11 +234,10 @@ def _show(policy, steps, previews, output: str, applied: bool) -> None:
         if preview is None:
             continue
         if not preview.claims_known:
-            from kubectl_dra.commands.taint import CLAIMS_UNKNOWN
+            from kubectl_dra.commands.taint import unknown_claims_lines
 
-            click.echo(f"  claims: {CLAIMS_UNKNOWN}")
-            if step.action != "delete":
-                click.echo(f"  {'evicts' if step.effect == 'NoExecute' else 'with NoExecute would evict'}: {CLAIMS_UNKNOWN}")
+            for line in unknown_claims_lines(step.effect, step.action == "delete"):
+                click.echo(line)
             continue
         claims = [f"{c.namespace}/{c.name}" + (" (tolerates)" if c.tolerated else "") for c in preview.claims]
         if claims:

@@ -357,9 +357,7 @@ def _show(previews, output: str, applied: bool, done: str, removing: bool = Fals
         evicted = preview.evicted_pods()
         effect = taint.get("effect")
         if not preview.claims_known:
-            lines.append(f"  claims: {CLAIMS_UNKNOWN}")
-            if not removing:
-                lines.append(f"  {'evicts' if effect == 'NoExecute' else 'with NoExecute would evict'}: {CLAIMS_UNKNOWN}")
+            lines.extend(unknown_claims_lines(effect, removing))
         elif claims:
             lines.append(f"  claims: {_few(claims)}")
         if removing or not preview.claims_known:
@@ -380,6 +378,15 @@ def _show(previews, output: str, applied: bool, done: str, removing: bool = Fals
 
 CLAIMS_UNKNOWN = "? (claims not readable)"
 """A preview's claims and evictions when ResourceClaims could not be read (RulePreview.claims_known)."""
+
+
+def unknown_claims_lines(effect: str | None, removing: bool) -> list[str]:
+    """A preview's claims and evictions when ResourceClaims could not be read: unknown, never none
+    (what `taint`, `untaint` and remediate's plan print)."""
+    lines = [f"  claims: {CLAIMS_UNKNOWN}"]
+    if not removing:
+        lines.append(f"  {'evicts' if effect == 'NoExecute' else 'with NoExecute would evict'}: {CLAIMS_UNKNOWN}")
+    return lines
 
 
 def _few(items: list[str], limit: int = 8) -> str:
